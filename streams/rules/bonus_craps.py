@@ -1,0 +1,60 @@
+"""Bonus Craps (§ 623a.12): All Small, All Tall, All Or Nothing At All."""
+from __future__ import annotations
+
+from streams.rules.events import MarkerPlaced
+from streams.rules.paytables import BonusPaytable
+from streams.rules.wager import Cohort, Wager, output_id, settled
+
+# § 623a.3(43) as RULES.md states it: the totals each wager needs, as bit masks over the total.
+NEEDS = {
+    "all_small": sum(1 << t for t in (2, 3, 4, 5, 6)),
+    "all_tall": sum(1 << t for t in (8, 9, 10, 11, 12)),
+    "all_or_nothing": sum(1 << t for t in (2, 3, 4, 5, 6, 8, 9, 10, 11, 12)),
+}
+
+
+def marked_totals(marks: int) -> list[int]:
+    return [t for t in range(2, 13) if marks >> t & 1]
+
+
+class BonusCrapsCohort(Cohort):
+    __slots__ = ("marks",)
+    layout = "bonus_craps"
+
+    def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, marks: int = 0):
+        super().__init__(cohort_id, wagers)
+        self.marks = marks
+
+    def total_thrown(self, total: int, paytable: BonusPaytable, event, out: list) -> None:
+        """§ 623a.12(3),(4),(6): mark the total; pay a wager the moment all its numbers are marked,
+        in any order, leaving the others in action."""
+        bit = 1 << total
+        if self.marks & bit:
+            return
+        self.marks |= bit
+        out.append(MarkerPlaced(output_id(event, out), event.table_id, event.seq, event.ts,
+                                self.layout, self.cohort_id, f"total-{total}",
+                                self.marks.bit_count()))
+        for kind, needs in NEEDS.items():
+            if needs & bit and self.marks & needs == needs:
+                odds = paytable.odds_for(kind)
+                for w in self.pop_kind(kind):
+                    out.append(settled(w, event, "win", odds * w.amount_cents, paytable.name,
+                                       f"{kind} complete"))
+
+    def seven(self, paytable: BonusPaytable, event, out: list) -> list[str]:
+        """§ 623a.12(5): a 7 at any time, come-out included, collects every Bonus Craps wager and
+        removes all marker buttons."""
+        detail = "seven with marked " + ",".join(map(str, marked_totals(self.marks)))
+        ids = self.settle_all(event, out, lambda w: settled(w, event, "lose", 0, paytable.name, detail))
+        self.marks = 0
+        self.cleared(event, out, "seven")
+        return ids
+
+    def marks_record(self):
+        return marked_totals(self.marks)
+
+    @classmethod
+    def from_record(cls, record: dict) -> "BonusCrapsCohort":
+        return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
+                   sum(1 << t for t in record["marks"]))

@@ -1,0 +1,45 @@
+"""The Fire Bet (§ 623a.11): distinct points made by the shooter, settled at the loser 7."""
+from __future__ import annotations
+
+from streams.rules.events import MarkerPlaced
+from streams.rules.paytables import Paytable
+from streams.rules.wager import Cohort, Wager, output_id, settled_by_paytable
+
+FOUR_POINTS = 4  # § 623a.11(a)(6): surveillance is notified at four different unique points
+
+
+class FireCohort(Cohort):
+    __slots__ = ("points",)
+    layout = "fire"
+
+    def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, points: tuple = ()):
+        super().__init__(cohort_id, wagers)
+        self.points = points  # distinct point numbers made, in the order made
+
+    def point_made(self, point: int, event, out: list) -> bool:
+        """Marks a new distinct point; True when this throw brings the cohort to four points."""
+        # § 623a.11(b)(2): a repeated point does not increment the count.
+        if point in self.points:
+            return False
+        self.points = self.points + (point,)
+        count = len(self.points)
+        # § 623a.11(a)(4): the marker is inscribed with the running count of distinct points.
+        out.append(MarkerPlaced(output_id(event, out), event.table_id, event.seq, event.ts,
+                                self.layout, self.cohort_id, f"point-{point}", count))
+        return count == FOUR_POINTS
+
+    def seven_out(self, paytable: Paytable, event, out: list) -> list[str]:
+        """§ 623a.11(a)(5): collected or paid upon the loser 7, never earlier."""
+        count = len(self.points)
+        detail = f"points={count}"
+        ids = self.settle_all(event, out, lambda w: settled_by_paytable(w, event, paytable, count, detail))
+        self.cleared(event, out, "seven_out")
+        return ids
+
+    def marks_record(self):
+        return list(self.points)
+
+    @classmethod
+    def from_record(cls, record: dict) -> "FireCohort":
+        return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
+                   tuple(record["marks"]))

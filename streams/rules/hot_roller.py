@@ -1,0 +1,70 @@
+"""Hot Roller (§ 623c.1): the fourteen dice combinations of 4, 5, 6, 8, 9 and 10."""
+from __future__ import annotations
+
+from streams.rules.events import MarkerPlaced
+from streams.rules.paytables import Paytable
+from streams.rules.wager import Cohort, Wager, output_id, settled, settled_by_paytable
+
+# § 623c.1(a)(2)(iii): the combinations of each number, the order of the dice not mattering.
+COMBINATIONS = {
+    4: ((1, 3), (2, 2)),
+    5: ((1, 4), (2, 3)),
+    6: ((1, 5), (2, 4), (3, 3)),
+    8: ((2, 6), (3, 5), (4, 4)),
+    9: ((3, 6), (4, 5)),
+    10: ((4, 6), (5, 5)),
+}
+# (low die, high die) -> bit of the combination
+COMBO_BIT = {combo: 1 << i for i, combo in enumerate(c for n in sorted(COMBINATIONS) for c in COMBINATIONS[n])}
+NUMBER_MASK = {n: sum(COMBO_BIT[c] for c in combos) for n, combos in COMBINATIONS.items()}
+
+
+def completed_numbers(marks: int) -> list[int]:
+    return [n for n, mask in NUMBER_MASK.items() if marks & mask == mask]
+
+
+class HotRollerCohort(Cohort):
+    __slots__ = ("marks",)
+    layout = "hot_roller"
+
+    def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, marks: int = 0):
+        super().__init__(cohort_id, wagers)
+        self.marks = marks
+
+    def dice_thrown(self, low: int, high: int, event, out: list) -> None:
+        """§ 623c.1(d),(f): a marker on the combination, and on the number once all of its
+        combinations are thrown."""
+        bit = COMBO_BIT.get((low, high))
+        if bit is None or self.marks & bit:
+            return
+        self.marks |= bit
+        out.append(MarkerPlaced(output_id(event, out), event.table_id, event.seq, event.ts,
+                                self.layout, self.cohort_id, f"combo-{low}-{high}",
+                                self.marks.bit_count()))
+        number = low + high
+        mask = NUMBER_MASK[number]
+        if self.marks & mask == mask:
+            out.append(MarkerPlaced(output_id(event, out), event.table_id, event.seq, event.ts,
+                                    self.layout, self.cohort_id, f"number-{number}",
+                                    len(completed_numbers(self.marks))))
+
+    def seven(self, paytable: Paytable, pays: bool, event, out: list) -> list[str]:
+        """§ 623c.1(g): settled by a 7. `pays` is False for a come-out 7 under the literal reading
+        (it loses whatever is marked); otherwise the completed numbers decide by the paytable."""
+        count = len(completed_numbers(self.marks))
+        if pays:
+            detail = f"numbers={count}"
+            ids = self.settle_all(event, out, lambda w: settled_by_paytable(w, event, paytable, count, detail))
+        else:
+            detail = f"come-out seven, numbers={count}"
+            ids = self.settle_all(event, out, lambda w: settled(w, event, "lose", 0, paytable.name, detail))
+        self.cleared(event, out, "seven")
+        return ids
+
+    def marks_record(self):
+        return self.marks
+
+    @classmethod
+    def from_record(cls, record: dict) -> "HotRollerCohort":
+        return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
+                   record["marks"])

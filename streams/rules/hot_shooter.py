@@ -1,0 +1,31 @@
+"""Hot Shooter jackpot (§ 623c.4): the number of throws from the come-out roll to the seven-out."""
+from __future__ import annotations
+
+from streams.rules.paytables import Paytable
+from streams.rules.wager import Cohort, Wager, settled_by_paytable
+
+# § 623c.4(a): only on fully automated electronic or hybrid tables.
+HOT_SHOOTER_TABLE_KINDS = ("hybrid", "fully_automated")
+
+
+class HotShooterCohort(Cohort):
+    __slots__ = ("throws",)
+    layout = "hot_shooter"
+
+    def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, throws: int = 0):
+        super().__init__(cohort_id, wagers)
+        self.throws = throws  # from the come-out roll after placing, through the seven-out
+
+    def seven_out(self, paytable: Paytable, event, out: list) -> list[str]:
+        """§ 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e)."""
+        n = self.throws
+        detail = f"throws={n}"
+        return self.settle_all(event, out, lambda w: settled_by_paytable(w, event, paytable, n, detail))
+
+    def marks_record(self):
+        return self.throws
+
+    @classmethod
+    def from_record(cls, record: dict) -> "HotShooterCohort":
+        return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
+                   record["marks"])

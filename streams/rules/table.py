@@ -1,0 +1,459 @@
+"""A table's state and `apply`, the one entry point of the rules core.
+
+`apply(state, event) -> (state, outputs)`: no clock, randomness or I/O. The state is owned by
+`apply` and mutated in place for speed (the core benchmark sets the pace: a copy per throw halves
+it); every check runs before the first mutation, so a rejected event leaves the state exactly as
+it was. Serialize with `state.to_record()` / `TableState.from_record()`.
+"""
+from __future__ import annotations
+
+from streams.rules.bonus_craps import BonusCrapsCohort
+from streams.rules.contract import event_to_record
+from streams.rules.events import (
+    ComeBetsOnly,
+    DiceThrown,
+    EventRejected,
+    MarkerCleared,
+    ShooterChanged,
+    SurveillanceAlerted,
+    TableClosed,
+    TableOpened,
+    WagerChangeRequested,
+    WagerPlaced,
+    WagerSettled,
+)
+from streams.rules.fire_bet import FireCohort
+from streams.rules.hot_roller import HotRollerCohort
+from streams.rules.hot_shooter import HOT_SHOOTER_TABLE_KINDS, HotShooterCohort
+from streams.rules.submission import (
+    FIRE_MAX_CENTS,
+    FIRE_MIN_CENTS,
+    FIRE_STEP_CENTS,
+    WAGER_KINDS,
+    RulesSubmission,
+    rules_from_record,
+)
+from streams.rules.wager import Wager, output_id, settled
+
+POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
+POSITIONS = range(1, 17)  # § 623c.1(a)(2)(i): at most 16 positions, 1 left of the boxperson
+GROUP_OF = {"fire": "fire", "all_small": "bonus_craps", "all_tall": "bonus_craps",
+            "all_or_nothing": "bonus_craps", "hot_roller": "hot_roller", "hot_shooter": "hot_shooter"}
+GROUPS = ("fire", "bonus_craps", "hot_roller", "hot_shooter")
+COHORT_CLASS = {"fire": FireCohort, "bonus_craps": BonusCrapsCohort, "hot_roller": HotRollerCohort,
+                "hot_shooter": HotShooterCohort}
+
+
+class TableState:
+    __slots__ = ("table_id", "table_kind", "rules", "rules_record", "opened_seq", "last_seq",
+                 "closed", "shooter_id", "shooter_position", "shooter_throws", "hand", "must_pass",
+                 "point", "come_bets_only", "cycle_fresh", "fire_alerted", "open_cohorts",
+                 "cohorts", "pending", "duplicates")
+
+    def __init__(self, event: TableOpened, last_duplicates: int = 0):
+        self.table_id = event.table_id
+        self.table_kind = event.table_kind
+        self.rules: RulesSubmission = event.rules
+        self.rules_record = event.rules_record
+        self.opened_seq = event.seq
+        self.last_seq = event.seq
+        self.closed = False
+        self.shooter_id: str | None = None
+        self.shooter_position = 0
+        self.shooter_throws = 0  # valid throws by the current shooter
+        self.hand = 0  # shooters announced since the table opened
+        self.must_pass = False  # the shooter sevened out (§ 623a.10(a)(1))
+        self.point = 0  # 0: off
+        self.come_bets_only = False  # § 623a.10(b)
+        self.cycle_fresh = True  # no valid throw since the last 7 or the shooter change
+        self.fire_alerted = False  # the four-point alert went out for this hand
+        # Per group: the cohort still taking wagers in the open window, and the cohorts in action.
+        self.open_cohorts: dict[str, object] = {g: None for g in GROUPS}
+        self.cohorts: dict[str, list] = {g: [] for g in GROUPS}
+        self.pending: dict[str, Wager] = {}
+        self.duplicates = last_duplicates
+
+    # ------------------------------------------------------------ windows (RULES.md, Windows)
+
+    def fire_and_bonus_window_open(self) -> bool:
+        """§ 623a.11(a)(1), § 623a.12(1): before a new shooter's initial come-out roll; open while
+        the next valid throw will be a shooter's first."""
+        return not self.come_bets_only and (self.must_pass or self.shooter_throws == 0)
+
+    def hot_roller_window_open(self) -> bool:
+        """§ 623c.1(b): only before the come-out roll, of a fresh cycle (shared markers)."""
+        return not self.come_bets_only and self.point == 0 and self.cycle_fresh
+
+    def hot_shooter_window_open(self) -> bool:
+        """§ 623c.4(c): before the come-out roll, while the point is off."""
+        return not self.come_bets_only and self.point == 0
+
+    def window_open(self, kind: str) -> bool:
+        group = GROUP_OF[kind]
+        if group == "hot_roller":
+            return self.hot_roller_window_open()
+        if group == "hot_shooter":
+            return self.hot_shooter_window_open()
+        return self.fire_and_bonus_window_open()
+
+    # ------------------------------------------------------------ serialization
+
+    def to_record(self) -> dict:
+        return {
+            "table_id": self.table_id, "table_kind": self.table_kind,
+            "rules": self.rules_record, "opened_seq": self.opened_seq, "last_seq": self.last_seq,
+            "closed": self.closed, "shooter_id": self.shooter_id,
+            "shooter_position": self.shooter_position, "shooter_throws": self.shooter_throws,
+            "hand": self.hand, "must_pass": self.must_pass, "point": self.point,
+            "come_bets_only": self.come_bets_only, "cycle_fresh": self.cycle_fresh,
+            "fire_alerted": self.fire_alerted,
+            "open_cohorts": {g: (c.to_record() if c is not None else None)
+                             for g, c in self.open_cohorts.items()},
+            "cohorts": {g: [c.to_record() for c in cs] for g, cs in self.cohorts.items()},
+            "duplicates": self.duplicates,
+        }
+
+    @classmethod
+    def from_record(cls, r: dict) -> "TableState":
+        opened = TableOpened(r["table_id"], r["opened_seq"], 0, r["table_kind"],
+                             rules_from_record(r["rules"]), r["rules"])
+        s = cls(opened, r["duplicates"])
+        for name in ("last_seq", "closed", "shooter_id", "shooter_position", "shooter_throws",
+                     "hand", "must_pass", "point", "come_bets_only", "cycle_fresh", "fire_alerted"):
+            setattr(s, name, r[name])
+        for g in GROUPS:
+            c = r["open_cohorts"][g]
+            s.open_cohorts[g] = COHORT_CLASS[g].from_record(c) if c is not None else None
+            s.cohorts[g] = [COHORT_CLASS[g].from_record(c) for c in r["cohorts"][g]]
+        for c in s.all_cohorts():
+            s.pending.update(c.wagers)
+        return s
+
+    def all_cohorts(self):
+        for g in GROUPS:
+            if self.open_cohorts[g] is not None:
+                yield self.open_cohorts[g]
+            yield from self.cohorts[g]
+
+
+# ---------------------------------------------------------------- the entry point
+
+
+def apply(state: TableState | None, event) -> tuple[TableState | None, list]:
+    """Apply one event to a table's state; returns the state and the outputs of the event.
+
+    A duplicate (seq at or below the last applied seq) only counts (RULES.md, Duplicates).
+    """
+    if state is not None and event.seq <= state.last_seq:
+        state.duplicates += 1
+        return state, []
+    handler = _HANDLERS[type(event)]
+    return handler(state, event)
+
+
+def rejected(event, reason: str, message: str) -> EventRejected:
+    return EventRejected(f"{event.table_id}/{event.seq}/rejected", event.table_id, event.seq,
+                         event.ts, reason, message, event_to_record(event))
+
+
+def _table_open_or_rejected(state: TableState | None, event) -> EventRejected | None:
+    if state is None:
+        return rejected(event, "unknown_table", f"table {event.table_id!r} has not been opened")
+    if state.closed:
+        return rejected(event, "table_closed", f"table {event.table_id!r} is closed")
+    return None
+
+
+def _on_table_opened(state: TableState | None, event: TableOpened):
+    if state is not None and not state.closed:
+        return state, [rejected(event, "table_already_open",
+                                "the table is open: close it before opening it with new rules")]
+    # A reopened table starts a fresh game under the rules now in force (RULES.md, rule versions).
+    return TableState(event, state.duplicates if state is not None else 0), []
+
+
+def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
+    problem = _table_open_or_rejected(state, event)
+    if problem:
+        return state, [problem]
+    if event.position not in POSITIONS:
+        return state, [rejected(event, "position_out_of_range",
+                                f"position {event.position} is not 1..16 (§ 623c.1(a)(2)(i))")]
+    reason = event.reason
+    if reason == "table_open":
+        ok = state.shooter_id is None
+        why = "the table already has a shooter"
+    elif reason == "seven_out":
+        ok = state.must_pass
+        why = "the shooter has not sevened out"
+    elif reason in ("voluntary", "compulsory"):
+        ok = state.shooter_id is not None and not state.must_pass
+        why = ("there is no shooter to pass the dice" if state.shooter_id is None
+               else "the shooter sevened out: the change must give reason seven_out (§ 623a.10(a)(1))")
+    else:
+        return state, [rejected(event, "unknown_reason", f"shooter change reason {reason!r} is not one "
+                                "of table_open, seven_out, voluntary, compulsory (§ 623a.10)")]
+    if not ok:
+        return state, [rejected(event, "reason_mismatch", f"shooter change {reason}: {why}")]
+
+    out: list = []
+    if reason in ("voluntary", "compulsory"):
+        _surrender(state, event, out)
+    state.last_seq = event.seq
+    state.shooter_id = event.shooter_id
+    state.shooter_position = event.position
+    state.shooter_throws = 0
+    state.hand += 1
+    state.must_pass = False
+    state.come_bets_only = False
+    state.cycle_fresh = True
+    state.fire_alerted = False
+    # The point survives a voluntary or compulsory change (RULES.md): the successor throws for it.
+    _forget_settled(state, out)
+    return state, out
+
+
+def _surrender(state: TableState, event, out: list) -> None:
+    """§ 623a.11(a)(2): wagers in action stay with the successor shooter by default; a Rules
+    Submission may push a kind instead. Wagers still in their window have seen no throw and stay."""
+    for kind in WAGER_KINDS:
+        if state.rules.surrender_for(kind) != "push":
+            continue
+        group = GROUP_OF[kind]
+        keep = []
+        for cohort in state.cohorts[group]:
+            for w in cohort.pop_kind(kind):
+                out.append(settled(w, event, "push", 0, state.rules.paytable_for(kind).name,
+                                   f"{event.reason} surrender of the dice"))
+            if cohort.wagers:
+                keep.append(cohort)
+            elif group != "hot_shooter":
+                cohort.cleared(event, out, "surrendered")
+        state.cohorts[group] = keep
+
+
+def _on_dice_thrown(state: TableState | None, event: DiceThrown):
+    problem = _table_open_or_rejected(state, event)
+    if problem:
+        return state, [problem]
+    d1, d2 = event.die1, event.die2
+    if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
+        return state, [rejected(event, "die_out_of_range", f"dice {d1},{d2}: each die reads 1..6")]
+    if state.shooter_id is None:
+        return state, [rejected(event, "no_shooter", "no shooter has been announced")]
+    if state.must_pass:
+        return state, [rejected(event, "shooter_sevened_out", f"shooter {state.shooter_id} sevened out "
+                                "and must pass the dice (§ 623a.10(a)(1))")]
+    state.last_seq = event.seq
+    if not event.valid:
+        return state, []  # § 623a.8: an invalid roll counts for nothing, windows included
+
+    out: list = []
+    rules = state.rules
+    open_cohorts = state.open_cohorts
+    cohorts = state.cohorts
+    # The throw closes every open window; its wagers are in action from this throw on.
+    for g in GROUPS:
+        c = open_cohorts[g]
+        if c is not None:
+            cohorts[g].append(c)
+            open_cohorts[g] = None
+    state.shooter_throws += 1
+    state.cycle_fresh = False
+    for c in cohorts["hot_shooter"]:
+        c.throws += 1
+    total = d1 + d2
+    point = state.point
+
+    if total == 7:
+        # § 623a.12(5): any 7 collects every Bonus Craps wager and clears its markers.
+        for c in cohorts["bonus_craps"]:
+            c.seven(rules.bonus, event, out)
+        cohorts["bonus_craps"] = []
+        seven_out = point != 0
+        # § 623c.1(g): every Hot Roller wager is settled by a 7; a come-out 7 loses (literal
+        # reading) unless the Rules Submission pays it by the table.
+        pays = seven_out or rules.hot_roller_come_out_seven == "pay_by_table"
+        for c in cohorts["hot_roller"]:
+            c.seven(rules.hot_roller, pays, event, out)
+        cohorts["hot_roller"] = []
+        state.cycle_fresh = True
+        if seven_out:
+            for c in cohorts["fire"]:
+                c.seven_out(rules.fire, event, out)
+            cohorts["fire"] = []
+            for c in cohorts["hot_shooter"]:
+                c.seven_out(rules.hot_shooter, event, out)
+            cohorts["hot_shooter"] = []
+            state.point = 0
+            state.must_pass = True
+    else:
+        low, high = (d1, d2) if d1 <= d2 else (d2, d1)
+        for c in cohorts["hot_roller"]:
+            c.dice_thrown(low, high, event, out)
+        bonus = cohorts["bonus_craps"]
+        if bonus:
+            for c in bonus:
+                c.total_thrown(total, rules.bonus, event, out)
+            if any(not c.wagers for c in bonus):
+                for c in bonus:
+                    if not c.wagers:
+                        c.cleared(event, out, "settled")
+                cohorts["bonus_craps"] = [c for c in bonus if c.wagers]
+        if point == 0:
+            # § 623a.10(b): with the on/off marker off no pass-line point is established.
+            if total in POINT_NUMBERS and not state.come_bets_only:
+                state.point = total
+        elif total == point:
+            state.point = 0
+            reached_four = False
+            for c in cohorts["fire"]:
+                reached_four |= c.point_made(point, event, out)
+            if reached_four and not state.fire_alerted:
+                _alert_four_points(state, event, out)
+    if out:
+        _forget_settled(state, out)
+    return state, out
+
+
+def _alert_four_points(state: TableState, event, out: list) -> None:
+    """§ 623a.11(a)(6): surveillance confirms every Fire Bet once four unique points are made."""
+    state.fire_alerted = True
+    ids = tuple(w for c in state.cohorts["fire"] for w in c.wagers)
+    counts = ", ".join(f"{c.cohort_id}: {len(c.points)} points" for c in state.cohorts["fire"])
+    out.append(SurveillanceAlerted(
+        output_id(event, out), event.table_id, event.seq, event.ts, "fire_bet_four_points",
+        state.shooter_id,
+        f"table {event.table_id}, shooter {state.shooter_id} at position {state.shooter_position}: "
+        f"four different points made; confirm {len(ids)} Fire Bets ({counts})", ids))
+
+
+def _forget_settled(state: TableState, out: list) -> None:
+    threshold = state.rules.large_win_alert_cents
+    pending = state.pending
+    for o in list(out):
+        if type(o) is WagerSettled:
+            del pending[o.wager_id]
+            if threshold and o.won_cents >= threshold:
+                out.append(SurveillanceAlerted(
+                    output_id(o, out), o.table_id, o.seq, o.ts, "large_win", state.shooter_id or "",
+                    f"{o.wager} {o.wager_id} at position {o.position} won {o.won_cents} cents "
+                    f"({o.detail})", (o.wager_id,)))
+
+
+def _stake_problem(state: TableState, event: WagerPlaced) -> str | None:
+    amount = event.amount_cents
+    if amount <= 0:
+        return f"stake {amount} cents is not positive"
+    if event.wager == "fire" and not (FIRE_MIN_CENTS <= amount <= FIRE_MAX_CENTS
+                                      and amount % FIRE_STEP_CENTS == 0):
+        return f"Fire Bet stake {amount} cents is not $1..$5 in $1 increments (§ 623a.11(b)(1))"
+    limits = state.rules.limits_for(event.wager)
+    if limits is not None and not limits[0] <= amount <= limits[1]:
+        return f"{event.wager} stake {amount} cents is outside the table limits {limits[0]}..{limits[1]}"
+    return None
+
+
+_WINDOW_WHY = {
+    "fire": "a Fire Bet is placed only before a new shooter's initial come-out roll (§ 623a.11(a)(1))",
+    "bonus_craps": "Bonus Craps is placed only before a new shooter's initial come-out roll (§ 623a.12(1))",
+    "hot_roller": "a Hot Roller wager is made only before the come-out roll of a fresh cycle (§ 623c.1(b))",
+    "hot_shooter": "a Hot Shooter wager is placed only before the come-out roll (§ 623c.4(c))",
+}
+
+
+def _on_wager_placed(state: TableState | None, event: WagerPlaced):
+    problem = _table_open_or_rejected(state, event)
+    if problem:
+        return state, [problem]
+    kind = event.wager
+    if kind not in GROUP_OF:
+        return state, [rejected(event, "unknown_wager_kind", f"wager kind {kind!r} is not one of "
+                                f"{', '.join(WAGER_KINDS)}")]
+    if event.position not in POSITIONS:
+        return state, [rejected(event, "position_out_of_range",
+                                f"position {event.position} is not 1..16 (§ 623c.1(a)(2)(i))")]
+    if event.wager_id in state.pending:
+        return state, [rejected(event, "duplicate_wager_id",
+                                f"wager {event.wager_id!r} is already in action")]
+    why = _stake_problem(state, event)
+    if why:
+        return state, [rejected(event, "stake_out_of_limits", why)]
+    if kind == "hot_shooter" and state.table_kind not in HOT_SHOOTER_TABLE_KINDS:
+        return state, [rejected(event, "hot_shooter_live_table", "the Hot Shooter jackpot is offered "
+                                "only on fully automated electronic or hybrid tables (§ 623c.4(a))")]
+    group = GROUP_OF[kind]
+    if not state.window_open(kind):
+        return state, [rejected(event, "out_of_window", _WINDOW_WHY[group])]
+
+    state.last_seq = event.seq
+    cohort = state.open_cohorts[group]
+    if cohort is None:
+        cohort = state.open_cohorts[group] = COHORT_CLASS[group](f"{group}-{event.seq}")
+    wager = Wager(event.wager_id, event.position, kind, event.amount_cents, event.seq)
+    cohort.add(wager)
+    state.pending[event.wager_id] = wager
+    return state, []
+
+
+def _on_wager_change_requested(state: TableState | None, event: WagerChangeRequested):
+    problem = _table_open_or_rejected(state, event)
+    if problem:
+        return state, [problem]
+    wager = state.pending.get(event.wager_id)
+    if wager is None:
+        return state, [rejected(event, "unknown_wager", f"wager {event.wager_id!r} is not in action")]
+    if wager.wager == "hot_roller":
+        return state, [rejected(event, "hot_roller_locked", "a Hot Roller wager may not be reduced, "
+                                "increased or removed until resolved (§ 623c.1(b))")]
+    return state, [rejected(event, "wager_locked", f"a {wager.wager} wager remains on the layout until "
+                            "collected or paid (§ 623a.11(a)(3), § 623a.12(2), § 623c.4)")]
+
+
+def _on_come_bets_only(state: TableState | None, event: ComeBetsOnly):
+    problem = _table_open_or_rejected(state, event)
+    if problem:
+        return state, [problem]
+    if event.active:
+        # § 623a.10(b): only after the shooter made the come-out point, with the point off.
+        ok = (state.shooter_id is not None and not state.must_pass and state.point == 0
+              and state.shooter_throws > 0 and not state.come_bets_only)
+        why = "come-bets-only needs a shooter who has thrown, with the point off (§ 623a.10(b))"
+    else:
+        ok = state.come_bets_only
+        why = "come-bets-only mode is not active"
+    if not ok:
+        return state, [rejected(event, "come_bets_only_not_allowed", why)]
+    state.last_seq = event.seq
+    state.come_bets_only = event.active
+    return state, []
+
+
+def _on_table_closed(state: TableState | None, event: TableClosed):
+    problem = _table_open_or_rejected(state, event)
+    if problem:
+        return state, [problem]
+    out: list = []
+    # RULES.md: closing a table pushes every wager still pending, settled at the close's seq.
+    for cohort in state.all_cohorts():
+        cohort.settle_all(event, out, lambda w: settled(w, event, "push", 0, state.rules.paytable_for(w.wager).name,
+                                                        "table closed"))
+        if cohort.layout != "hot_shooter":
+            cohort.cleared(event, out, "table_closed")
+    state.open_cohorts = {g: None for g in GROUPS}
+    state.cohorts = {g: [] for g in GROUPS}
+    state.last_seq = event.seq
+    state.closed = True
+    _forget_settled(state, out)
+    return state, out
+
+
+_HANDLERS = {
+    TableOpened: _on_table_opened,
+    ShooterChanged: _on_shooter_changed,
+    DiceThrown: _on_dice_thrown,
+    WagerPlaced: _on_wager_placed,
+    WagerChangeRequested: _on_wager_change_requested,
+    ComeBetsOnly: _on_come_bets_only,
+    TableClosed: _on_table_closed,
+}
