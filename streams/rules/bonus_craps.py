@@ -45,7 +45,8 @@ class BonusCrapsCohort(Cohort):
     def seven(self, paytable: BonusPaytable, event, out: list) -> list[str]:
         """§ 623a.12(5): a 7 at any time, come-out included, collects every Bonus Craps wager and
         removes all marker buttons."""
-        detail = "seven with marked " + ",".join(map(str, marked_totals(self.marks)))
+        marked = ",".join(map(str, marked_totals(self.marks))) or "nothing"
+        detail = f"seven with {marked} marked"
         ids = self.settle_all(event, out, lambda w: settled(w, event, "lose", 0, paytable.name, detail))
         self.marks = 0
         self.cleared(event, out, "seven")

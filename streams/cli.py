@@ -1,0 +1,144 @@
+"""`craps-streams`: the command line. Each command is a thin shell: read, apply the core, write."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+OUTPUT_KINDS = {
+    "settlements": ("WagerSettled",),
+    "markers": ("MarkerPlaced", "MarkerCleared"),
+    "alerts": ("SurveillanceAlerted",),
+    "rejections": ("EventRejected",),
+}
+
+
+def _dollars(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    cents = abs(cents)
+    return f"{sign}${cents // 100:,}.{cents % 100:02d}"
+
+
+def format_summary(tally) -> str:
+    lines = [
+        f"events read {tally.read:,}  applied {tally.applied:,}  rejected {tally.rejected:,}  "
+        f"duplicates {tally.duplicates:,}",
+    ]
+    if tally.rejections_by_reason:
+        lines.append("rejections: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tally.rejections_by_reason.items())))
+    header = f"{'wager':<16}{'settled':>10}{'handle':>16}{'won by players':>16}{'house win':>14}{'hold %':>9}"
+    lines += [header, "-" * len(header)]
+    by_wager = tally.hold.by_wager()
+    for wager, line in sorted(by_wager.items()):
+        lines.append(f"{wager:<16}{line.settled:>10,}{_dollars(line.handle_cents):>16}"
+                     f"{_dollars(line.won_cents):>16}{_dollars(line.house_win_cents):>14}{line.hold_percent:>8.2f}%")
+    t = tally.hold.total()
+    lines.append(f"{'all side wagers':<16}{t.settled:>10,}{_dollars(t.handle_cents):>16}"
+                 f"{_dollars(t.won_cents):>16}{_dollars(t.house_win_cents):>14}{t.hold_percent:>8.2f}%")
+    return "\n".join(lines)
+
+
+def _open_in(path: str):
+    return sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")
+
+
+def _open_out(path: str | None):
+    return sys.stdout if path in (None, "-") else open(path, "w", encoding="utf-8")
+
+
+def cmd_replay(args) -> int:
+    from streams.replay.engine import Replay, json_lines
+    from streams.rules import output_to_record
+
+    wanted = None
+    if args.only:
+        wanted = set()
+        for kind in args.only.split(","):
+            if kind not in OUTPUT_KINDS:
+                print(f"--only: unknown kind {kind!r}; choose from {', '.join(OUTPUT_KINDS)}", file=sys.stderr)
+                return 2
+            wanted.update(OUTPUT_KINDS[kind])
+    replay = Replay()
+    name = "stdin" if args.file == "-" else args.file
+    dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+    try:
+        source = _open_in(args.file)
+    except OSError as e:
+        print(f"replay: cannot read {args.file}: {e.strerror}", file=sys.stderr)
+        return 2
+    out = _open_out(args.output)
+    write = out.write
+    with source:
+        for record, where in json_lines(source, name):
+            for o in replay.feed_record(record, where):
+                if wanted is None or type(o).__name__ in wanted:
+                    write(dumps(output_to_record(o)))
+                    write("\n")
+    out.flush()
+    print(format_summary(replay.tally), file=sys.stderr)
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from streams.sim.floor import floor_events
+
+    if args.tables < 1 or args.hours <= 0 or not 0 <= args.bad_rate <= 1:
+        print("simulate: --tables >= 1, --hours > 0 and --bad-rate in 0..1", file=sys.stderr)
+        return 2
+    out = _open_out(args.output)
+    dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+    write = out.write
+    try:
+        for record in floor_events(args.tables, args.hours, args.seed, args.bad_rate):
+            write(record if type(record) is str else dumps(record))
+            write("\n")
+        out.flush()
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def cmd_odds(args) -> int:
+    from streams.odds.report import format_text, odds_records
+
+    if args.format == "json":
+        print(json.dumps(odds_records(), indent=2))
+    else:
+        print(format_text())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="craps-streams", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("replay", help="settle a JSON Lines history of table events")
+    r.add_argument("file", help="JSON Lines file of table events, or - for stdin")
+    r.add_argument("--only", help="comma list of settlements,markers,alerts,rejections")
+    r.add_argument("--output", "-o", help="write outputs here instead of stdout")
+    r.set_defaults(run=cmd_replay)
+
+    s = sub.add_parser("simulate", help="write a simulated floor's event history as JSON Lines")
+    s.add_argument("--tables", type=int, default=10)
+    s.add_argument("--hours", type=float, default=1.0)
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--bad-rate", type=float, default=0.0, help="chance per window of a bad input")
+    s.add_argument("--output", "-o")
+    s.set_defaults(run=cmd_simulate)
+
+    o = sub.add_parser("odds", help="exact outcome distribution, house edge and std dev of every wager")
+    o.add_argument("--format", choices=("text", "json"), default="text")
+    o.set_defaults(run=cmd_odds)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Replay and audit of table histories through the rules core."""

@@ -1,0 +1,1 @@
+"""The floor simulator: realistic table histories for demos, tests and benchmarks."""
