@@ -42,15 +42,13 @@ class BonusCrapsCohort(Cohort):
                     out.append(settled(w, event, "win", odds * w.amount_cents, paytable.name,
                                        f"{kind} complete"))
 
-    def seven(self, paytable: BonusPaytable, event, out: list) -> list[str]:
+    def seven(self, paytable: BonusPaytable, event, out: list) -> None:
         """§ 623a.12(5): a 7 at any time, come-out included, collects every Bonus Craps wager and
         removes all marker buttons."""
         marked = ",".join(map(str, marked_totals(self.marks))) or "nothing"
-        detail = f"seven with {marked} marked"
-        ids = self.settle_all(event, out, lambda w: settled(w, event, "lose", 0, paytable.name, detail))
+        self.settle_all(event, out, "lose", 0, paytable.name, f"seven with {marked} marked")
         self.marks = 0
         self.cleared(event, out, "seven")
-        return ids
 
     def marks_record(self):
         return marked_totals(self.marks)

@@ -13,6 +13,7 @@ from streams.rules.events import (
     OUTPUT_TYPES,
     EventRejected,
     TableOpened,
+    WagerSettled,
 )
 from streams.rules.submission import RulesError, rules_from_record
 
@@ -102,6 +103,8 @@ def event_to_record(event) -> dict:
 
 def output_to_record(output) -> dict:
     record = {"type": type(output).__name__}
+    if type(output) is WagerSettled:
+        record["id"] = output.id
     for f in fields(output):
         value = getattr(output, f.name)
         record[f.name] = list(value) if type(value) is tuple else value

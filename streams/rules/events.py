@@ -94,7 +94,6 @@ INPUT_TYPES = {cls.__name__: cls for cls in (TableOpened, ShooterChanged, DiceTh
 
 @dataclass(frozen=True, slots=True)
 class WagerSettled:
-    id: str
     wager_id: str
     table_id: str
     position: int
@@ -107,6 +106,12 @@ class WagerSettled:
     seq: int  # of the deciding event
     ts: int
     placed_seq: int
+
+    @property
+    def id(self) -> str:
+        # Table, deciding seq and wager: re-processing the same input yields the same id, so a
+        # consumer that dedupes on it can never pay twice.
+        return f"{self.table_id}/{self.seq}/settle/{self.wager_id}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from streams.rules.events import MarkerPlaced
 from streams.rules.paytables import Paytable
-from streams.rules.wager import Cohort, Wager, output_id, settled_by_paytable
+from streams.rules.wager import Cohort, Wager, by_paytable, output_id
 
 FOUR_POINTS = 4  # § 623a.11(a)(6): surveillance is notified at four different unique points
 
@@ -28,13 +28,11 @@ class FireCohort(Cohort):
                                 self.layout, self.cohort_id, f"point-{point}", count))
         return count == FOUR_POINTS
 
-    def seven_out(self, paytable: Paytable, event, out: list) -> list[str]:
+    def seven_out(self, paytable: Paytable, event, out: list) -> None:
         """§ 623a.11(a)(5): collected or paid upon the loser 7, never earlier."""
         count = len(self.points)
-        detail = f"points={count}"
-        ids = self.settle_all(event, out, lambda w: settled_by_paytable(w, event, paytable, count, detail))
+        self.settle_all(event, out, *by_paytable(paytable, count), paytable.name, f"points={count}")
         self.cleared(event, out, "seven_out")
-        return ids
 
     def marks_record(self):
         return list(self.points)

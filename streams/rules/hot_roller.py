@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from streams.rules.events import MarkerPlaced
 from streams.rules.paytables import Paytable
-from streams.rules.wager import Cohort, Wager, output_id, settled, settled_by_paytable
+from streams.rules.wager import Cohort, Wager, by_paytable, output_id
 
 # § 623c.1(a)(2)(iii): the combinations of each number, the order of the dice not mattering.
 COMBINATIONS = {
@@ -48,18 +48,15 @@ class HotRollerCohort(Cohort):
                                     self.layout, self.cohort_id, f"number-{number}",
                                     len(completed_numbers(self.marks))))
 
-    def seven(self, paytable: Paytable, pays: bool, event, out: list) -> list[str]:
+    def seven(self, paytable: Paytable, pays: bool, event, out: list) -> None:
         """§ 623c.1(g): settled by a 7. `pays` is False for a come-out 7 under the literal reading
         (it loses whatever is marked); otherwise the completed numbers decide by the paytable."""
         count = len(completed_numbers(self.marks))
         if pays:
-            detail = f"numbers={count}"
-            ids = self.settle_all(event, out, lambda w: settled_by_paytable(w, event, paytable, count, detail))
+            self.settle_all(event, out, *by_paytable(paytable, count), paytable.name, f"numbers={count}")
         else:
-            detail = f"come-out seven, numbers={count}"
-            ids = self.settle_all(event, out, lambda w: settled(w, event, "lose", 0, paytable.name, detail))
+            self.settle_all(event, out, "lose", 0, paytable.name, f"come-out seven, numbers={count}")
         self.cleared(event, out, "seven")
-        return ids
 
     def marks_record(self):
         return self.marks

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from streams.rules.paytables import Paytable
-from streams.rules.wager import Cohort, Wager, settled_by_paytable
+from streams.rules.wager import Cohort, Wager, by_paytable
 
 # § 623c.4(a): only on fully automated electronic or hybrid tables.
 HOT_SHOOTER_TABLE_KINDS = ("hybrid", "fully_automated")
@@ -16,11 +16,10 @@ class HotShooterCohort(Cohort):
         super().__init__(cohort_id, wagers)
         self.throws = throws  # from the come-out roll after placing, through the seven-out
 
-    def seven_out(self, paytable: Paytable, event, out: list) -> list[str]:
+    def seven_out(self, paytable: Paytable, event, out: list) -> None:
         """§ 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e)."""
         n = self.throws
-        detail = f"throws={n}"
-        return self.settle_all(event, out, lambda w: settled_by_paytable(w, event, paytable, n, detail))
+        self.settle_all(event, out, *by_paytable(paytable, n), paytable.name, f"throws={n}")
 
     def marks_record(self):
         return self.throws

@@ -5,7 +5,7 @@ ones of the table's latest opening, so replaying old history uses the rules then
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from streams.rules.paytables import (
     BONUS_PAYTABLES,

@@ -13,7 +13,6 @@ from streams.rules.events import (
     ComeBetsOnly,
     DiceThrown,
     EventRejected,
-    MarkerCleared,
     ShooterChanged,
     SurveillanceAlerted,
     TableClosed,
@@ -89,12 +88,7 @@ class TableState:
         return not self.come_bets_only and self.point == 0
 
     def window_open(self, kind: str) -> bool:
-        group = GROUP_OF[kind]
-        if group == "hot_roller":
-            return self.hot_roller_window_open()
-        if group == "hot_shooter":
-            return self.hot_shooter_window_open()
-        return self.fire_and_bonus_window_open()
+        return _WINDOW_OF_GROUP[GROUP_OF[kind]](self)
 
     # ------------------------------------------------------------ serialization
 
@@ -134,6 +128,14 @@ class TableState:
             if self.open_cohorts[g] is not None:
                 yield self.open_cohorts[g]
             yield from self.cohorts[g]
+
+
+_WINDOW_OF_GROUP = {
+    "fire": TableState.fire_and_bonus_window_open,
+    "bonus_craps": TableState.fire_and_bonus_window_open,
+    "hot_roller": TableState.hot_roller_window_open,
+    "hot_shooter": TableState.hot_shooter_window_open,
+}
 
 
 # ---------------------------------------------------------------- the entry point
@@ -383,7 +385,7 @@ def _on_wager_placed(state: TableState | None, event: WagerPlaced):
         return state, [rejected(event, "hot_shooter_live_table", "the Hot Shooter jackpot is offered "
                                 "only on fully automated electronic or hybrid tables (§ 623c.4(a))")]
     group = GROUP_OF[kind]
-    if not state.window_open(kind):
+    if not _WINDOW_OF_GROUP[group](state):
         return state, [rejected(event, "out_of_window", _WINDOW_WHY[group])]
 
     state.last_seq = event.seq
@@ -436,8 +438,9 @@ def _on_table_closed(state: TableState | None, event: TableClosed):
     out: list = []
     # RULES.md: closing a table pushes every wager still pending, settled at the close's seq.
     for cohort in state.all_cohorts():
-        cohort.settle_all(event, out, lambda w: settled(w, event, "push", 0, state.rules.paytable_for(w.wager).name,
-                                                        "table closed"))
+        for w in cohort.wagers.values():
+            out.append(settled(w, event, "push", 0, state.rules.paytable_for(w.wager).name, "table closed"))
+        cohort.wagers = {}
         if cohort.layout != "hot_shooter":
             cohort.cleared(event, out, "table_closed")
     state.open_cohorts = {g: None for g in GROUPS}

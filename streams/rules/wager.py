@@ -1,14 +1,15 @@
 """A wager in action, the cohort it shares markers with, and how a paytable settles it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from streams.rules.events import MarkerCleared, WagerSettled
 from streams.rules.paytables import PUSH, Paytable
 
 
-@dataclass(frozen=True, slots=True)
-class Wager:
+class Wager(NamedTuple):
+    """A wager in action (immutable; a tuple because one is made per WagerPlaced on the hot path)."""
+
     wager_id: str
     position: int
     wager: str
@@ -16,7 +17,7 @@ class Wager:
     placed_seq: int
 
     def to_record(self) -> list:
-        return [self.wager_id, self.position, self.wager, self.amount_cents, self.placed_seq]
+        return list(self)
 
     @classmethod
     def from_record(cls, record: list) -> "Wager":
@@ -24,23 +25,21 @@ class Wager:
 
 
 def settled(wager: Wager, event, outcome: str, won_cents: int, paytable: str, detail: str) -> WagerSettled:
-    # The id joins table, deciding seq and wager: re-processing the same input yields the same id,
-    # so a consumer that dedupes on it can never pay twice.
     return WagerSettled(
-        id=f"{event.table_id}/{event.seq}/settle/{wager.wager_id}",
         wager_id=wager.wager_id, table_id=event.table_id, position=wager.position,
         wager=wager.wager, outcome=outcome, stake_cents=wager.amount_cents, won_cents=won_cents,
         paytable=paytable, detail=detail, seq=event.seq, ts=event.ts, placed_seq=wager.placed_seq,
     )
 
 
-def settled_by_paytable(wager: Wager, event, paytable: Paytable, count: int, detail: str) -> WagerSettled:
+def by_paytable(paytable: Paytable, count: int) -> tuple[str, int]:
+    """(outcome, odds to 1) for the count that decides a wager; odds are 0 unless it wins."""
     odds = paytable.odds_for(count)
     if odds is None:
-        return settled(wager, event, "lose", 0, paytable.name, detail)
+        return "lose", 0
     if odds == PUSH:
-        return settled(wager, event, "push", 0, paytable.name, detail)
-    return settled(wager, event, "win", odds * wager.amount_cents, paytable.name, detail)
+        return "push", 0
+    return "win", odds
 
 
 def output_id(event, out: list) -> str:
@@ -66,14 +65,14 @@ class Cohort:
         out.append(MarkerCleared(output_id(event, out), event.table_id, event.seq, event.ts,
                                  self.layout, self.cohort_id, reason))
 
-    def settle_all(self, event, out: list, settle) -> list[str]:
-        """Settle every wager with `settle(wager) -> WagerSettled`; returns the settled ids."""
-        ids = []
-        for wager in self.wagers.values():
-            out.append(settle(wager))
-            ids.append(wager.wager_id)
+    def settle_all(self, event, out: list, outcome: str, odds: int, paytable: str, detail: str) -> None:
+        """Settle every wager of the cohort alike: they share the markers, so the same count."""
+        table_id, seq, ts = event.table_id, event.seq, event.ts
+        for w in self.wagers.values():
+            out.append(WagerSettled(w.wager_id, table_id, w.position, w.wager, outcome,
+                                    w.amount_cents, odds * w.amount_cents, paytable, detail, seq,
+                                    ts, w.placed_seq))
         self.wagers = {}
-        return ids
 
     def pop_kind(self, kind: str) -> list[Wager]:
         taken = [w for w in self.wagers.values() if w.wager == kind]

@@ -1,0 +1,117 @@
+"""Replay benchmark: events/s of the rules core in memory, and of the full `craps-streams replay`.
+
+    python benchmarks/core_replay.py [--tables 100 --hours 24 --repeat 3]
+
+Simulates a floor (at least a million events by default), then measures side by side in one run:
+  1. the core alone: `apply` over pre-decoded events, no I/O (median of --repeat runs);
+  2. decode + core: JSON text -> record -> event -> apply;
+  3. the full command: `craps-streams replay FILE -o /dev/null` in a child process, with its peak RSS.
+Rates are per CPU second of the measured process (one thread, so one core), which keeps them
+comparable on a shared, noisy 2-core machine.
+Target (issue 2): the core at 200,000 events/s or more on one core.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+from streams.replay.engine import Replay, json_lines
+from streams.rules import ContractError, apply, record_to_event
+from streams.sim.floor import floor_events
+
+TARGET_CORE_EPS = 200_000
+
+
+def simulate(path: str, tables: int, hours: float, seed: int) -> int:
+    n = 0
+    dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+    with open(path, "w") as f:
+        for record in floor_events(tables, hours, seed, bad_rate=0.005):
+            f.write(record if type(record) is str else dumps(record))
+            f.write("\n")
+            n += 1
+    return n
+
+
+def decoded_events(path: str) -> list:
+    events = []
+    with open(path) as f:
+        for line in f:
+            try:
+                events.append(record_to_event(json.loads(line)))
+            except (ValueError, ContractError):
+                pass  # the bad lines are measured by the full replay, not the core loop
+    return events
+
+
+def run_core(events: list) -> float:
+    tables: dict = {}
+    get = tables.get
+    start = time.process_time()  # CPU seconds of this one thread: "on one core"
+    for e in events:
+        state, _ = apply(get(e.table_id), e)
+        if state is not None:
+            tables[e.table_id] = state
+    return time.process_time() - start
+
+
+def run_decode_and_core(path: str) -> tuple[float, int]:
+    replay = Replay()
+    start = time.process_time()
+    with open(path) as f:
+        for record, where in json_lines(f, path):
+            replay.feed_record(record, where)
+    return time.process_time() - start, replay.tally.read
+
+
+def run_full_command(path: str) -> tuple[float, int]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "streams.cli", "replay", path, "-o", os.devnull],
+                   check=True, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return cpu, after.ru_maxrss
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tables", type=int, default=100)
+    p.add_argument("--hours", type=float, default=24)
+    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--file", default="/tmp/craps-bench-floor.jsonl")
+    args = p.parse_args()
+
+    t = time.perf_counter()
+    n = simulate(args.file, args.tables, args.hours, args.seed)
+    print(f"simulated {n:,} events ({args.tables} tables x {args.hours} h) in {time.perf_counter() - t:.1f} s")
+    events = decoded_events(args.file)
+
+    core, decode, full = [], [], []
+    peak_kib = 0
+    for _ in range(args.repeat):  # interleaved, so the three see the same machine noise
+        core.append(len(events) / run_core(events))
+        seconds, read = run_decode_and_core(args.file)
+        decode.append(read / seconds)
+        seconds, peak_kib = run_full_command(args.file)
+        full.append(n / seconds)
+    core_eps, decode_eps, full_eps = (statistics.median(x) for x in (core, decode, full))
+    print(f"{'measure':<34}{'events/s (median)':>20}{'runs':>26}")
+    print(f"{'core apply, in memory':<34}{core_eps:>20,.0f}   {', '.join(f'{x:,.0f}' for x in core)}")
+    print(f"{'JSON decode + core':<34}{decode_eps:>20,.0f}   {', '.join(f'{x:,.0f}' for x in decode)}")
+    print(f"{'craps-streams replay (full)':<34}{full_eps:>20,.0f}   {', '.join(f'{x:,.0f}' for x in full)}")
+    print(f"ratio full/core {full_eps / core_eps:.2f}, decode+core/core {decode_eps / core_eps:.2f}")
+    print(f"peak RSS of the full replay: {peak_kib / 1024:.0f} MiB")
+    verdict = "meets" if core_eps >= TARGET_CORE_EPS else "MISSES"
+    print(f"core {verdict} the target of {TARGET_CORE_EPS:,} events/s ({core_eps / TARGET_CORE_EPS:.2f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
