@@ -82,9 +82,11 @@ def cmd_replay(args) -> int:
 def cmd_simulate(args) -> int:
     from streams.sim.floor import floor_events
 
-    if args.tables < 1 or args.hours <= 0 or not 0 <= args.bad_rate <= 1:
-        print("simulate: --tables >= 1, --hours > 0 and --bad-rate in 0..1", file=sys.stderr)
+    if args.tables < 1 or args.hours <= 0 or not 0 <= args.bad_rate <= 1 or args.speed <= 0:
+        print("simulate: --tables >= 1, --hours > 0, --speed > 0 and --bad-rate in 0..1", file=sys.stderr)
         return 2
+    if args.live:
+        return _simulate_live(args)
     out = _open_out(args.output)
     dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
     write = out.write
@@ -96,6 +98,64 @@ def cmd_simulate(args) -> int:
     except BrokenPipeError:
         return 0
     return 0
+
+
+def _simulate_live(args) -> int:
+    import time
+
+    from streams.ingest.producer import Progress, make_producer, paced, produce
+    from streams.sim.floor import floor_events
+
+    def stamped(records):
+        # A live feed: the event time is when the floor sends the event.
+        for record in records:
+            if type(record) is dict:
+                record["ts"] = time.time_ns() // 1_000_000
+            yield record
+
+    start_ms = time.time_ns() // 1_000_000
+    records = paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms), args.speed)
+    producer = make_producer(args.bootstrap)
+    try:
+        produce(stamped(records), producer, progress=Progress(True, "floor sent"))
+    finally:
+        producer.close()
+    return 0
+
+
+def cmd_produce(args) -> int:
+    from streams.ingest.producer import Progress, make_producer, produce, records_of
+
+    producer = make_producer(args.bootstrap)
+    try:
+        n = produce(records_of(args.file), producer, progress=Progress(not args.quiet))
+    except OSError as e:
+        print(f"produce: cannot read {args.file}: {e.strerror}", file=sys.stderr)
+        return 2
+    finally:
+        producer.close()
+    if args.quiet:
+        print(f"sent {n:,} events", file=sys.stderr)
+    return 0
+
+
+def cmd_worker(args) -> int:
+    import os
+
+    os.environ.setdefault("CRAPS_WEB_PORT", str(args.web_port))
+    from streams.app.topology import app
+
+    app.main_argv = None
+    sys.argv = ["craps-streams-worker", "worker", "--loglevel", args.loglevel, "--without-web"
+                ] if args.no_web else ["craps-streams-worker", "worker", "--loglevel", args.loglevel]
+    app.main()
+    return 0
+
+
+def cmd_tail(args) -> int:
+    from streams.app.tail import tail
+
+    return tail(args.bootstrap, args.topics.split(","), args.from_beginning, args.limit)
 
 
 def cmd_odds(args) -> int:
@@ -124,7 +184,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--bad-rate", type=float, default=0.0, help="chance per window of a bad input")
     s.add_argument("--output", "-o")
+    s.add_argument("--live", action="store_true", help="feed the floor to Kafka in real time instead")
+    s.add_argument("--speed", type=float, default=1.0, help="with --live: times faster than real time")
+    s.add_argument("--bootstrap", help="Kafka bootstrap servers (default 127.0.0.1:9092)")
     s.set_defaults(run=cmd_simulate)
+
+    pr = sub.add_parser("produce", help="send JSON Lines or Avro container files of table events to Kafka")
+    pr.add_argument("file", help="a .jsonl file, an Avro container (.avro), or - for stdin")
+    pr.add_argument("--bootstrap")
+    pr.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    pr.set_defaults(run=cmd_produce)
+
+    w = sub.add_parser("worker", help="run a settling worker (Faust) against Kafka")
+    w.add_argument("--web-port", type=int, default=6066, help="the worker's web server (floor page, metrics)")
+    w.add_argument("--loglevel", default="warning")
+    w.add_argument("--no-web", action="store_true")
+    w.set_defaults(run=cmd_worker)
+
+    t = sub.add_parser("tail", help="follow settlements and alerts in the terminal")
+    t.add_argument("--topics", default="settlements,alerts",
+                   help="comma list of settlements,markers,alerts,rejections")
+    t.add_argument("--from-beginning", action="store_true")
+    t.add_argument("--limit", type=int, default=0, help="stop after this many records (0: follow)")
+    t.add_argument("--bootstrap")
+    t.set_defaults(run=cmd_tail)
 
     o = sub.add_parser("odds", help="exact outcome distribution, house edge and std dev of every wager")
     o.add_argument("--format", choices=("text", "json"), default="text")

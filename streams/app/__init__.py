@@ -1,0 +1,1 @@
+"""The live pipeline: the Faust topology around the rules core."""

@@ -1,0 +1,1 @@
+"""Ingestion: table events from files or a simulated floor into craps.table-events."""
