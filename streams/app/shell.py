@@ -64,10 +64,6 @@ class SettlementShell:
         self.load = load
         self.states: dict[str, TableState] = {}
 
-    def forget(self) -> None:
-        """Partitions moved: the stored table is the truth again."""
-        self.states.clear()
-
     def state_of(self, table_id: str) -> TableState | None:
         state = self.states.get(table_id)
         if state is None:
@@ -77,12 +73,11 @@ class SettlementShell:
         return state
 
     def handle(self, value: bytes, topic: str, partition: int, offset: int) -> Handled:
-        source = f"{topic}/{partition}/{offset}"
         try:
             record = decode_event(value)
             event = record_to_event(record)
         except (CodecError, ContractError) as e:
-            return self._undecodable(value, e, source, topic, partition, offset)
+            return self.undecodable(value, e, topic, partition, offset)
         state = self.state_of(event.table_id)
         before = state.duplicates if state is not None else 0
         state, outputs = apply(state, event)
@@ -95,7 +90,8 @@ class SettlementShell:
         return Handled(APPLIED, event.table_id, outputs, _messages(outputs), state)
 
     @staticmethod
-    def _undecodable(value: bytes, error, source: str, topic: str, partition: int, offset: int) -> Handled:
+    def undecodable(value: bytes, error, topic: str, partition: int, offset: int) -> Handled:
+        source = f"{topic}/{partition}/{offset}"
         reason = getattr(error, "reason", "undecodable")
         record = {
             "type": "EventRejected", "id": f"rejected/{source}", "table_id": "", "seq": 0, "ts": 0,

@@ -51,6 +51,8 @@ def make_app() -> faust.App:
         web_host=os.environ.get("CRAPS_WEB_HOST", "127.0.0.1"),
         web_bind=os.environ.get("CRAPS_WEB_HOST", "127.0.0.1"),
         table_standby_replicas=0,
+        # A crashed worker's partitions move after this many seconds.
+        broker_session_timeout=float(os.environ.get("CRAPS_SESSION_TIMEOUT", "10")),
         producer_acks=-1,
         logging_config=None,
     )
@@ -74,27 +76,50 @@ def _load(table_id: str):
     return table_states.get(table_id)
 
 
-shell = SettlementShell(_load)
+# Live table states of the partitions this worker owns, per partition (see `settle`).
+shells: dict[int, SettlementShell] = {}
+
+
+def shell_for(partition: int) -> SettlementShell:
+    shell = shells.get(partition)
+    if shell is None:
+        shell = shells[partition] = SettlementShell(_load)
+    return shell
 
 
 @app.on_partitions_revoked.connect
 async def _partitions_revoked(app, revoked, **kwargs) -> None:
-    shell.forget()
+    # A revoked partition's tables may be settled elsewhere now; if it comes back, Faust recovers
+    # its changelog first and the stored state is the truth again.
+    for tp in revoked:
+        if tp.topic == TABLE_EVENTS:
+            shells.pop(tp.partition, None)
 
 
 @app.agent(table_events, concurrency=1)
 async def settle(stream):
+    """Decode, apply, send. The new table state is sent to the table's changelog through the same
+    transactional producer as the outputs (not Faust's buffered Table write, which can commit
+    behind the offsets), and every output goes to the input's partition, so outputs, state and
+    offsets of a partition commit in one transaction. If Faust commits outputs and state before the
+    input's offset and the worker dies, the re-delivered input meets a state that already has its
+    seq: the core counts it as a duplicate and pays nothing twice."""
+    changelog = table_states.changelog_topic
+    key_serializer, value_serializer = table_states.key_serializer, table_states.value_serializer
     async for event in stream.events():
         message = event.message
+        partition = message.partition
+        shell = shell_for(partition)
         try:
-            handled = shell.handle(message.value, message.topic, message.partition, message.offset)
+            handled = shell.handle(message.value, message.topic, partition, message.offset)
         except Exception:  # never raise from the agent: faust-streaming#527
-            log.exception("unexpected failure at %s/%s/%s", message.topic, message.partition, message.offset)
-            shell.forget()
-            handled = shell._undecodable(message.value, ValueError("internal error"),
-                                         f"{message.topic}/{message.partition}/{message.offset}",
-                                         message.topic, message.partition, message.offset)
+            log.exception("unexpected failure at %s/%s/%s", message.topic, partition, message.offset)
+            shells.pop(partition, None)
+            handled = SettlementShell.undecodable(message.value, ValueError("internal error"),
+                                                  message.topic, partition, message.offset)
         for topic, key, value in handled.messages:
-            await output_topics[topic].send(key=key, value=value)
+            await output_topics[topic].send(key=key, value=value, partition=partition)
         if handled.state is not None:
-            table_states[handled.table_id] = state_to_text(handled.state)
+            await changelog.send(key=handled.table_id, value=state_to_text(handled.state),
+                                 partition=partition, key_serializer=key_serializer,
+                                 value_serializer=value_serializer)

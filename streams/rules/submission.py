@@ -76,7 +76,7 @@ class RulesSubmission:
 
     def to_record(self) -> dict:
         return {
-            "fire_paytable": self.fire.name,
+            **({"fire_paytable": self.fire.name} if self.fire.name in FIRE_PAYTABLES else {}),
             "bonus_paytable": self.bonus.name,
             "hot_roller_paytable": self.hot_roller.name,
             "hot_shooter_paytable": self.hot_shooter.name,

@@ -65,7 +65,7 @@ class TableState:
         self.point = 0  # 0: off
         self.come_bets_only = False  # § 623a.10(b)
         self.cycle_fresh = True  # no valid throw since the last 7 or the shooter change
-        self.fire_alerted = False  # the four-point alert went out for this hand
+        self.fire_alerted = False  # the four-point alert went out in this hand (to the seven-out)
         # Per group: the cohort still taking wagers in the open window, and the cohorts in action.
         self.open_cohorts: dict[str, object] = {g: None for g in GROUPS}
         self.cohorts: dict[str, list] = {g: [] for g in GROUPS}
@@ -209,7 +209,10 @@ def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
     state.must_pass = False
     state.come_bets_only = False
     state.cycle_fresh = True
-    state.fire_alerted = False
+    if reason in ("table_open", "seven_out"):
+        # § 623a.11(a)(6) once per hand: only a seven-out ends the hand (the point survives a
+        # voluntary or compulsory change, RULES.md).
+        state.fire_alerted = False
     # The point survives a voluntary or compulsory change (RULES.md): the successor throws for it.
     _forget_settled(state, out)
     return state, out

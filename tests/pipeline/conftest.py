@@ -1,0 +1,106 @@
+"""Fixtures for the pipeline tests: the real Kafka broker on 127.0.0.1 and real worker processes.
+
+The broker is started by `make test` / `.ci/run` (infra/kafka/kafka.sh up). If it is not up these
+tests fail loudly: they are never skipped. Each test session uses its own topic prefix and
+application id, so runs never see each other's data.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BOOTSTRAP = os.environ.get("CRAPS_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
+
+
+def _broker_up() -> bool:
+    host, port = BOOTSTRAP.split(",")[0].rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def kafka() -> str:
+    assert _broker_up(), (f"Kafka is not up on {BOOTSTRAP}: start it with `infra/kafka/kafka.sh up` "
+                          "(make test does)")
+    return BOOTSTRAP
+
+
+class Pipeline:
+    """An isolated set of topics (by prefix) and the workers started on them."""
+
+    def __init__(self, tmp: pathlib.Path, bootstrap: str):
+        self.tmp = tmp
+        self.bootstrap = bootstrap
+        self.prefix = f"t{uuid.uuid4().hex[:8]}."
+        self.app_id = f"craps-test-{uuid.uuid4().hex[:8]}"
+        self.workers: list[subprocess.Popen] = []
+        self.env = {**os.environ, "CRAPS_TOPIC_PREFIX": self.prefix, "CRAPS_APP_ID": self.app_id,
+                    "CRAPS_KAFKA_BOOTSTRAP": bootstrap, "PYTHONPATH": str(ROOT)}
+
+    def run(self, *args: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "streams.cli", *args], env=self.env, cwd=ROOT,
+                              check=check, capture_output=True, text=True, timeout=300, **kw)
+
+    def create_topics(self) -> None:
+        subprocess.run([sys.executable, "-m", "streams.topics"], env=self.env, cwd=ROOT, check=True,
+                       capture_output=True, timeout=120)
+
+    def start_worker(self, name: str = "w1", web_port: int | None = None) -> subprocess.Popen:
+        log = open(self.tmp / f"worker-{name}.log", "ab")
+        env = {**self.env, "CRAPS_DATA_DIR": str(self.tmp / f"data-{name}"),
+               "CRAPS_WEB_PORT": str(web_port or free_port())}
+        proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--loglevel", "info"],
+                                env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        proc.web_port = int(env["CRAPS_WEB_PORT"])  # type: ignore[attr-defined]
+        proc.log_path = self.tmp / f"worker-{name}.log"  # type: ignore[attr-defined]
+        self.workers.append(proc)
+        return proc
+
+    def stop_worker(self, proc: subprocess.Popen, sig=signal.SIGTERM, timeout: float = 60) -> None:
+        if proc.poll() is None:
+            proc.send_signal(sig)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+    def close(self) -> None:
+        for proc in self.workers:
+            self.stop_worker(proc, signal.SIGKILL if proc.poll() is None else signal.SIGTERM, 10)
+
+
+@pytest.fixture
+def pipeline(kafka, tmp_path):
+    p = Pipeline(tmp_path, kafka)
+    p.create_topics()
+    yield p
+    p.close()
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
