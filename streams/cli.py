@@ -140,16 +140,9 @@ def cmd_produce(args) -> int:
 
 
 def cmd_worker(args) -> int:
-    import os
+    from streams.app.service import serve
 
-    os.environ.setdefault("CRAPS_WEB_PORT", str(args.web_port))
-    from streams.app.topology import app
-
-    app.main_argv = None
-    sys.argv = ["craps-streams-worker", "worker", "--loglevel", args.loglevel, "--without-web"
-                ] if args.no_web else ["craps-streams-worker", "worker", "--loglevel", args.loglevel]
-    app.main()
-    return 0
+    return serve(web_port=args.web_port, loglevel=args.loglevel)
 
 
 def cmd_tail(args) -> int:
@@ -195,10 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     pr.set_defaults(run=cmd_produce)
 
-    w = sub.add_parser("worker", help="run a settling worker (Faust) against Kafka")
-    w.add_argument("--web-port", type=int, default=6066, help="the worker's web server (floor page, metrics)")
+    w = sub.add_parser("worker", help="run a settling worker against Kafka")
+    w.add_argument("--web-port", type=int, default=int(__import__("os").environ.get("CRAPS_WEB_PORT", 6066)),
+                   help="the worker's web server (floor page, /metrics); 0 turns it off")
     w.add_argument("--loglevel", default="warning")
-    w.add_argument("--no-web", action="store_true")
     w.set_defaults(run=cmd_worker)
 
     t = sub.add_parser("tail", help="follow settlements and alerts in the terminal")

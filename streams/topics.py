@@ -31,6 +31,8 @@ SETTLEMENTS = TOPIC_PREFIX + "settlements"
 LAYOUT_MARKERS = TOPIC_PREFIX + "layout-markers"
 SURVEILLANCE = TOPIC_PREFIX + "surveillance"
 REJECTIONS = TOPIC_PREFIX + "rejections"
+# The state of every table, the worker's changelog: compacted, one record per table kept.
+TABLE_STATE = TOPIC_PREFIX + "table-state"
 
 PARTITIONS = 8
 RETAIN_FOREVER_MS = -1
@@ -57,6 +59,7 @@ TOPICS: Dict[str, TopicSpec] = {
         TopicSpec(LAYOUT_MARKERS, PARTITIONS, _delete_policy(SEVEN_DAYS_MS)),
         TopicSpec(SURVEILLANCE, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
         TopicSpec(REJECTIONS, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
+        TopicSpec(TABLE_STATE, PARTITIONS, {"cleanup.policy": "compact", "min.compaction.lag.ms": "60000"}),
     )
 }
 
