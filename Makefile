@@ -5,19 +5,31 @@ TABLES ?= 8
 HOURS ?= 2
 SEED ?= 1
 
-.PHONY: install run test test-unit bench replay-demo
+.PHONY: install run test test-unit bench kafka-up kafka-down replay-demo
 
 install:
-	@$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -v 'Running pip as the' || true
+	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
 
-# A simulated floor settled by the rules core, printing the floor's settlement summary.
+# The main job: Kafka, a worker, Prometheus and a simulated floor fed live (infra/run-floor.sh).
 run: install
+	bash infra/run-floor.sh
+
+# Offline: a simulated floor settled by the rules core, printing the settlement summary.
+replay-demo: install
 	@mkdir -p out
 	craps-streams simulate --tables $(TABLES) --hours $(HOURS) --seed $(SEED) --bad-rate 0.01 \
 	  | craps-streams replay - --only settlements,alerts -o out/settlements.jsonl
 	@echo "settlements and alerts: out/settlements.jsonl"
 
-test: install
+kafka-up:
+	@infra/kafka/kafka.sh fetch
+	@infra/kafka/kafka.sh status >/dev/null 2>&1 || infra/kafka/kafka.sh up
+
+kafka-down:
+	@infra/kafka/kafka.sh stop
+
+# Everything CI runs: unit, property, codec, rules and the pipeline tests on the real broker.
+test: install kafka-up
 	$(PYTHON) -m pytest -q
 
 test-unit: install

@@ -1,23 +1,69 @@
-"""Run a settling worker as a service: signals, logging, and its web server."""
+"""Run a settling worker as a service: signals, logging, metrics, its web server."""
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
+import time
 
+from aiohttp import web
+
+from streams.app.web import make_web_app
 from streams.app.worker import SettlingWorker
+from streams.metrics.exporter import FloorMetrics
+
+log = logging.getLogger("craps.worker")
 
 
 async def _main(web_port: int) -> None:
+    metrics = FloorMetrics()
     worker = SettlingWorker()
+
+    def observe(handled_list, partition, seconds):
+        owner = worker.owners.get(partition)
+        states = owner.shell.states if owner is not None else {}
+        for table, wager, paytable, z in metrics.observe(handled_list, states, time.time()):
+            log.warning("hold anomaly: table %s %s (%s) z = %.2f", table, wager, paytable, z)
+
+    worker.observer = observe
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stopping.set)
-    await worker.run()
+    runner = None
+    if web_port:
+        runner = web.AppRunner(make_web_app(worker, metrics), access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", web_port).start()
+        log.info("floor page and metrics on http://127.0.0.1:%s/", web_port)
+    lag_task = asyncio.create_task(_report_lag(worker, metrics))
+    try:
+        await worker.run()
+    finally:
+        lag_task.cancel()
+        if runner is not None:
+            await runner.cleanup()
+
+
+async def _report_lag(worker, metrics) -> None:
+    while True:
+        await asyncio.sleep(5)
+        consumer = worker.consumer
+        if consumer is None:
+            continue
+        for tp in consumer.assignment():
+            try:
+                highwater = consumer.highwater(tp)
+                position = await consumer.position(tp)
+            except Exception:  # lag is best effort; never take the worker down for it
+                continue
+            if highwater is not None:
+                metrics.lag.labels(str(tp.partition)).set(max(0, highwater - position))
 
 
 def serve(web_port: int, loglevel: str = "warning") -> int:
-    logging.basicConfig(level=loglevel.upper(), format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
-    logging.getLogger("aiokafka").setLevel(max(logging.WARNING, logging.getLogger().level))
+    logging.basicConfig(level=loglevel.upper(),
+                        format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
+    for noisy in ("aiokafka", "kafka"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     asyncio.run(_main(web_port))
     return 0

@@ -42,6 +42,7 @@ class Handled:
     outputs: list = field(default_factory=list)  # core output objects
     messages: list = field(default_factory=list)  # (topic, key bytes, value bytes)
     state: TableState | None = None  # to store when not None
+    event: object = None  # the decoded event, when it could be decoded
 
 
 def state_to_text(state: TableState) -> str:
@@ -82,12 +83,12 @@ class SettlementShell:
         before = state.duplicates if state is not None else 0
         state, outputs = apply(state, event)
         if state is not None and state.duplicates != before:
-            return Handled(DUPLICATE, event.table_id, [], [], state)
+            return Handled(DUPLICATE, event.table_id, [], [], state, event)
         if outputs and type(outputs[0]) is EventRejected:
-            return Handled(REJECTED, event.table_id, outputs, _messages(outputs), None)
+            return Handled(REJECTED, event.table_id, outputs, _messages(outputs), None, event)
         if state is not None:
             self.states[event.table_id] = state
-        return Handled(APPLIED, event.table_id, outputs, _messages(outputs), state)
+        return Handled(APPLIED, event.table_id, outputs, _messages(outputs), state, event)
 
     @staticmethod
     def undecodable(value: bytes, error, topic: str, partition: int, offset: int) -> Handled:

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The main job: a local Kafka, a settling worker, Prometheus (when installed) and a simulated floor
+# fed live; follows settlements and alerts in the terminal. Ctrl-C stops everything it started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TABLES="${TABLES:-8}"
+SPEED="${SPEED:-20}"       # times faster than real time: a throw every ~1 s per table at 20x
+HOURS="${HOURS:-8}"
+WEB_PORT="${CRAPS_WEB_PORT:-6066}"
+PROM_PORT="${PROM_PORT:-9090}"
+RUN=.run
+mkdir -p "$RUN"
+pids=()
+started_kafka=0
+
+cleanup() {
+  trap - INT TERM EXIT
+  echo; echo "stopping ..."
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [[ $started_kafka == 1 ]]; then infra/kafka/kafka.sh stop || true; fi
+}
+trap cleanup INT TERM EXIT
+
+infra/kafka/kafka.sh fetch
+if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
+  infra/kafka/kafka.sh up
+  started_kafka=1
+fi
+python3 -m streams.topics >/dev/null
+
+craps-streams worker --web-port "$WEB_PORT" --loglevel info >"$RUN/worker.log" 2>&1 &
+pids+=($!)
+
+if command -v prometheus >/dev/null 2>&1; then
+  prometheus --config.file=infra/prometheus/prometheus.yml --storage.tsdb.path="$RUN/prometheus" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" >"$RUN/prometheus.log" 2>&1 &
+  pids+=($!)
+  prom_url="http://127.0.0.1:$PROM_PORT"
+else
+  prom_url="(not installed: apt-get install prometheus)"
+fi
+
+craps-streams simulate --live --tables "$TABLES" --hours "$HOURS" --speed "$SPEED" --bad-rate 0.01 \
+  >"$RUN/floor.log" 2>&1 &
+pids+=($!)
+
+cat <<TXT
+
+craps-streams is running: $TABLES simulated tables at ${SPEED}x real time.
+  floor page   http://127.0.0.1:$WEB_PORT/
+  metrics      http://127.0.0.1:$WEB_PORT/metrics
+  Prometheus   $prom_url
+  logs         $RUN/worker.log  $RUN/floor.log  $RUN/prometheus.log
+Settlements and alerts follow (Ctrl-C stops everything):
+
+TXT
+craps-streams tail --topics settlements,alerts

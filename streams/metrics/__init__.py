@@ -1,0 +1,1 @@
+"""Prometheus metrics of the floor: handle, payouts, hold against theory, latency, lag."""
