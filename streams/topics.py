@@ -4,7 +4,7 @@
     python -m streams.topics --list     # only print
 
 Only the standard library and kafka-python are imported here, so this module can
-be used from tests, CI scripts and the faust app alike.
+be used from tests, CI scripts and the worker alike.
 
 Environment:
     CRAPS_KAFKA_BOOTSTRAP      bootstrap servers, "host:port[,host:port]" (default 127.0.0.1:9092)
@@ -67,12 +67,6 @@ TOPICS: Dict[str, TopicSpec] = {
 def default_bootstrap() -> str:
     """Bootstrap servers for kafka-python / aiokafka ("host:port[,...]")."""
     return os.environ.get(BOOTSTRAP_ENV) or DEFAULT_BOOTSTRAP
-
-
-def faust_broker_url(bootstrap: Optional[str] = None) -> str:
-    """Faust's broker setting: "kafka://host:port[;host:port]"."""
-    hosts = (bootstrap or default_bootstrap()).split(",")
-    return "kafka://" + ";".join(h.strip() for h in hosts if h.strip())
 
 
 def replication_factor() -> int:
