@@ -1,0 +1,152 @@
+"""End-to-end pipeline benchmark on the real broker (start it first: `make kafka-up`).
+
+    python benchmarks/pipeline_bench.py [--tables 40 --hours 6 --latency-seconds 60]
+
+1. Throughput, side by side in one run on the same broker and the same backlog of table events:
+   the settling worker (decode, rules core, encode, outputs + state + offsets in one transaction per
+   partition batch) against a bare pass-through worker (the same transactional loop forwarding each
+   message unchanged: the ceiling of the Kafka client and transactions on this machine).
+   Target (issue 3): the pipeline at 50% or more of the pass-through rate.
+2. Latency at a floor's real load: 200 tables, a throw every ~20 s each, fed live; p50/p99 from the
+   event time (send time) to the settlement read by a read_committed consumer. Target: p99 < 100 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+PREFIX = f"bench{uuid.uuid4().hex[:6]}."
+os.environ["CRAPS_TOPIC_PREFIX"] = PREFIX
+
+from kafka import KafkaConsumer  # noqa: E402
+
+from streams.app.worker import SettlingWorker  # noqa: E402
+from streams.codec import decode_output  # noqa: E402
+from streams.ingest.producer import make_producer, produce  # noqa: E402
+from streams.sim.floor import floor_events  # noqa: E402
+from streams.topics import SETTLEMENTS, TABLE_EVENTS, create_topics, default_bootstrap  # noqa: E402
+
+
+class PassThroughWorker(SettlingWorker):
+    """The same transactional loop, forwarding every message as it came: no decode, no core."""
+
+    async def settle_batch(self, tp, messages):
+        owner = self.owners[tp.partition]
+        producer = owner.producer
+        async with producer.transaction():
+            for m in messages:
+                await producer.send(SETTLEMENTS, m.value, key=m.key, partition=tp.partition)
+            await producer.send_offsets_to_transaction({tp: messages[-1].offset + 1}, self.app_id)
+        if self.observer is not None:
+            self.observer(messages, tp.partition, 0.0)
+
+
+async def drain(worker_cls, app_id: str, total: int) -> tuple[float, int]:
+    """Events/s of a worker draining the whole backlog, from its first batch to its last."""
+    seen = {"n": 0, "first": None, "last": None}
+    worker = worker_cls(app_id=app_id)
+
+    def observer(batch, partition, seconds):
+        now = time.monotonic()
+        seen["first"] = seen["first"] or now
+        seen["n"] += len(batch)
+        seen["last"] = now
+        if seen["n"] >= total:
+            worker.stopping.set()
+
+    worker.observer = observer
+    task = asyncio.create_task(worker.run())
+    deadline = time.monotonic() + 600
+    while not worker.stopping.is_set() and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    worker.stopping.set()
+    await task
+    elapsed = (seen["last"] or 0) - (seen["first"] or 0)
+    return (seen["n"] / elapsed if elapsed > 0 else 0.0), seen["n"]
+
+
+def throughput(tables: int, hours: float, rounds: int) -> None:
+    records = list(floor_events(tables, hours, seed=7))
+    producer = make_producer()
+    produce(records, producer)
+    producer.close()
+    total = len(records)
+    print(f"backlog: {total:,} table events in {TABLE_EVENTS}")
+    pipeline, bare = [], []
+    for r in range(rounds):  # interleaved, each on a fresh consumer group over the same backlog
+        eps, n = asyncio.run(drain(SettlingWorker, f"bench-pipeline-{r}-{uuid.uuid4().hex[:4]}", total))
+        pipeline.append(eps)
+        eps, n2 = asyncio.run(drain(PassThroughWorker, f"bench-bare-{r}-{uuid.uuid4().hex[:4]}", total))
+        bare.append(eps)
+    p, b = statistics.median(pipeline), statistics.median(bare)
+    print(f"{'worker':<28}{'events/s (median)':>20}   runs")
+    print(f"{'settling pipeline':<28}{p:>20,.0f}   {', '.join(f'{x:,.0f}' for x in pipeline)}")
+    print(f"{'bare pass-through':<28}{b:>20,.0f}   {', '.join(f'{x:,.0f}' for x in bare)}")
+    print(f"ratio pipeline / pass-through: {p / b:.2f} (target >= 0.50)")
+
+
+def latency(seconds: float, tables: int) -> None:
+    env = {**os.environ, "CRAPS_APP_ID": f"bench-live-{uuid.uuid4().hex[:4]}"}
+    worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--web-port", "0"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def consume():
+        consumer = KafkaConsumer(SETTLEMENTS, bootstrap_servers=default_bootstrap(),
+                                 group_id=f"bench-lat-{uuid.uuid4().hex[:4]}", isolation_level="read_committed",
+                                 auto_offset_reset="latest", enable_auto_commit=False)
+        while not stop.is_set():
+            for messages in consumer.poll(timeout_ms=200).values():
+                now_ms = time.time() * 1000
+                for m in messages:
+                    latencies.append((now_ms - decode_output(m.value)["ts"]) / 1000.0)
+        consumer.close()
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    time.sleep(8)  # the worker joins its group and owns its partitions
+    feed = subprocess.Popen([sys.executable, "-m", "streams.cli", "simulate", "--live", "--tables", str(tables),
+                             "--hours", "8", "--speed", "1", "--seed", "5"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(seconds)
+    feed.terminate()
+    time.sleep(2)
+    stop.set()
+    reader.join()
+    worker.terminate()
+    worker.wait(30)
+    # The first seconds carry the floor's opening burst and the worker's warm-up.
+    steady = latencies[len(latencies) // 10:]
+    if not steady:
+        print("latency: no settlements observed")
+        return
+    q = statistics.quantiles(steady, n=100)
+    print(f"latency at real load ({tables} tables, {seconds:.0f} s, {len(steady):,} settlements): "
+          f"p50 {q[49] * 1000:.1f} ms, p99 {q[98] * 1000:.1f} ms (target p99 < 100 ms)")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tables", type=int, default=40)
+    p.add_argument("--hours", type=float, default=6)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--latency-seconds", type=float, default=60)
+    p.add_argument("--latency-tables", type=int, default=200)
+    args = p.parse_args()
+    create_topics()
+    throughput(args.tables, args.hours, args.rounds)
+    if args.latency_seconds > 0:
+        latency(args.latency_seconds, args.latency_tables)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
