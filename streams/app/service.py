@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import time
 
@@ -33,8 +34,9 @@ async def _main(web_port: int) -> None:
     if web_port:
         runner = web.AppRunner(make_web_app(worker, metrics), access_log=None)
         await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", web_port).start()
-        log.info("floor page and metrics on http://127.0.0.1:%s/", web_port)
+        host = os.environ.get("CRAPS_WEB_HOST", "127.0.0.1")
+        await web.TCPSite(runner, host, web_port).start()
+        log.info("floor page and metrics on http://%s:%s/", host, web_port)
     lag_task = asyncio.create_task(_report_lag(worker, metrics))
     try:
         await worker.run()
