@@ -53,7 +53,8 @@ class TableSimulation:
     """One table's history. Tracks only what a dealer sees: shooter, point, first throw, cycle."""
 
     def __init__(self, table_id: str, kind: str, seed: str, start_ms: int, end_ms: int,
-                 bad_rate: float = 0.0, rules: dict | None = None):
+                 bad_rate: float = 0.0, rules: dict | None = None,
+                 come_bets_only_rate: float = 0.02, voluntary_rate: float = 0.004):
         self.table_id = table_id
         self.kind = kind
         self.rng = random.Random(seed)
@@ -61,6 +62,8 @@ class TableSimulation:
         self.end_ms = end_ms
         self.bad_rate = bad_rate
         self.rules = rules
+        self.come_bets_only_rate = come_bets_only_rate  # per point made
+        self.voluntary_rate = voluntary_rate  # per throw
         self.seq = 0
         self.wager_n = 0
         self.players = _players(self.rng)
@@ -183,14 +186,14 @@ class TableSimulation:
                     point = total
                 elif total == point:
                     point = 0
-                    if rng.random() < 0.02:
+                    if rng.random() < self.come_bets_only_rate:
                         come_bets_only = rng.randint(1, 4)
                         self._tick(1, 3)
                         yield self._record("ComeBetsOnly", active=True)
                         continue
                 if self.ts >= self.end_ms:
                     break
-                if rng.random() < 0.004:
+                if rng.random() < self.voluntary_rate:
                     reason = rng.choice(("voluntary", "voluntary", "compulsory"))
                     break
             if self.ts >= self.end_ms:
@@ -209,7 +212,7 @@ def table_kind_for(n: int) -> str:
 
 
 def floor_events(tables: int, hours: float, seed: int, bad_rate: float = 0.0,
-                 start_ms: int = FLOOR_EPOCH_MS) -> Iterator[dict | str]:
+                 start_ms: int = FLOOR_EPOCH_MS, **table_options) -> Iterator[dict | str]:
     """The whole floor's events merged in time order (ties broken by table, then seq)."""
     floor_rng = random.Random(seed)
     end_ms = start_ms + int(hours * 3_600_000)
@@ -218,7 +221,8 @@ def floor_events(tables: int, hours: float, seed: int, bad_rate: float = 0.0,
         table_id = f"T{n:03d}"
         kind = table_kind_for(n)
         sims.append(TableSimulation(table_id, kind, f"{seed}/{table_id}",
-                                    start_ms + floor_rng.randint(0, 60_000), end_ms, bad_rate))
+                                    start_ms + floor_rng.randint(0, 60_000), end_ms, bad_rate,
+                                    **table_options))
 
     def keyed(i: int, sim: TableSimulation):
         for n, record in enumerate(sim.events()):
