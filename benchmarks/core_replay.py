@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -71,18 +69,21 @@ def run_decode_and_core(path: str) -> tuple[float, int]:
 
 
 def run_full_command(path: str) -> tuple[float, int]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "streams.cli", "replay", path, "-o", os.devnull],
-                   check=True, stderr=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return cpu, after.ru_maxrss
+    """CPU seconds and peak RSS (KiB) of `craps-streams replay` in a child process of its own
+    (the child reports its own peak: a forked child's RUSAGE_CHILDREN would count the parent's)."""
+    code = ("import os, resource, sys; from streams.cli import main; "
+            f"main(['replay', {path!r}, '-o', os.devnull]); "
+            "u = resource.getrusage(resource.RUSAGE_SELF); "
+            "print(u.ru_utime + u.ru_stime, u.ru_maxrss, file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    cpu, peak_kib = result.stderr.strip().splitlines()[-1].split()
+    return float(cpu), int(peak_kib)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tables", type=int, default=100)
-    p.add_argument("--hours", type=float, default=24)
+    p.add_argument("--hours", type=float, default=26)
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--file", default="/tmp/craps-bench-floor.jsonl")

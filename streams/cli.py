@@ -46,9 +46,25 @@ def _open_out(path: str | None):
     return sys.stdout if path in (None, "-") else open(path, "w", encoding="utf-8")
 
 
+def _slice_of(args, command: str):
+    from streams.replay.sources import Slice, parse_time
+
+    try:
+        since, until = parse_time(args.since), parse_time(args.until)
+    except ValueError as e:
+        print(f"{command}: {e}", file=sys.stderr)
+        return None
+    tables = frozenset(t.strip() for t in args.tables.split(",") if t.strip()) if args.tables else None
+    return Slice(tables, since, until)
+
+
 def cmd_replay(args) -> int:
-    from streams.replay.engine import Replay, json_lines
-    from streams.rules import output_to_record
+    import dataclasses
+
+    from streams.replay.engine import Replay
+    from streams.replay.sources import Progress, feed_item, open_history
+    from streams.rules import WagerSettled, output_to_record
+    from streams.rules.hold import HoldLedger
 
     wanted = None
     if args.only:
@@ -58,25 +74,89 @@ def cmd_replay(args) -> int:
                 print(f"--only: unknown kind {kind!r}; choose from {', '.join(OUTPUT_KINDS)}", file=sys.stderr)
                 return 2
             wanted.update(OUTPUT_KINDS[kind])
+    if not args.files and not args.from_topic:
+        print("replay: give a history (FILE, -, an archive DIR, .avro files) or --from-topic", file=sys.stderr)
+        return 2
+    if args.files and args.from_topic:
+        print("replay: either files or --from-topic, not both", file=sys.stderr)
+        return 2
+    sl = _slice_of(args, "replay")
+    if sl is None:
+        return 2
     replay = Replay()
-    name = "stdin" if args.file == "-" else args.file
     dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
     try:
-        source = _open_in(args.file)
-    except OSError as e:
-        print(f"replay: cannot read {args.file}: {e.strerror}", file=sys.stderr)
+        history = open_history(args.files[0] if args.files else None, from_topic=args.from_topic,
+                               topic=args.topic, bootstrap=args.bootstrap, sl=sl, extra_files=args.files[1:])
+        first = next(history, None)  # opens the source: a missing file fails here
+    except (OSError, ValueError) as e:
+        print(f"replay: cannot read {' '.join(args.files) or 'the topic'}: {getattr(e, 'strerror', None) or e}",
+              file=sys.stderr)
         return 2
     out = _open_out(args.output)
     write = out.write
-    with source:
-        for record, where in json_lines(source, name):
-            for o in replay.feed_record(record, where):
+    progress = Progress(not args.no_progress)
+    sliced = sl.active
+    keeps, feeds = sl.keeps, sl.feeds
+    slice_hold = HoldLedger() if sliced else None
+    feed_event = replay.feed_event  # where is None: an archive's already checked core event
+    if first is not None:
+        import itertools
+
+        for item, where in itertools.chain((first,), history):
+            progress.tick()
+            if sliced and not feeds(item):
+                continue
+            for o in (feed_event(item) if where is None else feed_item(replay, item, where)):
+                if sliced:
+                    if not keeps(o):
+                        continue
+                    if type(o) is WagerSettled:
+                        slice_hold.add(o)
                 if wanted is None or type(o).__name__ in wanted:
                     write(dumps(output_to_record(o)))
                     write("\n")
+    progress.done()
     out.flush()
-    print(format_summary(replay.tally), file=sys.stderr)
+    tally = replay.tally if not sliced else dataclasses.replace(replay.tally, hold=slice_hold)
+    print(format_summary(tally), file=sys.stderr)
     return 0
+
+
+def cmd_archive(args) -> int:
+    from streams.replay.archive import archive, verify
+    from streams.replay.sources import Progress
+
+    progress = Progress(not args.no_progress, "archived")
+    try:
+        result = archive(args.out, args.topic, args.bootstrap, progress=progress)
+    except (ValueError, TimeoutError) as e:
+        print(f"archive: {e}", file=sys.stderr)
+        return 2
+    progress.done()
+    print(f"archived {result.archived:,} messages ({result.undecodable:,} undecodable, kept raw) "
+          f"into {len(result.files)} files under {args.out}", file=sys.stderr)
+    if args.no_verify:
+        return 0
+    v = verify(args.out, check_seq=True)
+    for line in v.lines():
+        print(line, file=sys.stderr)
+    return 0 if v.archive_ok else 1
+
+
+def cmd_audit(args) -> int:
+    from streams.replay.audit import run_audit
+
+    if not args.history and not args.from_topic:
+        print("audit: --history (an archive DIR, a .jsonl file) or --from-topic", file=sys.stderr)
+        return 2
+    if not args.recorded and args.settlements_topic is None:
+        print("audit: --recorded settlements.jsonl or --settlements-topic", file=sys.stderr)
+        return 2
+    sl = _slice_of(args, "audit")
+    if sl is None:
+        return 2
+    return run_audit(args, sl)
 
 
 def cmd_simulate(args) -> int:
@@ -161,15 +241,52 @@ def cmd_odds(args) -> int:
     return 0
 
 
+def _add_slice_options(p) -> None:
+    p.add_argument("--tables", help="comma list of table ids, e.g. T001,T002")
+    p.add_argument("--since", help="outputs decided at or after this time (ISO 8601 or epoch ms)")
+    p.add_argument("--until", help="history fed up to and outputs decided at or before this time")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="craps-streams", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("replay", help="settle a JSON Lines history of table events")
-    r.add_argument("file", help="JSON Lines file of table events, or - for stdin")
+    r = sub.add_parser(
+        "replay", help="settle a history of table events (JSON Lines, archive, Avro, topic)",
+        description="Settle a history with the rules core. A time slice (--since/--until) feeds every "
+                    "event up to --until from the table's TableOpened on (a table's state is its whole "
+                    "history) and keeps only the OUTPUTS whose deciding event's ts is in [since, until].")
+    r.add_argument("files", nargs="*", metavar="FILE",
+                   help="JSON Lines file of table events, - for stdin, an archive directory, or .avro files")
     r.add_argument("--only", help="comma list of settlements,markers,alerts,rejections")
     r.add_argument("--output", "-o", help="write outputs here instead of stdout")
+    r.add_argument("--from-topic", action="store_true", help="read the table-events topic (read_committed)")
+    r.add_argument("--topic", help="with --from-topic: the topic (default: the table-events topic)")
+    r.add_argument("--bootstrap")
+    _add_slice_options(r)
+    r.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     r.set_defaults(run=cmd_replay)
+
+    a = sub.add_parser("archive", help="copy the table-events topic into Avro container files (resumable)")
+    a.add_argument("--out", required=True, help="the archive directory")
+    a.add_argument("--topic", help="default: the table-events topic")
+    a.add_argument("--bootstrap")
+    a.add_argument("--no-verify", action="store_true", help="skip the verification after archiving")
+    a.add_argument("--no-progress", action="store_true")
+    a.set_defaults(run=cmd_archive)
+
+    au = sub.add_parser("audit", help="replay a history and compare with the recorded settlements")
+    au.add_argument("--history", help="an archive directory, a .jsonl file, or .avro file")
+    au.add_argument("--from-topic", action="store_true", help="the history is the table-events topic")
+    au.add_argument("--topic", help="with --from-topic: the topic (default: the table-events topic)")
+    au.add_argument("--recorded", help="recorded settlements as JSON Lines")
+    au.add_argument("--settlements-topic", nargs="?", const="", default=None,
+                    help="read the recorded settlements from this topic (default: the settlements topic)")
+    au.add_argument("--bootstrap")
+    au.add_argument("--json", dest="json_out", help="also write the findings as JSON here")
+    au.add_argument("--limit", type=int, default=50, help="findings shown per kind (default 50)")
+    _add_slice_options(au)
+    au.set_defaults(run=cmd_audit)
 
     s = sub.add_parser("simulate", help="write a simulated floor's event history as JSON Lines")
     s.add_argument("--tables", type=int, default=10)

@@ -1,0 +1,198 @@
+"""Where a replay's history comes from, and the filters on it.
+
+A history is a stream of `(item, where)`: `item` a contract record (dict), a torn line (str), a
+`RawMessage` (a Kafka message that is not decodable Avro), or (from an archive, fast path) a core
+event already checked; `where` names its source and makes a rejection's id deterministic
+("file:line", "topic/partition/offset", like the worker).
+
+Sources: JSON Lines (a file or stdin), an archive directory (`streams.replay.archive`), Avro
+container files, or the table-events topic itself (read_committed, up to its end).
+
+Time slices. A table's state is the fold of its whole history since its TableOpened, so a slice
+cannot start feeding at `since`: `Slice` feeds every event with `ts <= until` (the history up to
+the end of the slice) and keeps only the OUTPUTS whose deciding event's `ts` is in
+[since, until]. A wager placed before `since` and decided inside the slice is in the slice; one
+decided after `until` is not.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from streams.codec import CodecError, decode_event, read_container
+from streams.replay.archive import RawMessage, archive_topic, iter_archive, iter_archive_fast
+from streams.replay.engine import Replay, json_lines
+from streams.replay.fastread import EVENT_TYPES
+from streams.rules import EventRejected
+
+
+def parse_time(text: str | None) -> int | None:
+    """Epoch ms from an ISO 8601 time ("2026-01-01T10:00:00Z", "2026-01-01"; naive means UTC) or
+    from a whole number of epoch milliseconds."""
+    if text is None or text == "":
+        return None
+    text = text.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"not an ISO time or epoch ms: {text!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+@dataclass(slots=True)
+class Slice:
+    """Tables and a time slice. `feeds` says whether an input goes into the core, `keeps` whether
+    an output is reported."""
+
+    tables: frozenset | None = None
+    since: int | None = None
+    until: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.tables is not None or self.since is not None or self.until is not None
+
+    def feeds(self, item) -> bool:
+        if type(item) in EVENT_TYPES:
+            return (self.tables is None or item.table_id in self.tables) and \
+                (self.until is None or item.ts <= self.until)
+        if type(item) is dict:
+            if self.tables is not None and item.get("table_id") not in self.tables:
+                return False
+            ts = item.get("ts")
+            return self.until is None or type(ts) is not int or ts <= self.until
+        # a torn line or an undecodable message belongs to no known table
+        return self.tables is None
+
+    def keeps(self, output) -> bool:
+        ts = output.ts
+        if self.since is not None and ts < self.since:
+            return False
+        return self.until is None or ts <= self.until
+
+
+def feed_item(replay: Replay, item, where: str) -> list:
+    """Feed one history item; an undecodable Kafka message becomes the rejection the worker writes
+    for it (reason "undecodable", id "rejected/topic/partition/offset")."""
+    if type(item) in EVENT_TYPES:
+        return replay.feed_event(item)
+    if type(item) is RawMessage:
+        replay.tally.read += 1
+        rejection = EventRejected(f"rejected/{item.topic}/{item.partition}/{item.offset}", "", 0, 0,
+                                  "undecodable", item.error[:1000] or "not a decodable Avro message", {})
+        replay._count_rejection(rejection)
+        return [rejection]
+    return replay.feed_record(item, where)
+
+
+# ---------------------------------------------------------------- sources
+
+
+def jsonl_source(path: str) -> Iterator[tuple[object, str]]:
+    name = "stdin" if path == "-" else path
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")
+    with stream:
+        yield from json_lines(stream, name)
+
+
+def archive_source(path, sl: Slice | None = None, fast: bool = True) -> Iterator[tuple[object, str]]:
+    """With `fast`, items that need no contract check come as core events (see `fastread`) and
+    their `where` is None (it names only what may be rejected as malformed)."""
+    tables = set(sl.tables) if sl is not None and sl.tables is not None else None
+    until = sl.until if sl is not None else None
+    if fast:
+        return iter_archive_fast(path, tables=tables, until=until)
+    topic = archive_topic(path)
+    return ((item, f"{topic}/{p}/{offset}") for p, offset, item in iter_archive(path, tables=tables, until=until))
+
+
+def container_source(paths: Iterable[str]) -> Iterator[tuple[object, str]]:
+    for path in paths:
+        for n, record in enumerate(read_container(path), 1):
+            yield record, f"{path}:{n}"
+
+
+def topic_source(topic: str | None = None, bootstrap: str | None = None) -> Iterator[tuple[object, str]]:
+    from streams.replay.topic_reader import read_topic
+
+    if topic is None:
+        from streams.topics import TABLE_EVENTS
+
+        topic = TABLE_EVENTS
+    for m in read_topic(topic, bootstrap, timeout_s=300):
+        where = f"{m.topic}/{m.partition}/{m.offset}"
+        try:
+            item = decode_event(m.value)
+        except CodecError as e:
+            item = RawMessage(bytes(m.value or b""), m.key, m.topic, m.partition, m.offset, str(e))
+        yield item, where
+
+
+def open_history(spec: str | None, *, from_topic: bool = False, topic: str | None = None,
+                 bootstrap: str | None = None, sl: Slice | None = None,
+                 extra_files: Iterable[str] = (), fast: bool = True) -> Iterator[tuple[object, str]]:
+    """The history named by `spec`: "-" or a .jsonl file, an archive directory, .avro files (more
+    in `extra_files`), or the table-events topic with `from_topic`. `fast=False` gives records,
+    never core events (for readers that look at the records themselves)."""
+    if from_topic:
+        return topic_source(topic, bootstrap)
+    if spec is None:
+        raise ValueError("no history given")
+    files = [spec, *extra_files]
+    if spec != "-" and Path(spec).is_dir():
+        if extra_files:
+            raise ValueError("an archive directory is replayed alone")
+        if not (Path(spec) / "index.json").exists():
+            raise ValueError(f"{spec}: not an archive (no index.json)")
+        return archive_source(spec, sl, fast)
+    if all(f.endswith(".avro") for f in files):
+        return container_source(files)
+    if extra_files:
+        raise ValueError("several files are accepted only as .avro containers")
+    return jsonl_source(spec)
+
+
+def reopenable(spec: str | None, from_topic: bool) -> bool:
+    """Whether a second pass over this history is possible (stdin is read once)."""
+    return from_topic or spec not in (None, "-")
+
+
+class Progress:
+    """A progress line on stderr (events, events/s), shown once a run has lasted `after_s` seconds."""
+
+    def __init__(self, enabled: bool = True, label: str = "replayed", after_s: float = 2.0, stream=None):
+        self.enabled = enabled
+        self.label = label
+        self.after_s = after_s
+        self.stream = stream or sys.stderr
+        self.start = self.last = time.monotonic()
+        self.count = 0
+        self.shown = False
+        self._next_check = 10_000
+
+    def tick(self, n: int = 1) -> None:
+        self.count += n
+        if self.count < self._next_check or not self.enabled:
+            return
+        self._next_check = self.count + 10_000
+        now = time.monotonic()
+        if now - self.start >= self.after_s and now - self.last >= 1.0:
+            self.last = now
+            self.shown = True
+            rate = self.count / max(now - self.start, 1e-9)
+            print(f"\r{self.label} {self.count:,} events  {rate:,.0f} events/s", end="", file=self.stream,
+                  flush=True)
+
+    def done(self) -> None:
+        if self.enabled and self.shown:
+            elapsed = max(time.monotonic() - self.start, 1e-9)
+            print(f"\r{self.label} {self.count:,} events in {elapsed:.1f} s "
+                  f"({self.count / elapsed:,.0f} events/s)", file=self.stream, flush=True)
