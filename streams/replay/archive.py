@@ -36,7 +36,7 @@ from typing import Iterable, Iterator
 
 from fastavro.write import Writer
 
-from streams.codec import CodecError, decode_event, default_codec, default_container_codec, read_container
+from streams.codec import decode_event, default_codec, default_container_codec, read_container
 
 INDEX = "index.json"
 UNDECODABLE_DIR = "undecodable"
