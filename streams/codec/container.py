@@ -101,6 +101,13 @@ def _read(fo, c: AvroCodec) -> Iterator[dict]:
         raise
     except Exception as e:
         raise CodecError(f"not a readable Avro container: {type(e).__name__}: {e}") from e
+    for n, datum in enumerate(datums(reader), 1):
+        yield record_of(c, datum, n)
+
+
+def datums(reader) -> Iterator[dict]:
+    """The datums of an open fastavro reader; a corrupt block is a CodecError saying how many
+    records came before it."""
     n = 0
     it = iter(reader)
     while True:
@@ -111,10 +118,14 @@ def _read(fo, c: AvroCodec) -> Iterator[dict]:
         except Exception as e:
             raise CodecError(f"corrupt container after {n} records: {type(e).__name__}: {e}") from e
         n += 1
-        try:
-            record = c.event_record(datum)
-        except CodecError:
-            raise
-        except Exception as e:
-            raise CodecError(f"malformed record {n}: {type(e).__name__}: {e}") from e
-        yield record
+        yield datum
+
+
+def record_of(c: AvroCodec, datum: dict, n: int) -> dict:
+    """The flat record of the container's `n`th datum (from 1); any problem is a CodecError."""
+    try:
+        return c.event_record(datum)
+    except CodecError:
+        raise
+    except Exception as e:
+        raise CodecError(f"malformed record {n}: {type(e).__name__}: {e}") from e

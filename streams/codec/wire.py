@@ -125,8 +125,9 @@ def _field_specs(record_schema: dict, kind: str) -> tuple:
     return tuple(specs)
 
 
-def _copy_checked(record: dict, specs: tuple, where: str, out: dict) -> int:
-    """Copy the fields of `specs` from record into out, checking them; the number copied."""
+def _copy_checked(record: dict, specs: tuple, where: str, out: dict | None = None) -> int:
+    """Check the fields of `specs` in record, copying them into `out` when given; the number
+    present."""
     n = 0
     for name, check, required, desc in specs:
         v = record.get(name, _MISSING)
@@ -136,22 +137,8 @@ def _copy_checked(record: dict, specs: tuple, where: str, out: dict) -> int:
             continue
         if not check(v):
             raise CodecError(f"{where}.{name}: expected {desc}, got {v!r:.200}")
-        out[name] = v
-        n += 1
-    return n
-
-
-def _check_fields(record: dict, specs: tuple, where: str) -> int:
-    """Check the fields of `specs` in record; the number present."""
-    n = 0
-    for name, check, required, desc in specs:
-        v = record.get(name, _MISSING)
-        if v is _MISSING:
-            if required:
-                raise CodecError(f"{where}: missing field {name!r}")
-            continue
-        if not check(v):
-            raise CodecError(f"{where}.{name}: expected {desc}, got {v!r:.200}")
+        if out is not None:
+            out[name] = v
         n += 1
     return n
 
@@ -340,7 +327,7 @@ class AvroCodec:
         if flat is None:  # unknown kind, or a kind the flat path cannot carry: the general path
             return self._write(self._event_header, self._event_parsed, self.event_datum(record), buf)
         _, specs, known = self.kinds[kind]
-        n = _check_fields(record, self._common, kind) + _check_fields(record, specs, kind) + 1
+        n = _copy_checked(record, self._common, kind) + _copy_checked(record, specs, kind) + 1
         if n != len(record):
             raise CodecError(f"{kind}: unknown field(s) {_extra_fields(record, known)}")
         if kind in self._rules_kinds:
@@ -399,7 +386,7 @@ class AvroCodec:
                 record["event_json"] = None if event is None else _json_text(event, "EventRejected.event")
             elif _parse_or_none(record["event_json"]) != event:
                 raise CodecError("EventRejected: 'event' and 'event_json' disagree")
-        n = _check_fields(record, specs, kind) + 1
+        n = _copy_checked(record, specs, kind) + 1
         if n != len(record):
             raise CodecError(f"{kind}: unknown field(s) {_extra_fields(record, known)}")
         return kind, record  # fastavro ignores the "type" key: not a field of the schema

@@ -23,20 +23,12 @@ from fractions import Fraction
 from functools import lru_cache
 
 from streams.odds.model import POINTS, SEVEN_WAYS, WAYS, Outcome, WagerOdds, net_for
+from streams.rules.hot_roller import COMBINATIONS  # § 623c.1(a)(2)(iii), the one table
 from streams.rules.paytables import Paytable
 from streams.rules.submission import HOT_ROLLER_COME_OUT_SEVEN_CHOICES
 
 WAGER = "hot_roller"
 
-# § 623c.1: the 14 combinations (unordered dice), by number.
-COMBINATIONS = {
-    4: ((1, 3), (2, 2)),
-    5: ((1, 4), (2, 3)),
-    6: ((1, 5), (2, 4), (3, 3)),
-    8: ((2, 6), (3, 5), (4, 4)),
-    9: ((3, 6), (4, 5)),
-    10: ((4, 6), (5, 5)),
-}
 
 
 def combination_ways(combo: tuple[int, int]) -> int:

@@ -19,6 +19,7 @@ import fastavro
 from fastavro.schema import to_parsing_canonical_form
 
 from streams.codec import CodecError, default_codec, read_container
+from streams.codec.container import datums, record_of
 from streams.codec.schemas import fingerprint64
 from streams.rules.events import INPUT_TYPES, TableOpened
 
@@ -84,18 +85,8 @@ def read_events(path, where_of=None) -> Iterator[object]:
             for n, record in enumerate(read_container(fo)):
                 yield record if where_of is None else (record, where_of(n))
             return
-        event_record = codec.event_record
         pairs = where_of is not None
-        n = -1
-        it = iter(reader)
-        while True:
-            try:
-                datum = next(it)
-            except StopIteration:
-                return
-            except Exception as e:
-                raise CodecError(f"corrupt container after {n + 1} records: {type(e).__name__}: {e}") from e
-            n += 1
+        for n, datum in enumerate(datums(reader)):
             body = datum["body"]
             if body is not None:
                 p = plan.get(body[0])
@@ -112,10 +103,5 @@ def read_events(path, where_of=None) -> Iterator[object]:
                         event = p[1](table_id, seq, ts, *p[2](values))
                         yield (event, None) if pairs else event
                         continue
-            try:
-                record = event_record(datum)
-            except CodecError:
-                raise
-            except Exception as e:
-                raise CodecError(f"malformed record {n + 1}: {type(e).__name__}: {e}") from e
+            record = record_of(codec, datum, n + 1)
             yield (record, where_of(n)) if pairs else record

@@ -13,7 +13,7 @@ import pytest
 
 from streams.codec import decode_output
 from streams.replay.topic_reader import read_topic
-from tests.pipeline.conftest import free_port, kafka, pipeline, wait_for  # noqa: F401 (fixtures)
+from tests.conftest import free_port, wait_for
 from tests.pipeline.test_pipeline import replayed, write_floor
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

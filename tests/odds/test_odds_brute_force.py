@@ -16,25 +16,10 @@ from streams.odds.bonus_craps import TARGETS, all_before_seven, bonus_odds
 from streams.odds.fire_bet import distinct_points_distribution
 from streams.odds.hot_shooter import hot_shooter_odds, throws_distribution
 from streams.rules.paytables import BONUS_ALTERNATE, BONUS_STANDARD, HOT_SHOOTER_STANDARD, PUSH, Paytable
+from tests.odds.exact_solve import solve
 
 DICE = [(a, b) for a in range(1, 7) for b in range(1, 7)]
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
-
-
-def solve(matrix: list[list[Fraction]], rhs: list[list[Fraction]]) -> list[list[Fraction]]:
-    """Gauss-Jordan over Fractions: matrix x = rhs, several right-hand columns."""
-    n = len(matrix)
-    a = [row[:] + r[:] for row, r in zip(matrix, rhs)]
-    for col in range(n):
-        pivot = next(r for r in range(col, n) if a[r][col] != 0)
-        a[col], a[pivot] = a[pivot], a[col]
-        inv = 1 / a[col][col]
-        a[col] = [x * inv for x in a[col]]
-        for r in range(n):
-            if r != col and a[r][col] != 0:
-                f = a[r][col]
-                a[r] = [x - f * y for x, y in zip(a[r], a[col])]
-    return [row[n:] for row in a]
 
 
 def next_point(point: int | None, total: int) -> tuple[int | None, str]:

@@ -20,6 +20,7 @@ from streams.odds import wager_odds
 from streams.odds.hot_roller import COMBINATIONS, seven_distribution
 from streams.rules.paytables import HOT_ROLLER_A, HOT_ROLLER_B
 from streams.rules.submission import DEFAULT_RULES
+from tests.odds.exact_solve import solve
 
 DICE = [(a, b) for a in range(1, 7) for b in range(1, 7)]
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
@@ -42,21 +43,6 @@ def test_combinations_match_the_regulation():
     library = {n: sorted(f"{a}-{b}" for a, b in combos) for n, combos in COMBINATIONS.items()}
     assert library == {n: sorted(c) for n, c in NUMBER_COMBOS.items()}
     assert sum(combo_ways(c) for cs in NUMBER_COMBOS.values() for c in cs) == 24
-
-
-def solve(matrix, rhs):
-    n = len(matrix)
-    a = [row[:] + r[:] for row, r in zip(matrix, rhs)]
-    for col in range(n):
-        pivot = next(r for r in range(col, n) if a[r][col] != 0)
-        a[col], a[pivot] = a[pivot], a[col]
-        inv = 1 / a[col][col]
-        a[col] = [x * inv for x in a[col]]
-        for r in range(n):
-            if r != col and a[r][col] != 0:
-                f = a[r][col]
-                a[r] = [x - f * y for x, y in zip(a[r], a[col])]
-    return [row[n:] for row in a]
 
 
 def brute_force(tracked: tuple[int, ...]) -> dict[tuple[str, int], Fraction]:

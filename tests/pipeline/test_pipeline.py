@@ -13,7 +13,7 @@ from streams.rules import output_to_record
 from streams.sim.floor import floor_events
 from streams.codec import to_json_line
 
-from tests.pipeline.conftest import wait_for
+from tests.conftest import wait_for
 
 pytestmark = pytest.mark.kafka
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from streams.replay.archive import iter_archive, load_index, verify
-from tests.pipeline.conftest import wait_for
+from tests.conftest import wait_for
 
 pytestmark = pytest.mark.kafka
 

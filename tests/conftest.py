@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 BOOTSTRAP = os.environ.get("CRAPS_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
 
 
