@@ -12,19 +12,31 @@ from aiohttp import web
 from streams.app.web import make_web_app
 from streams.app.worker import SettlingWorker
 from streams.metrics.exporter import FloorMetrics
+from streams.rules import SurveillanceAlerted
 
 log = logging.getLogger("craps.worker")
 
 
 async def _main(web_port: int) -> None:
-    metrics = FloorMetrics()
     worker = SettlingWorker()
 
+    def owned_tables():
+        """(state, hold book) of every table the worker owns, loaded or only recovered so far."""
+        for owner in list(worker.owners.values()):
+            shell = owner.shell
+            for table_id in set(shell.states) | set(getattr(owner, "recovered", ())):
+                state = shell.state_of(table_id)
+                if state is not None:
+                    yield state, shell.books.get(table_id)
+
+    metrics = FloorMetrics(tables=owned_tables)
+
     def observe(handled_list, partition, seconds):
-        owner = worker.owners.get(partition)
-        states = owner.shell.states if owner is not None else {}
-        for table, wager, paytable, z in metrics.observe(handled_list, states, time.time()):
-            log.warning("hold anomaly: table %s %s (%s) z = %.2f", table, wager, paytable, z)
+        metrics.observe(handled_list, time.time())
+        for handled in handled_list:
+            for o in handled.outputs:
+                if type(o) is SurveillanceAlerted and o.alert in ("hold_anomaly", "sequence_gap"):
+                    log.warning("%s: %s", o.alert, o.message)
 
     worker.observer = observe
     loop = asyncio.get_running_loop()

@@ -23,6 +23,7 @@ from streams.rules import (
     output_to_record,
     record_to_event,
 )
+from streams.surveillance import HoldBook, HoldWatch
 from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
 
 TOPIC_OF = {
@@ -32,12 +33,12 @@ TOPIC_OF = {
     SurveillanceAlerted: SURVEILLANCE,
     EventRejected: REJECTIONS,
 }
-APPLIED, REJECTED, DUPLICATE = "applied", "rejected", "duplicate"
+APPLIED, REJECTED, DUPLICATE, HELD = "applied", "rejected", "duplicate", "held"
 
 
 @dataclass(slots=True)
 class Handled:
-    verdict: str  # applied | rejected | duplicate
+    verdict: str  # applied | rejected | duplicate | held (beyond a gap, applied when it is filled)
     table_id: str
     outputs: list = field(default_factory=list)  # core output objects
     messages: list = field(default_factory=list)  # (topic, key bytes, value bytes)
@@ -45,12 +46,17 @@ class Handled:
     event: object = None  # the decoded event, when it could be decoded
 
 
-def state_to_text(state: TableState) -> str:
-    return json.dumps(state.to_record(), separators=(",", ":"), sort_keys=True)
+def state_to_text(state: TableState, book: HoldBook | None = None) -> str:
+    """What the changelog stores for a table: its state and its hold book, in one record."""
+    record = {"table": state.to_record(), "hold": (book or HoldBook()).to_record()}
+    return json.dumps(record, separators=(",", ":"), sort_keys=True)
 
 
-def state_from_text(text: str) -> TableState:
-    return TableState.from_record(json.loads(text))
+def state_from_text(text: str) -> tuple[TableState, HoldBook]:
+    record = json.loads(text)
+    if "table" not in record:  # stored before the hold book joined the table's record
+        return TableState.from_record(record), HoldBook()
+    return TableState.from_record(record["table"]), HoldBook.from_record(record["hold"])
 
 
 def _messages(outputs: list) -> list:
@@ -61,17 +67,24 @@ class SettlementShell:
     """Holds the live states of the tables this worker owns; `load` reads a stored state (JSON text)
     when a table is not in memory yet (after a restart or a rebalance)."""
 
-    def __init__(self, load):
+    def __init__(self, load, watch: HoldWatch | None = None):
         self.load = load
+        self.watch = watch or HoldWatch()
         self.states: dict[str, TableState] = {}
+        self.books: dict[str, HoldBook] = {}  # table id -> its hold book, beside its state
 
     def state_of(self, table_id: str) -> TableState | None:
         state = self.states.get(table_id)
         if state is None:
             stored = self.load(table_id)
             if stored is not None:
-                state = self.states[table_id] = state_from_text(stored)
+                state, self.books[table_id] = state_from_text(stored)
+                self.states[table_id] = state
         return state
+
+    def stored_text(self, table_id: str) -> str:
+        """The record to store for a table (its state and hold book), as of the last event."""
+        return state_to_text(self.states[table_id], self.books.get(table_id))
 
     def handle(self, value: bytes, topic: str, partition: int, offset: int) -> Handled:
         try:
@@ -84,10 +97,19 @@ class SettlementShell:
         state, outputs = apply(state, event)
         if state is not None and state.duplicates != before:
             return Handled(DUPLICATE, event.table_id, [], [], state, event)
-        if outputs and type(outputs[0]) is EventRejected:
-            return Handled(REJECTED, event.table_id, outputs, _messages(outputs), None, event)
+        if outputs and type(outputs[0]) is EventRejected and outputs[0].seq == event.seq:
+            # The game is unchanged, but the feed received the seq: store a known table's state.
+            return Handled(REJECTED, event.table_id, outputs, _messages(outputs), state, event)
         if state is not None:
             self.states[event.table_id] = state
+            book = self.books.get(event.table_id)
+            if book is None:
+                book = self.books[event.table_id] = HoldBook()
+            alerts = self.watch.watch(book, state, outputs)
+            if alerts:
+                outputs = outputs + alerts
+            if state.held.get(event.seq) is event:
+                return Handled(HELD, event.table_id, outputs, _messages(outputs), state, event)
         return Handled(APPLIED, event.table_id, outputs, _messages(outputs), state, event)
 
     @staticmethod

@@ -1,4 +1,10 @@
-"""The worker's Prometheus metrics, updated from what each committed batch settled.
+"""The worker's Prometheus metrics.
+
+Money and throws come from what is committed: each owned table's hold book and state, stored in
+the same Kafka transaction as the settlements (streams/surveillance/hold_watch.py). A worker that
+takes a table over after a crash or a rebalance exports that table's whole history, so the sum over
+the live workers equals the settlements topic to the cent, whatever died on the way. Operational
+rates (events by verdict, rejections, alerts, latency, lag) are this process's own counters.
 
 Labels stay bounded: table, wager kind, paytable, outcome, reason, partition; never wager ids or
 player positions. Money is in cents (`_cents`), times in seconds.
@@ -6,92 +12,93 @@ player positions. Money is in cents (`_cents`), times in seconds.
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from streams.metrics.hold_vs_theory import HoldVsTheory
-from streams.odds import all_wager_odds, wager_odds
-from streams.rules import DiceThrown, EventRejected, WagerSettled
-from streams.rules.events import SurveillanceAlerted
+from streams.odds import all_wager_odds
+from streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+MONEY = ("table", "wager", "paytable")
 
 
 class FloorMetrics:
-    def __init__(self, registry: CollectorRegistry | None = None, z_alert_threshold: float = 4.0):
+    def __init__(self, registry: CollectorRegistry | None = None, tables=lambda: ()):
+        """`tables()` yields (table state, hold book) for every table this worker owns."""
         r = self.registry = registry or CollectorRegistry()
-        money = ("table", "wager", "paytable")
         self.events = Counter("craps_events", "Input events by verdict", ["verdict"], registry=r)
         self.rejections = Counter("craps_rejections", "Rejected input events by reason", ["reason"], registry=r)
-        self.handle = Counter("craps_handle_cents", "Stakes of settled wagers (handle), cents", money, registry=r)
-        self.collected = Counter("craps_stakes_collected_cents", "Stakes collected on lost wagers, cents", money, registry=r)
-        self.returned = Counter("craps_stakes_returned_cents", "Stakes returned on won or pushed wagers, cents", money, registry=r)
-        self.won = Counter("craps_won_cents", "Amounts won by players (stakes excluded), cents", money, registry=r)
-        self.settlements = Counter("craps_settlements", "Settled wagers by outcome", ["table", "wager", "outcome"], registry=r)
-        self.throws = Counter("craps_throws", "Valid throws", ["table"], registry=r)
         self.alerts = Counter("craps_surveillance_alerts", "Surveillance alerts by kind", ["alert"], registry=r)
         self.latency = Histogram("craps_settlement_latency_seconds", "Event time to settlement committed",
                                  buckets=LATENCY_BUCKETS, registry=r)
         self.edge = Gauge("craps_theoretical_house_edge_ratio", "Exact house edge per unit staked",
                           ["wager", "paytable", "reading"], registry=r)
-        self.expected = Gauge("craps_expected_house_win_cents", "Handle x house edge, cents", money, registry=r)
-        self.std_dev = Gauge("craps_house_win_std_dev_cents", "Std dev of the house win, cents", money, registry=r)
-        self.z = Gauge("craps_hold_z_score", "(house win - expected) / std dev", money, registry=r)
         self.lag = Gauge("craps_consumer_lag_messages", "Table events not yet settled", ["partition"], registry=r)
-        self.table_open = Gauge("craps_table_open", "1 while the table is open", ["table"], registry=r)
-        self.last_throw = Gauge("craps_last_throw_timestamp_seconds", "Event time of the last valid throw",
-                                ["table"], registry=r)
         for odds in all_wager_odds():
             self.edge.labels(odds.wager, odds.paytable, odds.reading or "-").set(float(odds.house_edge))
-        self.theory: dict[tuple, HoldVsTheory] = {}
-        self.z_alert_threshold = z_alert_threshold
+        r.register(_OwnedTables(tables))
 
-    def observe(self, handled_list, states: dict, now_s: float) -> list[tuple]:
-        """Count a committed batch; returns the (table, wager, paytable, z) that crossed the alert
-        threshold in it."""
-        crossed = []
+    def observe(self, handled_list, now_s: float) -> None:
+        """Count a committed batch."""
+        events, latency = self.events, self.latency
         for handled in handled_list:
-            self.events.labels(handled.verdict).inc()
+            events.labels(handled.verdict).inc()
             for o in handled.outputs:
                 kind = type(o)
                 if kind is WagerSettled:
-                    crossed += self._settled(o, states.get(o.table_id), now_s)
+                    latency.observe(max(0.0, now_s - o.ts / 1000.0))
                 elif kind is EventRejected:
                     self.rejections.labels(o.reason).inc()
                 elif kind is SurveillanceAlerted:
                     self.alerts.labels(o.alert).inc()
-            state = handled.state
-            if state is not None and handled.verdict == "applied":
-                self.table_open.labels(state.table_id).set(0 if state.closed else 1)
-                event = handled.event
-                if type(event) is DiceThrown and event.valid:
-                    self.throws.labels(event.table_id).inc()
-                    self.last_throw.labels(event.table_id).set(event.ts / 1000.0)
-        return crossed
 
-    def _settled(self, s: WagerSettled, state, now_s: float) -> list[tuple]:
-        labels = (s.table_id, s.wager, s.paytable)
-        self.handle.labels(*labels).inc(s.stake_cents)
-        house_win = 0
-        if s.outcome == "lose":
-            self.collected.labels(*labels).inc(s.stake_cents)
-            house_win = s.stake_cents
-        else:
-            self.returned.labels(*labels).inc(s.stake_cents)
-            self.won.labels(*labels).inc(s.won_cents)
-            house_win = -s.won_cents
-        self.settlements.labels(s.table_id, s.wager, s.outcome).inc()
-        self.latency.observe(max(0.0, now_s - s.ts / 1000.0))
-        theory = self.theory.get(labels)
-        if theory is None:
-            if state is None:
-                return []
-            odds = wager_odds(s.wager, state.rules)
-            theory = self.theory[labels] = HoldVsTheory(float(odds.house_edge), odds.std_dev)
-        before = theory.z_score
-        theory.add(s.stake_cents, house_win)
-        self.expected.labels(*labels).set(theory.expected_house_win_cents)
-        self.std_dev.labels(*labels).set(theory.std_dev_cents)
-        z = theory.z_score
-        self.z.labels(*labels).set(z)
-        if z <= -self.z_alert_threshold < before:
-            return [(*labels, z)]
-        return []
+
+class _OwnedTables:
+    """Prometheus collector over the committed state and hold book of each owned table."""
+
+    def __init__(self, tables):
+        self.tables = tables
+
+    def describe(self):
+        return []  # collected fresh on each scrape; nothing to check at registration
+
+    def collect(self):
+        money = {name: CounterMetricFamily(name, doc, labels=MONEY) for name, doc in (
+            ("craps_handle_cents", "Stakes of settled wagers (handle), cents"),
+            ("craps_stakes_collected_cents", "Stakes collected on lost wagers, cents"),
+            ("craps_stakes_returned_cents", "Stakes returned on won or pushed wagers, cents"),
+            ("craps_won_cents", "Amounts won by players (stakes excluded), cents"))}
+        settlements = CounterMetricFamily("craps_settlements", "Settled wagers by outcome",
+                                          labels=("table", "wager", "outcome"))
+        expected = GaugeMetricFamily("craps_expected_house_win_cents", "Handle x house edge, cents", labels=MONEY)
+        std_dev = GaugeMetricFamily("craps_house_win_std_dev_cents", "Std dev of the house win, cents",
+                                    labels=MONEY)
+        z = GaugeMetricFamily("craps_hold_z_score", "(house win - expected) / std dev", labels=MONEY)
+        throws = CounterMetricFamily("craps_throws", "Valid throws", labels=("table",))
+        table_open = GaugeMetricFamily("craps_table_open", "1 while the table is open", labels=("table",))
+        last_throw = GaugeMetricFamily("craps_last_throw_timestamp_seconds", "Event time of the last valid throw",
+                                       labels=("table",))
+        held = GaugeMetricFamily("craps_table_held_events", "Events held beyond a sequence gap (the table "
+                                 "is suspended while above 0)", labels=("table",))
+        for state, book in self.tables():
+            table = state.table_id
+            throws.add_metric((table,), state.throws)
+            table_open.add_metric((table,), 0 if state.closed else 1)
+            held.add_metric((table,), len(state.held))
+            if state.last_throw_ts:
+                last_throw.add_metric((table,), state.last_throw_ts / 1000.0)
+            by_outcome: dict[tuple, int] = {}
+            for (wager, paytable), line in (book.lines.items() if book is not None else ()):
+                labels = (table, wager, paytable)
+                money["craps_handle_cents"].add_metric(labels, line.handle_cents)
+                money["craps_stakes_collected_cents"].add_metric(labels, line.collected_cents)
+                money["craps_stakes_returned_cents"].add_metric(labels, line.returned_cents)
+                money["craps_won_cents"].add_metric(labels, line.won_cents)
+                expected.add_metric(labels, line.expected_house_win_cents)
+                std_dev.add_metric(labels, line.std_dev_cents)
+                z.add_metric(labels, line.z_score)
+                for outcome, n in (("win", line.wins), ("lose", line.losses), ("push", line.pushes)):
+                    by_outcome[(table, wager, outcome)] = by_outcome.get((table, wager, outcome), 0) + n
+            for labels, n in by_outcome.items():
+                settlements.add_metric(labels, n)
+        yield from money.values()
+        yield from (settlements, expected, std_dev, z, throws, table_open, last_throw, held)

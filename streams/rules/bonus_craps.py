@@ -1,7 +1,7 @@
 """Bonus Craps (§ 623a.12): All Small, All Tall, All Or Nothing At All."""
 from __future__ import annotations
 
-from streams.rules.events import MarkerPlaced
+from streams.rules.events import new_marker_placed
 from streams.rules.paytables import BonusPaytable
 from streams.rules.wager import Cohort, Wager, output_id, settled
 
@@ -32,9 +32,9 @@ class BonusCrapsCohort(Cohort):
         if self.marks & bit:
             return
         self.marks |= bit
-        out.append(MarkerPlaced(output_id(event, out), event.table_id, event.seq, event.ts,
-                                self.layout, self.cohort_id, f"total-{total}",
-                                self.marks.bit_count()))
+        out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
+                                     self.layout, self.cohort_id, f"total-{total}",
+                                     self.marks.bit_count()))
         for kind, needs in NEEDS.items():
             if needs & bit and self.marks & needs == needs:
                 odds = paytable.odds_for(kind)

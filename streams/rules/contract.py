@@ -10,6 +10,7 @@ from dataclasses import fields
 
 from streams.rules.events import (
     INPUT_TYPES,
+    NEW,
     OUTPUT_TYPES,
     EventRejected,
     TableOpened,
@@ -86,7 +87,7 @@ def record_to_event(record):
         except RulesError as e:
             raise ContractError("invalid_rules", f"rules: {e}") from None
         return TableOpened(table_id, seq, ts, values["table_kind"], rules, values.get("rules"))
-    return INPUT_TYPES[kind](table_id, seq, ts, **values)
+    return NEW[INPUT_TYPES[kind]](table_id, seq, ts, **values)  # INPUT_TYPES[kind](...), faster
 
 
 def event_to_record(event) -> dict:

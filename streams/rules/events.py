@@ -6,7 +6,7 @@ their input (wager id, or table id and seq), so a re-processed input can never p
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 
 from streams.rules.submission import RulesSubmission
 
@@ -166,3 +166,42 @@ class EventRejected:
 TableOutput = WagerSettled | MarkerPlaced | MarkerCleared | SurveillanceAlerted | EventRejected
 OUTPUT_TYPES = {cls.__name__: cls for cls in (WagerSettled, MarkerPlaced, MarkerCleared,
                                               SurveillanceAlerted, EventRejected)}
+
+
+# ---------------------------------------------------------------- fast constructors
+
+
+def _constructor(cls):
+    """A function building a `cls` from its fields (positional or by name, defaults as in `cls`),
+    about four times as fast as `cls(...)`, for the hot paths of the core and of replay.
+
+    A frozen dataclass's `__init__` sets every field through `object.__setattr__` (its own
+    `__setattr__` refuses); here the fields are stored on an instance of a plain twin class with
+    the same slots (plain attribute stores), whose `__class__` then becomes `cls`. The result is
+    an ordinary `cls` instance, equal, hashed, printed and pickled as one built by `cls(...)`."""
+    names = tuple(cls.__slots__)
+    if names != tuple(f.name for f in fields(cls)) or "__weakref__" in names:
+        raise TypeError(f"{cls.__name__}: slots are not exactly its fields")
+    twin = type(f"_{cls.__name__}Fields", (), {"__slots__": names})
+    ns = {"_new_": object.__new__, "_twin_": twin, "_cls_": cls}
+    params = []
+    for f in fields(cls):
+        if f.default is not MISSING:
+            ns[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        else:
+            params.append(f.name)
+    body = "".join(f"    o_.{n} = {n}\n" for n in names)
+    exec(f"def new({', '.join(params)}):\n    o_ = _new_(_twin_)\n{body}    o_.__class__ = _cls_\n"
+         f"    return o_\n", ns)
+    new = ns["new"]
+    new.__name__ = new.__qualname__ = f"new_{cls.__name__}"
+    new.__doc__ = f"Build a {cls.__name__} (as {cls.__name__}(...) does, faster)."
+    return new
+
+
+# kind -> fast constructor (see `_constructor`); same arguments as the class
+NEW = {cls: _constructor(cls) for cls in (*INPUT_TYPES.values(), *OUTPUT_TYPES.values())}
+new_wager_settled = NEW[WagerSettled]
+new_marker_placed = NEW[MarkerPlaced]
+new_marker_cleared = NEW[MarkerCleared]

@@ -1,7 +1,7 @@
 """The Fire Bet (§ 623a.11): distinct points made by the shooter, settled at the loser 7."""
 from __future__ import annotations
 
-from streams.rules.events import MarkerPlaced
+from streams.rules.events import new_marker_placed
 from streams.rules.paytables import Paytable
 from streams.rules.wager import Cohort, Wager, by_paytable, output_id
 
@@ -24,8 +24,8 @@ class FireCohort(Cohort):
         self.points = self.points + (point,)
         count = len(self.points)
         # § 623a.11(a)(4): the marker is inscribed with the running count of distinct points.
-        out.append(MarkerPlaced(output_id(event, out), event.table_id, event.seq, event.ts,
-                                self.layout, self.cohort_id, f"point-{point}", count))
+        out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
+                                     self.layout, self.cohort_id, f"point-{point}", count))
         return count == FOUR_POINTS
 
     def seven_out(self, paytable: Paytable, event, out: list) -> None:

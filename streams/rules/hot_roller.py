@@ -1,7 +1,7 @@
 """Hot Roller (§ 623c.1): the fourteen dice combinations of 4, 5, 6, 8, 9 and 10."""
 from __future__ import annotations
 
-from streams.rules.events import MarkerPlaced
+from streams.rules.events import new_marker_placed
 from streams.rules.paytables import Paytable
 from streams.rules.wager import Cohort, Wager, by_paytable, output_id
 
@@ -38,15 +38,15 @@ class HotRollerCohort(Cohort):
         if bit is None or self.marks & bit:
             return
         self.marks |= bit
-        out.append(MarkerPlaced(output_id(event, out), event.table_id, event.seq, event.ts,
-                                self.layout, self.cohort_id, f"combo-{low}-{high}",
-                                self.marks.bit_count()))
+        out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
+                                     self.layout, self.cohort_id, f"combo-{low}-{high}",
+                                     self.marks.bit_count()))
         number = low + high
         mask = NUMBER_MASK[number]
         if self.marks & mask == mask:
-            out.append(MarkerPlaced(output_id(event, out), event.table_id, event.seq, event.ts,
-                                    self.layout, self.cohort_id, f"number-{number}",
-                                    len(completed_numbers(self.marks))))
+            out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
+                                         self.layout, self.cohort_id, f"number-{number}",
+                                         len(completed_numbers(self.marks))))
 
     def seven(self, paytable: Paytable, pays: bool, event, out: list) -> None:
         """§ 623c.1(g): settled by a 7. `pays` is False for a come-out 7 under the literal reading

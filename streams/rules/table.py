@@ -8,7 +8,7 @@ it was. Serialize with `state.to_record()` / `TableState.from_record()`.
 from __future__ import annotations
 
 from streams.rules.bonus_craps import BonusCrapsCohort
-from streams.rules.contract import event_to_record
+from streams.rules.contract import event_to_record, record_to_event
 from streams.rules.events import (
     ComeBetsOnly,
     DiceThrown,
@@ -32,6 +32,7 @@ from streams.rules.submission import (
     RulesSubmission,
     rules_from_record,
 )
+from streams.rules.sequence import receive
 from streams.rules.wager import Wager, output_id, settled
 
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
@@ -47,9 +48,10 @@ class TableState:
     __slots__ = ("table_id", "table_kind", "rules", "rules_record", "opened_seq", "last_seq",
                  "closed", "shooter_id", "shooter_position", "shooter_throws", "hand", "must_pass",
                  "point", "come_bets_only", "cycle_fresh", "fire_alerted", "open_cohorts",
-                 "cohorts", "pending", "duplicates")
+                 "cohorts", "pending", "duplicates", "received_seq", "held", "throws", "last_throw_ts")
 
-    def __init__(self, event: TableOpened, last_duplicates: int = 0):
+    def __init__(self, event: TableOpened, last_duplicates: int = 0, throws: int = 0,
+                 last_throw_ts: int = 0):
         self.table_id = event.table_id
         self.table_kind = event.table_kind
         self.rules: RulesSubmission = event.rules
@@ -71,6 +73,14 @@ class TableState:
         self.cohorts: dict[str, list] = {g: [] for g in GROUPS}
         self.pending: dict[str, Wager] = {}
         self.duplicates = last_duplicates
+        # The feed (streams/rules/sequence.py): the unbroken run of seqs received, and the events
+        # that arrived beyond a gap, held until it is filled.
+        self.received_seq = event.seq
+        self.held: dict[int, object] = {}
+        # Valid throws since the table first opened, and the event time of the last one: kept
+        # across a reopen, so the floor's throw counters only ever grow.
+        self.throws = throws
+        self.last_throw_ts = last_throw_ts
 
     # ------------------------------------------------------------ windows (RULES.md, Windows)
 
@@ -105,16 +115,22 @@ class TableState:
                              for g, c in self.open_cohorts.items()},
             "cohorts": {g: [c.to_record() for c in cs] for g, cs in self.cohorts.items()},
             "duplicates": self.duplicates,
+            "received_seq": self.received_seq,
+            "held": [event_to_record(self.held[seq]) for seq in sorted(self.held)],
+            "throws": self.throws, "last_throw_ts": self.last_throw_ts,
         }
 
     @classmethod
     def from_record(cls, r: dict) -> "TableState":
         opened = TableOpened(r["table_id"], r["opened_seq"], 0, r["table_kind"],
                              rules_from_record(r["rules"]), r["rules"])
-        s = cls(opened, r["duplicates"])
+        s = cls(opened, r["duplicates"], r.get("throws", 0), r.get("last_throw_ts", 0))
         for name in ("last_seq", "closed", "shooter_id", "shooter_position", "shooter_throws",
                      "hand", "must_pass", "point", "come_bets_only", "cycle_fresh", "fire_alerted"):
             setattr(s, name, r[name])
+        # States stored before the feed existed: nothing held, the cursor at the last applied seq.
+        s.received_seq = r.get("received_seq", r["last_seq"])
+        s.held = {e.seq: e for e in map(record_to_event, r.get("held", ()))}
         for g in GROUPS:
             c = r["open_cohorts"][g]
             s.open_cohorts[g] = COHORT_CLASS[g].from_record(c) if c is not None else None
@@ -144,13 +160,21 @@ _WINDOW_OF_GROUP = {
 def apply(state: TableState | None, event) -> tuple[TableState | None, list]:
     """Apply one event to a table's state; returns the state and the outputs of the event.
 
-    A duplicate (seq at or below the last applied seq) only counts (RULES.md, Duplicates).
+    A duplicate (seq at or below the last applied seq) only counts (RULES.md, Duplicates); events
+    of an open table go through its feed, in seq order (streams/rules/sequence.py).
     """
-    if state is not None and event.seq <= state.last_seq:
-        state.duplicates += 1
-        return state, []
-    handler = _HANDLERS[type(event)]
-    return handler(state, event)
+    if state is None:
+        return _dispatch(state, event)
+    if event.seq == state.received_seq + 1 and not state.held and type(event) is not TableOpened:
+        # The common case, in order with nothing held: judged, and the seq is received.
+        state, out = _HANDLERS[type(event)](state, event)
+        state.received_seq = event.seq
+        return state, out
+    return receive(state, event, _dispatch)
+
+
+def _dispatch(state, event):
+    return _HANDLERS[type(event)](state, event)
 
 
 def rejected(event, reason: str, message: str) -> EventRejected:
@@ -171,7 +195,9 @@ def _on_table_opened(state: TableState | None, event: TableOpened):
         return state, [rejected(event, "table_already_open",
                                 "the table is open: close it before opening it with new rules")]
     # A reopened table starts a fresh game under the rules now in force (RULES.md, rule versions).
-    return TableState(event, state.duplicates if state is not None else 0), []
+    if state is None:
+        return TableState(event), []
+    return TableState(event, state.duplicates, state.throws, state.last_throw_ts), []
 
 
 def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
@@ -252,6 +278,8 @@ def _on_dice_thrown(state: TableState | None, event: DiceThrown):
     state.last_seq = event.seq
     if not event.valid:
         return state, []  # § 623a.8: an invalid roll counts for nothing, windows included
+    state.throws += 1
+    state.last_throw_ts = event.ts
 
     out: list = []
     rules = state.rules

@@ -111,11 +111,11 @@ class TableSimulation:
         if kind == 5:
             return self._record("WagerChangeRequested", wager_id=f"{self.table_id}-w{self.wager_n}",
                                 amount_cents=0)
+        # A message that cannot be read never reaches the table, so its seq is not used up: the
+        # controller's next message carries it, as its re-send would (streams/rules/sequence.py).
         if kind == 6:
-            self.seq += 1
-            return {"type": "DiceThrown", "table_id": self.table_id, "seq": self.seq, "ts": self.ts,
+            return {"type": "DiceThrown", "table_id": self.table_id, "seq": self.seq + 1, "ts": self.ts,
                     "die1": "four"}  # malformed
-        self.seq += 1
         return "{not json"  # a torn line
 
     # ------------------------------------------------------------ the game

@@ -34,8 +34,15 @@ TS0 = 1_700_000_000_000
 
 
 def snapshot(state):
-    """A deep, comparable copy of a state's record (None for a table never opened)."""
-    return None if state is None else copy.deepcopy(state.to_record())
+    """A deep, comparable copy of a state's game record (None for a table never opened).
+
+    Leaves out the feed's cursor: a rejected event was still received, so the cursor moves past its
+    seq (streams/rules/sequence.py) while the game stays exactly as it was (RULES.md, Bad input)."""
+    if state is None:
+        return None
+    record = copy.deepcopy(state.to_record())
+    del record["received_seq"]
+    return record
 
 
 def output_bytes(outputs) -> bytes:

@@ -329,5 +329,7 @@ def test_come_bets_only_invalid_roll_counts_for_nothing_623a_8():
     s.roll(3, 4, valid=False)
     after = s.state.to_record()
     assert after.pop("last_seq") == s.seq
+    assert after.pop("received_seq") == s.seq
     before.pop("last_seq")
+    before.pop("received_seq")
     assert after == before

@@ -1,0 +1,71 @@
+"""The exporter reads the committed books: its money counters equal the settlements, to the cent,
+and a second worker that takes the tables over from the stored records exports the same figures."""
+from __future__ import annotations
+
+import collections
+import json
+
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from streams.app.shell import SettlementShell
+from streams.codec import encode_event
+from streams.metrics.exporter import FloorMetrics
+from streams.rules import WagerSettled
+from streams.sim.floor import floor_events
+
+
+def shell_after(tables=5, hours=4, seed=4):
+    shell = SettlementShell(lambda t: None)
+    handled = [shell.handle(encode_event(r), "t", 0, i) for i, r in enumerate(floor_events(tables, hours, seed))]
+    return shell, handled
+
+
+def scrape(metrics) -> dict:
+    out = collections.defaultdict(dict)
+    for family in text_string_to_metric_families(generate_latest(metrics.registry).decode()):
+        for sample in family.samples:
+            out[sample.name][tuple(sorted(sample.labels.items()))] = sample.value
+    return out
+
+
+def owned(shell):
+    return lambda: ((s, shell.books.get(t)) for t, s in shell.states.items())
+
+
+def test_money_counters_equal_the_settlements_to_the_cent():
+    shell, handled = shell_after()
+    metrics = FloorMetrics(tables=owned(shell))
+    metrics.observe(handled, 0.0)
+    got = scrape(metrics)
+    settled = [o for h in handled for o in h.outputs if type(o) is WagerSettled]
+    expect = collections.Counter()
+    for s in settled:
+        key = (("paytable", s.paytable), ("table", s.table_id), ("wager", s.wager))
+        expect["craps_handle_cents_total", key] += s.stake_cents
+        expect["craps_won_cents_total", key] += s.won_cents
+        expect["craps_stakes_collected_cents_total", key] += s.stake_cents if s.outcome == "lose" else 0
+        expect["craps_stakes_returned_cents_total", key] += 0 if s.outcome == "lose" else s.stake_cents
+    for (name, key), cents in expect.items():
+        assert got[name][key] == cents, (name, key)
+    outcomes = collections.Counter((s.table_id, s.wager, s.outcome) for s in settled)
+    assert sum(got["craps_settlements_total"].values()) == len(settled)
+    for (table, wager, outcome), n in outcomes.items():
+        assert got["craps_settlements_total"][(("outcome", outcome), ("table", table), ("wager", wager))] == n
+    throws = sum(1 for h in handled if h.event is not None and type(h.event).__name__ == "DiceThrown"
+                 and h.event.valid and h.verdict == "applied")
+    assert sum(got["craps_throws_total"].values()) == throws
+    assert sum(got["craps_events_total"].values()) == len(handled)
+
+
+def test_a_worker_taking_the_tables_over_exports_the_same_money():
+    shell, handled = shell_after(seed=9)
+    stored = {t: shell.stored_text(t) for t in shell.states}
+    successor = SettlementShell(stored.get)
+    for t in stored:
+        successor.state_of(t)
+    a, b = scrape(FloorMetrics(tables=owned(shell))), scrape(FloorMetrics(tables=owned(successor)))
+    for name in ("craps_handle_cents_total", "craps_won_cents_total", "craps_stakes_collected_cents_total",
+                 "craps_settlements_total", "craps_throws_total", "craps_hold_z_score"):
+        assert a[name] == b[name] and a[name], name
+    assert json.dumps(sorted(a["craps_table_open"].items())) == json.dumps(sorted(b["craps_table_open"].items()))
