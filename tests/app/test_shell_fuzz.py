@@ -16,7 +16,7 @@ from streams.codec import encode_event
 from streams.rules import WagerSettled
 from streams.sim.floor import floor_events
 
-FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 FIELD_VALUES = st.one_of(st.none(), st.integers(-2**40, 2**40), st.text(max_size=12), st.booleans(),
                          st.sampled_from([0, 1, 6, 7, 17, -1, "T001", "fire", "hot_shooter", "seven_out"]))
