@@ -8,6 +8,7 @@ exception inside a Faust agent would skip the offset, faust-streaming#527).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 from streams.codec import CodecError, decode_event, encode_output
@@ -69,7 +70,7 @@ class SettlementShell:
 
     def __init__(self, load, watch: HoldWatch | None = None):
         self.load = load
-        self.watch = watch or HoldWatch()
+        self.watch = watch or HoldWatch.from_settings(os.environ)
         self.states: dict[str, TableState] = {}
         self.books: dict[str, HoldBook] = {}  # table id -> its hold book, beside its state
 

@@ -102,6 +102,13 @@ class HoldWatch:
     threshold: float = 4.0
     min_settled: int = 30
 
+    @classmethod
+    def from_settings(cls, settings: dict) -> "HoldWatch":
+        """From the casino's settings (the worker and replay pass their environment), e.g.
+        CRAPS_HOLD_Z_ALERT=4 and CRAPS_HOLD_MIN_SETTLED=30; both must agree for replay to match."""
+        return cls(float(settings.get("CRAPS_HOLD_Z_ALERT", 4.0)),
+                   int(settings.get("CRAPS_HOLD_MIN_SETTLED", 30)))
+
     def watch(self, book: HoldBook, state, outputs) -> list:
         """Book the settlements among `outputs`; returns the hold_anomaly alerts they raise."""
         lines = book.lines
