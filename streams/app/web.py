@@ -1,6 +1,8 @@
-"""The worker's web server: /metrics for Prometheus, / the live floor page, /floor.json its data."""
+"""The worker's web server: /metrics for Prometheus, / the floor page, /floor.json its data, /state."""
 from __future__ import annotations
 
+import hashlib
+import json
 import pathlib
 
 from aiohttp import web
@@ -16,11 +18,30 @@ def make_web_app(worker, metrics) -> web.Application:
         return web.Response(body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def floor_json(request):
-        tables = [table_view(state, metrics.theory)
-                  for owner in list(worker.owners.values()) for state in list(owner.shell.states.values())]
+        tables = [table_view(state, owner.shell.books.get(table_id))
+                  for owner in list(worker.owners.values())
+                  for table_id, state in list(owner.shell.states.items())]
         tables.sort(key=lambda t: t["table_id"])
         applied = metrics.events.labels("applied")._value.get()
         return web.json_response({"tables": tables, "events_applied": int(applied)})
+
+    async def state_hashes(request):
+        # Read-only: sha256 of each owned table's state as canonical JSON, now ("tables") and as
+        # rebuilt from the changelog when the partition was taken over ("recovered").
+        def digest(text):
+            canonical = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+            return hashlib.sha256(canonical.encode()).hexdigest()
+
+        tables, recovered = {}, {}
+        for owner in list(worker.owners.values()):
+            live, rebuilt = owner.shell.states, getattr(owner, "recovered", {})
+            for table, text in list(rebuilt.items()):
+                recovered[table] = digest(text)
+            for table in set(live) | set(rebuilt):
+                tables[table] = digest(state_to_text(live[table]) if table in live else rebuilt[table])
+        return web.json_response({"tables": dict(sorted(tables.items())),
+                                  "recovered": dict(sorted(recovered.items())),
+                                  "partitions": sorted(worker.owners)})
 
     async def floor_page(request):
         return web.FileResponse(FLOOR_PAGE)
@@ -29,4 +50,5 @@ def make_web_app(worker, metrics) -> web.Application:
     app.router.add_get("/", floor_page)
     app.router.add_get("/floor.json", floor_json)
     app.router.add_get("/metrics", metrics_handler)
+    app.router.add_get("/state", state_hashes)
     return app

@@ -7,6 +7,16 @@ transaction holds the outputs, the new table states (compacted changelog TABLE_S
 consumed offsets: all of them commit, or none. After a failed transaction the partition's tables
 are rebuilt from the changelog and the partition is re-read from its committed offset.
 
+Ownership is taken in a fixed order: init_transactions first (it fences the previous owner and
+finishes or aborts its open transaction), then the tables from the changelog, then the committed
+offset, read again: records fetched before the fencing may start below or above it. A revoked
+partition is released only once its in-flight batch has committed or aborted. Broker outages
+(connection errors, timeouts) never stop the worker: the batch is re-read and ownership retried.
+
+Timeouts (environment, milliseconds): CRAPS_SESSION_TIMEOUT_MS (10000), CRAPS_HEARTBEAT_INTERVAL_MS
+(a fifth of the session timeout), CRAPS_TRANSACTION_TIMEOUT_MS (60000), CRAPS_MAX_POLL_INTERVAL_MS
+(120000).
+
 Why not Faust's agent (faust-streaming 0.15.3): tests/pipeline's crash test found settlements
 lost after a kill -9, its sends to sink topics bypass the partition's transactional producer and
 its exactly_once table recovery stops early; see the issue notes.
@@ -19,22 +29,33 @@ import os
 import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import KafkaError, ProducerFenced
+from aiokafka.errors import IllegalOperation, KafkaError, ProducerFenced
+from kafka.errors import KafkaError as SyncKafkaError
 
 from streams.app.recovery import recover_partition
-from streams.app.shell import SettlementShell, state_to_text
+from streams.app.shell import SettlementShell
 from streams.topics import TABLE_EVENTS, TABLE_STATE, default_bootstrap
 
 log = logging.getLogger("craps.worker")
+
+# Errors of a broker that is away for a while (restart, network): retry, never stop the floor for them.
+TRANSIENT = (KafkaError, SyncKafkaError, OSError, TimeoutError, asyncio.TimeoutError)
+
+
+def _env_ms(name: str, default: int) -> int:
+    return int(os.environ.get(name) or default)
 
 
 class PartitionOwner:
     """What a worker holds for one partition it owns: the fencing producer and the live tables."""
 
-    def __init__(self, partition: int, producer: AIOKafkaProducer, shell: SettlementShell):
+    def __init__(self, partition: int, producer: AIOKafkaProducer, shell: SettlementShell,
+                 recovered: dict[str, str] | None = None):
         self.partition = partition
         self.producer = producer
         self.shell = shell
+        self.recovered = recovered or {}  # table id -> state JSON text read from the changelog
+        self.lock = asyncio.Lock()  # held by a batch in flight; release waits for it
 
 
 class SettlingWorker:
@@ -48,24 +69,57 @@ class SettlingWorker:
         # observer(handled_list, partition, seconds) after each committed batch: metrics, floor page
         self.observer = observer
         self.stopping = asyncio.Event()
+        self.assigned: set[int] = set()  # partitions the group gave this worker
+        self.session_timeout_ms = _env_ms("CRAPS_SESSION_TIMEOUT_MS", 10_000)
+        self.heartbeat_interval_ms = _env_ms("CRAPS_HEARTBEAT_INTERVAL_MS", max(self.session_timeout_ms // 5, 100))
+        self.transaction_timeout_ms = _env_ms("CRAPS_TRANSACTION_TIMEOUT_MS", 60_000)
+        self.max_poll_interval_ms = _env_ms("CRAPS_MAX_POLL_INTERVAL_MS", 120_000)
 
     # ------------------------------------------------------------ partition ownership
 
-    async def own(self, partition: int) -> None:
+    async def own(self, tp: TopicPartition) -> int | None:
+        """Take the partition over; the committed offset to resume from (None: nothing committed)."""
+        partition = tp.partition
         producer = AIOKafkaProducer(
             bootstrap_servers=self.bootstrap, transactional_id=f"{self.app_id}-{partition}",
             enable_idempotence=True, acks="all", linger_ms=2,
+            transaction_timeout_ms=self.transaction_timeout_ms,
         )
-        await producer.start()  # init_transactions: fences a previous owner, aborts its open transaction
-        states, seconds = await asyncio.to_thread(recover_partition, partition, TABLE_STATE, self.bootstrap)
-        log.info("partition %s owned: %s table states recovered in %.2f s", partition, len(states), seconds)
-        self.owners[partition] = PartitionOwner(partition, producer, SettlementShell(states.get))
+        try:
+            await producer.start()  # init_transactions: fences a previous owner, ends its open transaction
+            states, seconds = await asyncio.to_thread(recover_partition, partition, TABLE_STATE, self.bootstrap)
+            # Read after the fencing: the previous owner's last commit is complete by now.
+            committed = await self.consumer.committed(tp)
+        except BaseException:
+            await producer.stop()
+            raise
+        log.info("partition %s owned: %s table states recovered in %.2f s, resuming at offset %s",
+                 partition, len(states), seconds, committed)
+        self.owners[partition] = PartitionOwner(partition, producer, SettlementShell(states.get), states)
+        return committed
 
     async def release(self, partition: int) -> None:
-        owner = self.owners.pop(partition, None)
-        if owner is not None:
-            await owner.producer.stop()
-            log.info("partition %s released", partition)
+        owner = self.owners.get(partition)
+        if owner is None:
+            return
+        async with owner.lock:  # let a batch in flight commit or abort first
+            await self._drop(owner)
+
+    async def _drop(self, owner: PartitionOwner) -> None:
+        if self.owners.get(owner.partition) is owner:
+            del self.owners[owner.partition]
+            try:
+                await owner.producer.stop()
+            except Exception:  # a fenced or disconnected producer: nothing left to flush
+                log.warning("partition %s: producer stop failed", owner.partition, exc_info=True)
+            log.info("partition %s released", owner.partition)
+
+    def _rewind(self, tp: TopicPartition, offset: int) -> None:
+        """Fetch the partition again from `offset` (if it is still assigned)."""
+        try:
+            self.consumer.seek(tp, offset)
+        except Exception:  # no longer assigned: its next owner starts from the committed offset
+            pass
 
     # ------------------------------------------------------------ the loop
 
@@ -75,17 +129,20 @@ class SettlingWorker:
         class Rebalance(ConsumerRebalanceListener):
             async def on_partitions_revoked(self, revoked):
                 for tp in revoked:
+                    worker.assigned.discard(tp.partition)
+                for tp in revoked:
                     await worker.release(tp.partition)
 
             async def on_partitions_assigned(self, assigned):
                 # Owning (fencing, recovery) happens in the loop, before a partition's first batch:
                 # aiokafka may hand out records before a slow listener returns.
-                pass
+                worker.assigned.update(tp.partition for tp in assigned)
 
         self.consumer = AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap, group_id=self.app_id, isolation_level="read_committed",
-            enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=10_000,
-            heartbeat_interval_ms=2_000, max_poll_interval_ms=120_000, fetch_max_wait_ms=20,
+            enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=self.session_timeout_ms,
+            heartbeat_interval_ms=self.heartbeat_interval_ms, max_poll_interval_ms=self.max_poll_interval_ms,
+            fetch_max_wait_ms=20,
         )
         self.consumer.subscribe([TABLE_EVENTS], listener=Rebalance())
         await self.consumer.start()
@@ -93,10 +150,23 @@ class SettlingWorker:
             while not self.stopping.is_set():
                 batches = await self.consumer.getmany(timeout_ms=100, max_records=self.max_batch)
                 for tp, messages in batches.items():
-                    if not messages:
-                        continue
+                    if self.stopping.is_set():
+                        break
+                    if not messages or tp.partition not in self.assigned:
+                        continue  # fetched before a rebalance took the partition away
                     if tp.partition not in self.owners:
-                        await self.own(tp.partition)
+                        try:
+                            resume = await self.own(tp)
+                        except TRANSIENT as e:
+                            log.warning("partition %s: cannot take it over yet (%r); retrying", tp.partition, e)
+                            self._rewind(tp, messages[0].offset)
+                            await asyncio.sleep(1)
+                            continue
+                        if resume is not None:
+                            messages = [m for m in messages if m.offset >= resume]
+                            if not messages or messages[0].offset != resume:
+                                self._rewind(tp, resume)  # fetched from a stale position
+                                continue
                     await self.settle_batch(tp, messages)
         finally:
             await self.consumer.stop()
@@ -104,10 +174,19 @@ class SettlingWorker:
                 await self.release(partition)
 
     async def settle_batch(self, tp: TopicPartition, messages: list) -> None:
-        owner = self.owners[tp.partition]
+        owner = self.owners.get(tp.partition)
+        if owner is None:
+            return
+        async with owner.lock:
+            if self.owners.get(tp.partition) is not owner:
+                return  # released (revoked) while this batch waited
+            await self._settle_batch(owner, tp, messages)
+
+    async def _settle_batch(self, owner: PartitionOwner, tp: TopicPartition, messages: list) -> None:
         producer, shell, partition = owner.producer, owner.shell, tp.partition
         started = time.monotonic()
         handled_list = []
+        changed: dict[str, None] = {}  # tables whose state changed in this batch, in order
         rebuild = False
         try:
             async with producer.transaction():
@@ -122,23 +201,27 @@ class SettlingWorker:
                     for topic, key, value in handled.messages:
                         await producer.send(topic, value, key=key, partition=partition)
                     if handled.state is not None:
-                        await producer.send(TABLE_STATE, state_to_text(handled.state).encode(),
-                                            key=handled.table_id.encode(), partition=partition)
+                        changed[handled.table_id] = None
+                # One state record per table per batch: the changelog is compacted, and the
+                # transaction makes the batch's last state the only one anybody can read.
+                for table_id in changed:
+                    await producer.send(TABLE_STATE, shell.stored_text(table_id).encode(),
+                                        key=table_id.encode(), partition=partition)
                 await producer.send_offsets_to_transaction({tp: messages[-1].offset + 1}, self.app_id)
         except ProducerFenced:
             # Another worker owns this partition now: this one is a zombie and must stop.
             log.error("partition %s: producer fenced; stopping", partition)
             self.stopping.set()
+            await self._drop(owner)
             return
-        except KafkaError:
-            # Aborted: the in-memory tables may be ahead of what committed. Rebuild and re-read.
+        except (*TRANSIENT, IllegalOperation):
+            # Aborted: the in-memory tables may be ahead of what committed. Rebuild and re-read
+            # (owning it again reads the committed offset; the batch began there).
             log.exception("partition %s: transaction failed; recovering", partition)
-            await self.release(partition)
-            if tp in self.consumer.assignment():
-                committed = await self.consumer.committed(tp)
-                self.consumer.seek(tp, committed if committed is not None else 0)
+            await self._drop(owner)
+            self._rewind(tp, messages[0].offset)
             return
         if rebuild:
-            await self.release(partition)  # owned again, with tables from the changelog, at its next batch
+            await self._drop(owner)  # owned again, with tables from the changelog, at its next batch
         if self.observer is not None:
             self.observer(handled_list, partition, time.monotonic() - started)
