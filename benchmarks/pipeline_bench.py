@@ -1,11 +1,19 @@
 """End-to-end pipeline benchmark on the real broker (start it first: `make kafka-up`).
 
     python benchmarks/pipeline_bench.py [--tables 40 --hours 6 --latency-seconds 60]
+    python benchmarks/pipeline_bench.py --no-faust                    # only the aiokafka contenders
+    python benchmarks/pipeline_bench.py --skip-throughput             # only the latency part
 
 1. Throughput, side by side in one run on the same broker and the same backlog of table events:
    the settling worker (decode, rules core, encode, outputs + state + offsets in one transaction per
    partition batch) against a bare pass-through worker (the same transactional loop forwarding each
-   message unchanged: the ceiling of the Kafka client and transactions on this machine).
+   message unchanged: the ceiling of the Kafka client and transactions on this machine), and a bare
+   faust-streaming pass-through agent (benchmarks/faust_passthrough.py, processing_guarantee
+   "exactly_once", one worker subprocess, its outputs on a sink topic of its own: the framework's
+   ceiling). Rounds are interleaved, medians printed. Faust's idiomatic `sink.send()` writes its
+   outputs outside its transactions (only its offsets are transactional, see faust_passthrough.py);
+   --faust-tx-sink adds a fourth contender whose outputs go through Faust's per-partition
+   transactional producers, the same work as our loops.
    Target (issue 3): the pipeline at 50% or more of the pass-through rate.
 2. Latency at a floor's real load: 200 tables, a throw every ~20 s each, fed live; p50/p99 from the
    event time (send time) to the settlement read by a read_committed consumer. Target: p99 < 100 ms.
@@ -21,10 +29,17 @@ import sys
 import threading
 import time
 import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+for _path in (str(REPO), str(REPO / "benchmarks")):  # runs from a checkout, installed or not
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 PREFIX = f"bench{uuid.uuid4().hex[:6]}."
 os.environ["CRAPS_TOPIC_PREFIX"] = PREFIX
 
+import faust_passthrough  # noqa: E402  (imports faust only in its worker subprocess)
 from kafka import KafkaConsumer  # noqa: E402
 
 from streams.app.worker import SettlingWorker  # noqa: E402
@@ -72,28 +87,85 @@ async def drain(worker_cls, app_id: str, total: int) -> tuple[float, int]:
     return (seen["n"] / elapsed if elapsed > 0 else 0.0), seen["n"]
 
 
-def throughput(tables: int, hours: float, rounds: int) -> None:
+class FaustContender:
+    """The Faust pass-through in the interleaved rounds. If exactly_once cannot run at all, the
+    error is printed as it came and the contender falls back to at_least_once, labelled so."""
+
+    def __init__(self, label: str, sink_mode: str, guarantee: str):
+        self.label, self.sink_mode, self.guarantee = label, sink_mode, guarantee
+        self.runs: list[float] = []
+        self.failed: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.label} ({self.guarantee})"
+
+    def round(self, r: int, total: int) -> None:
+        if self.failed:
+            return
+        tag = f"{self.sink_mode[:2]}{r}-{uuid.uuid4().hex[:4]}"
+        eps, _n, error = faust_passthrough.drain_faust(total, tag, self.guarantee, self.sink_mode)
+        if error and self.guarantee == "exactly_once" and not self.runs:
+            print(f"{self.label}: exactly_once failed: {error}", file=sys.stderr)
+            print(f"{self.label}: falling back to at_least_once", file=sys.stderr)
+            self.guarantee = "at_least_once"
+            eps, _n, error = faust_passthrough.drain_faust(total, tag + "a", self.guarantee, self.sink_mode)
+        if error:
+            self.failed = error
+            print(f"{self.name}: {error}", file=sys.stderr)
+            return
+        self.runs.append(eps)
+
+
+def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust_tx_sink: bool = False,
+               faust_guarantee: str = "exactly_once") -> None:
     records = list(floor_events(tables, hours, seed=7))
     producer = make_producer()
     produce(records, producer)
     producer.close()
     total = len(records)
     print(f"backlog: {total:,} table events in {TABLE_EVENTS}")
+    fausts = []
+    if faust:
+        fausts.append(FaustContender("faust pass-through", "topic", faust_guarantee))
+        if faust_tx_sink:
+            fausts.append(FaustContender("faust pass-through tx sink", "transaction", faust_guarantee))
     pipeline, bare = [], []
     for r in range(rounds):  # interleaved, each on a fresh consumer group over the same backlog
         eps, n = asyncio.run(drain(SettlingWorker, f"bench-pipeline-{r}-{uuid.uuid4().hex[:4]}", total))
         pipeline.append(eps)
         eps, n2 = asyncio.run(drain(PassThroughWorker, f"bench-bare-{r}-{uuid.uuid4().hex[:4]}", total))
         bare.append(eps)
+        for contender in fausts:  # a worker subprocess each, its own app id and sink topic
+            contender.round(r, total)
     p, b = statistics.median(pipeline), statistics.median(bare)
-    print(f"{'worker':<28}{'events/s (median)':>20}   runs")
-    print(f"{'settling pipeline':<28}{p:>20,.0f}   {', '.join(f'{x:,.0f}' for x in pipeline)}")
-    print(f"{'bare pass-through':<28}{b:>20,.0f}   {', '.join(f'{x:,.0f}' for x in bare)}")
+    width = max([28] + [len(c.name) + 2 for c in fausts])
+    print(f"{'worker':<{width}}{'events/s (median)':>20}   runs")
+    print(f"{'settling pipeline':<{width}}{p:>20,.0f}   {', '.join(f'{x:,.0f}' for x in pipeline)}")
+    print(f"{'bare pass-through':<{width}}{b:>20,.0f}   {', '.join(f'{x:,.0f}' for x in bare)}")
+    medians = {}
+    for c in fausts:
+        if c.runs:
+            medians[c] = statistics.median(c.runs)
+            runs = ", ".join(f"{x:,.0f}" for x in c.runs)
+            print(f"{c.name:<{width}}{medians[c]:>20,.0f}   {runs}")
+        else:
+            print(f"{c.name:<{width}}{'failed':>20}   see the error above")
     print(f"ratio pipeline / pass-through: {p / b:.2f} (target >= 0.50)")
+    for c, f in medians.items():
+        print(f"ratio pipeline / {c.name}: {p / f:.2f} (target >= 0.50)")
+    if fausts:
+        print(f"ratio pipeline / bare aiokafka pass-through: {p / b:.2f}")
+        for c, f in medians.items():
+            print(f"ratio bare aiokafka pass-through / {c.name}: {b / f:.2f}")
+    if fausts and fausts[0] in medians and fausts[0].guarantee == "exactly_once":
+        print("note: faust pass-through writes its outputs outside its transactions (only its offsets "
+              "commit in them); the aiokafka loops commit outputs and offsets together")
 
 
 def latency(seconds: float, tables: int) -> None:
-    env = {**os.environ, "CRAPS_APP_ID": f"bench-live-{uuid.uuid4().hex[:4]}"}
+    env = {**os.environ, "CRAPS_APP_ID": f"bench-live-{uuid.uuid4().hex[:4]}",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--web-port", "0"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     latencies: list[float] = []
@@ -140,9 +212,17 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--latency-seconds", type=float, default=60)
     p.add_argument("--latency-tables", type=int, default=200)
+    p.add_argument("--no-faust", action="store_true", help="skip the Faust pass-through contender")
+    p.add_argument("--faust-tx-sink", action="store_true",
+                   help="also run a Faust pass-through whose outputs go through its transactional producers")
+    p.add_argument("--faust-guarantee", choices=("exactly_once", "at_least_once"), default="exactly_once",
+                   help="processing_guarantee of the Faust contenders (default exactly_once)")
+    p.add_argument("--skip-throughput", action="store_true", help="run the latency part only")
     args = p.parse_args()
     create_topics()
-    throughput(args.tables, args.hours, args.rounds)
+    if not args.skip_throughput:
+        throughput(args.tables, args.hours, args.rounds, faust=not args.no_faust,
+                   faust_tx_sink=args.faust_tx_sink, faust_guarantee=args.faust_guarantee)
     if args.latency_seconds > 0:
         latency(args.latency_seconds, args.latency_tables)
     return 0
