@@ -26,19 +26,19 @@ def make_web_app(worker, metrics) -> web.Application:
         return web.json_response({"tables": tables, "events_applied": int(applied)})
 
     async def state_hashes(request):
-        # Read-only: sha256 of each owned table's state as canonical JSON, now ("tables") and as
-        # rebuilt from the changelog when the partition was taken over ("recovered").
+        # Read-only: sha256 of each owned table's stored record (state and hold book) as canonical
+        # JSON, now ("tables") and as rebuilt from the changelog at the takeover ("recovered").
         def digest(text):
             canonical = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
             return hashlib.sha256(canonical.encode()).hexdigest()
 
         tables, recovered = {}, {}
         for owner in list(worker.owners.values()):
-            live, rebuilt = owner.shell.states, getattr(owner, "recovered", {})
+            shell, rebuilt = owner.shell, getattr(owner, "recovered", {})
             for table, text in list(rebuilt.items()):
                 recovered[table] = digest(text)
-            for table in set(live) | set(rebuilt):
-                tables[table] = digest(state_to_text(live[table]) if table in live else rebuilt[table])
+            for table in set(shell.states) | set(rebuilt):
+                tables[table] = digest(shell.stored_text(table) if table in shell.states else rebuilt[table])
         return web.json_response({"tables": dict(sorted(tables.items())),
                                   "recovered": dict(sorted(recovered.items())),
                                   "partitions": sorted(worker.owners)})

@@ -7,10 +7,11 @@ transaction holds the outputs, the new table states (compacted changelog TABLE_S
 consumed offsets: all of them commit, or none. After a failed transaction the partition's tables
 are rebuilt from the changelog and the partition is re-read from its committed offset.
 
-Ownership is taken in a fixed order: init_transactions first (it fences the previous owner and
-finishes or aborts its open transaction), then the tables from the changelog, then the committed
-offset, read again: records fetched before the fencing may start below or above it. A revoked
-partition is released only once its in-flight batch has committed or aborted. Broker outages
+Ownership is taken as soon as the group assigns a partition, in a fixed order: init_transactions
+first (it fences the previous owner and finishes or aborts its open transaction), then the tables
+from the changelog, then the committed offset, read again. A batch is settled only if it starts at
+the offset the tables are at (records fetched before the fencing may start below or above it). A
+revoked partition is released only once its in-flight batch has committed or aborted. Broker outages
 (connection errors, timeouts) never stop the worker: the batch is re-read and ownership retried.
 
 Timeouts (environment, milliseconds): CRAPS_SESSION_TIMEOUT_MS (10000), CRAPS_HEARTBEAT_INTERVAL_MS
@@ -56,6 +57,7 @@ class PartitionOwner:
         self.shell = shell
         self.recovered = recovered or {}  # table id -> state JSON text read from the changelog
         self.lock = asyncio.Lock()  # held by a batch in flight; release waits for it
+        self.next_offset: int | None = None  # the input offset the tables are at (None: from the start)
 
 
 class SettlingWorker:
@@ -70,6 +72,7 @@ class SettlingWorker:
         self.observer = observer
         self.stopping = asyncio.Event()
         self.assigned: set[int] = set()  # partitions the group gave this worker
+        self.generation = 0  # bumped by every rebalance callback
         self.session_timeout_ms = _env_ms("CRAPS_SESSION_TIMEOUT_MS", 10_000)
         self.heartbeat_interval_ms = _env_ms("CRAPS_HEARTBEAT_INTERVAL_MS", max(self.session_timeout_ms // 5, 100))
         self.transaction_timeout_ms = _env_ms("CRAPS_TRANSACTION_TIMEOUT_MS", 60_000)
@@ -77,9 +80,9 @@ class SettlingWorker:
 
     # ------------------------------------------------------------ partition ownership
 
-    async def own(self, tp: TopicPartition) -> int | None:
-        """Take the partition over; the committed offset to resume from (None: nothing committed)."""
-        partition = tp.partition
+    async def own(self, tp: TopicPartition) -> PartitionOwner | None:
+        """Take the partition over (None: the group took it away meanwhile)."""
+        partition, generation = tp.partition, self.generation
         producer = AIOKafkaProducer(
             bootstrap_servers=self.bootstrap, transactional_id=f"{self.app_id}-{partition}",
             enable_idempotence=True, acks="all", linger_ms=2,
@@ -93,10 +96,28 @@ class SettlingWorker:
         except BaseException:
             await producer.stop()
             raise
+        if generation != self.generation or partition not in self.assigned:
+            await producer.stop()
+            log.info("partition %s revoked while being taken over", partition)
+            return None
         log.info("partition %s owned: %s table states recovered in %.2f s, resuming at offset %s",
                  partition, len(states), seconds, committed)
-        self.owners[partition] = PartitionOwner(partition, producer, SettlementShell(states.get), states)
-        return committed
+        owner = self.owners[partition] = PartitionOwner(partition, producer, SettlementShell(states.get), states)
+        owner.next_offset = committed
+        return owner
+
+    async def own_assigned(self) -> None:
+        """Take over every assigned partition not owned yet, records or not: fences the previous
+        owner at once and exports the recovered tables."""
+        for partition in sorted(self.assigned - self.owners.keys()):
+            if self.stopping.is_set():
+                return
+            try:
+                await self.own(TopicPartition(TABLE_EVENTS, partition))
+            except TRANSIENT as e:
+                log.warning("partition %s: cannot take it over yet (%r); retrying", partition, e)
+                await asyncio.sleep(1)
+                return
 
     async def release(self, partition: int) -> None:
         owner = self.owners.get(partition)
@@ -128,14 +149,16 @@ class SettlingWorker:
 
         class Rebalance(ConsumerRebalanceListener):
             async def on_partitions_revoked(self, revoked):
+                worker.generation += 1
                 for tp in revoked:
                     worker.assigned.discard(tp.partition)
                 for tp in revoked:
                     await worker.release(tp.partition)
 
             async def on_partitions_assigned(self, assigned):
-                # Owning (fencing, recovery) happens in the loop, before a partition's first batch:
+                # Owning (fencing, recovery) happens in the loop (own_assigned), not in the listener:
                 # aiokafka may hand out records before a slow listener returns.
+                worker.generation += 1
                 worker.assigned.update(tp.partition for tp in assigned)
 
         self.consumer = AIOKafkaConsumer(
@@ -148,26 +171,26 @@ class SettlingWorker:
         await self.consumer.start()
         try:
             while not self.stopping.is_set():
+                await self.own_assigned()
                 batches = await self.consumer.getmany(timeout_ms=100, max_records=self.max_batch)
                 for tp, messages in batches.items():
                     if self.stopping.is_set():
                         break
                     if not messages or tp.partition not in self.assigned:
                         continue  # fetched before a rebalance took the partition away
-                    if tp.partition not in self.owners:
-                        try:
-                            resume = await self.own(tp)
-                        except TRANSIENT as e:
-                            log.warning("partition %s: cannot take it over yet (%r); retrying", tp.partition, e)
-                            self._rewind(tp, messages[0].offset)
-                            await asyncio.sleep(1)
+                    owner = self.owners.get(tp.partition)
+                    if owner is None:
+                        self._rewind(tp, messages[0].offset)  # owned at the next round, then settled
+                        continue
+                    resume = owner.next_offset
+                    if resume is not None and messages[0].offset != resume:
+                        messages = [m for m in messages if m.offset >= resume]
+                        if not messages or messages[0].offset != resume:
+                            self._rewind(tp, resume)  # fetched from a stale position
                             continue
-                        if resume is not None:
-                            messages = [m for m in messages if m.offset >= resume]
-                            if not messages or messages[0].offset != resume:
-                                self._rewind(tp, resume)  # fetched from a stale position
-                                continue
                     await self.settle_batch(tp, messages)
+                    # Committed (or, if not, the owner is dropped and the partition rewound).
+                    owner.next_offset = messages[-1].offset + 1
         finally:
             await self.consumer.stop()
             for partition in list(self.owners):

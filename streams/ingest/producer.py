@@ -83,16 +83,25 @@ class Progress:
                   f"({self.count / elapsed:,.0f} events/s)", file=sys.stderr)
 
 
+class DeliveryError(RuntimeError):
+    """Events the producer gave up on (the broker away longer than the delivery timeout)."""
+
+
 def produce(records: Iterable, producer: KafkaProducer, topic: str = TABLE_EVENTS,
             progress: Progress | None = None) -> int:
+    """Send every record; raises DeliveryError if any of them was not written: a broker outage the
+    producer's retries did not ride out must never look like a complete feed."""
     n = 0
+    failures: list = []
     for record in records:
         key, value = wire_message(record)
-        producer.send(topic, key=key, value=value)
+        producer.send(topic, key=key, value=value).add_errback(failures.append)
         n += 1
         if progress is not None:
             progress.tick()
     producer.flush()
+    if failures:
+        raise DeliveryError(f"{len(failures):,} of {n:,} events were not delivered to {topic}: {failures[0]!r}")
     if progress is not None:
         progress.done()
     return n
