@@ -69,12 +69,17 @@ def run_decode_and_core(path: str) -> tuple[float, int]:
 
 
 def run_full_command(path: str) -> tuple[float, int]:
-    """CPU seconds and peak RSS (KiB) of `craps-streams replay` in a child process of its own
-    (the child reports its own peak: a forked child's RUSAGE_CHILDREN would count the parent's)."""
+    """CPU seconds and peak RSS (KiB) of `craps-streams replay` in a child process of its own.
+
+    The peak is the child's VmHWM (its own address space since exec). Not ru_maxrss, even the
+    child's RUSAGE_SELF: Linux keeps ru_maxrss across exec, and a child forked from this process
+    (which holds the million decoded events of the core measure, ~300 MiB) starts with the
+    parent's pages resident, so ru_maxrss said 330 MiB for a replay that never exceeds ~45."""
     code = ("import os, resource, sys; from streams.cli import main; "
             f"main(['replay', {path!r}, '-o', os.devnull]); "
             "u = resource.getrusage(resource.RUSAGE_SELF); "
-            "print(u.ru_utime + u.ru_stime, u.ru_maxrss, file=sys.stderr)")
+            "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]; "
+            "print(u.ru_utime + u.ru_stime, hwm[0] if hwm else u.ru_maxrss, file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     cpu, peak_kib = result.stderr.strip().splitlines()[-1].split()
     return float(cpu), int(peak_kib)

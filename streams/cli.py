@@ -5,14 +5,6 @@ import argparse
 import json
 import sys
 
-OUTPUT_KINDS = {
-    "settlements": ("WagerSettled",),
-    "markers": ("MarkerPlaced", "MarkerCleared"),
-    "alerts": ("SurveillanceAlerted",),
-    "rejections": ("EventRejected",),
-}
-
-
 def _dollars(cents: int) -> str:
     sign = "-" if cents < 0 else ""
     cents = abs(cents)
@@ -59,67 +51,69 @@ def _slice_of(args, command: str):
 
 
 def cmd_replay(args) -> int:
-    import dataclasses
+    from streams.replay.run import ReplayRun, batch_gc, wanted_types
+    from streams.replay.sources import Progress, history_kind, open_history_batches
 
-    from streams.replay.engine import Replay
-    from streams.replay.sources import Progress, feed_item, open_history
-    from streams.rules import WagerSettled, output_to_record
-    from streams.rules.hold import HoldLedger
-
-    wanted = None
-    if args.only:
-        wanted = set()
-        for kind in args.only.split(","):
-            if kind not in OUTPUT_KINDS:
-                print(f"--only: unknown kind {kind!r}; choose from {', '.join(OUTPUT_KINDS)}", file=sys.stderr)
-                return 2
-            wanted.update(OUTPUT_KINDS[kind])
+    try:
+        wanted = wanted_types(args.only)
+    except ValueError as e:
+        print(f"--only: {e}", file=sys.stderr)
+        return 2
     if not args.files and not args.from_topic:
         print("replay: give a history (FILE, -, an archive DIR, .avro files) or --from-topic", file=sys.stderr)
         return 2
     if args.files and args.from_topic:
         print("replay: either files or --from-topic, not both", file=sys.stderr)
         return 2
+    if args.jobs < 1:
+        print("replay: --jobs must be 1 or more", file=sys.stderr)
+        return 2
     sl = _slice_of(args, "replay")
     if sl is None:
         return 2
-    replay = Replay()
-    dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+    spec, extra = (args.files[0] if args.files else None), args.files[1:]
     try:
-        history = open_history(args.files[0] if args.files else None, from_topic=args.from_topic,
-                               topic=args.topic, bootstrap=args.bootstrap, sl=sl, extra_files=args.files[1:])
+        kind = history_kind(spec, from_topic=args.from_topic, extra_files=extra)
+        if args.jobs > 1 and kind == "archive":
+            return _replay_parallel(args, spec, sl, wanted)
+        if args.jobs > 1:
+            print("replay: --jobs splits an archive directory by partition; this history is replayed "
+                  "in one process", file=sys.stderr)
+        history = open_history_batches(spec, from_topic=args.from_topic, topic=args.topic,
+                                       bootstrap=args.bootstrap, sl=sl, extra_files=extra)
         first = next(history, None)  # opens the source: a missing file fails here
     except (OSError, ValueError) as e:
         print(f"replay: cannot read {' '.join(args.files) or 'the topic'}: {getattr(e, 'strerror', None) or e}",
               file=sys.stderr)
         return 2
     out = _open_out(args.output)
-    write = out.write
     progress = Progress(not args.no_progress)
-    sliced = sl.active
-    keeps, feeds = sl.keeps, sl.feeds
-    slice_hold = HoldLedger() if sliced else None
-    feed_event = replay.feed_event  # where is None: an archive's already checked core event
+    run = ReplayRun(sl, wanted, out.write, progress.tick)
     if first is not None:
         import itertools
 
-        for item, where in itertools.chain((first,), history):
-            progress.tick()
-            if sliced and not feeds(item):
-                continue
-            for o in (feed_event(item) if where is None else feed_item(replay, item, where)):
-                if sliced:
-                    if not keeps(o):
-                        continue
-                    if type(o) is WagerSettled:
-                        slice_hold.add(o)
-                if wanted is None or type(o).__name__ in wanted:
-                    write(dumps(output_to_record(o)))
-                    write("\n")
+        with batch_gc():
+            run.feed(itertools.chain((first,), history))
     progress.done()
     out.flush()
-    tally = replay.tally if not sliced else dataclasses.replace(replay.tally, hold=slice_hold)
-    print(format_summary(tally), file=sys.stderr)
+    print(format_summary(run.tally()), file=sys.stderr)
+    return 0
+
+
+def _replay_parallel(args, spec: str, sl, wanted) -> int:
+    from streams.replay.parallel import replay_archive_parallel
+    from streams.replay.sources import Progress
+
+    out = _open_out(args.output)
+    progress = Progress(not args.no_progress)
+    try:
+        result = replay_archive_parallel(spec, args.jobs, sl=sl, wanted=wanted, out=out, progress=progress)
+    except (OSError, ValueError) as e:
+        print(f"replay: cannot read {spec}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        return 2
+    progress.done()
+    out.flush()
+    print(format_summary(result.tally), file=sys.stderr)
     return 0
 
 
@@ -258,12 +252,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "history) and keeps only the OUTPUTS whose deciding event's ts is in [since, until].")
     r.add_argument("files", nargs="*", metavar="FILE",
                    help="JSON Lines file of table events, - for stdin, an archive directory, or .avro files")
-    r.add_argument("--only", help="comma list of settlements,markers,alerts,rejections")
+    r.add_argument("--only", help="comma list of settlements,markers,alerts,rejections; none: the summary only")
     r.add_argument("--output", "-o", help="write outputs here instead of stdout")
     r.add_argument("--from-topic", action="store_true", help="read the table-events topic (read_committed)")
     r.add_argument("--topic", help="with --from-topic: the topic (default: the table-events topic)")
     r.add_argument("--bootstrap")
     _add_slice_options(r)
+    r.add_argument("--jobs", "-j", type=int, default=1,
+                   help="replay an archive directory in this many processes, by partition (same output)")
     r.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     r.set_defaults(run=cmd_replay)
 

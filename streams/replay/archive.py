@@ -431,15 +431,8 @@ def _offset_at(entry: dict, n: int) -> int:
     raise ValueError(f"{entry['path']}: record {n} beyond the offsets the index lists")
 
 
-def iter_archive_fast(out_dir, *, tables: set | None = None, until: int | None = None) -> Iterator[tuple]:
-    """`(item, where)` for replays: core events (where None) when no contract check is left, else
-    records, torn or undecodable messages with "topic/partition/offset". Offset order per partition
-    (files merged by offset when a partition's files interleave)."""
-    from streams.replay.fastread import read_events
-
-    d = Path(out_dir)
-    index = load_index(d)
-    topic = index.get("topic") or "table-events"
+def _selected_files(index: dict, tables: set | None, until: int | None) -> dict:
+    """partition -> its files worth reading for these tables and this end of slice, by offset."""
     by_partition: dict = {}
     for e in index["files"]:
         if tables is not None and (e["kind"] != "events" or not tables.intersection(e["tables"])):
@@ -447,24 +440,92 @@ def iter_archive_fast(out_dir, *, tables: set | None = None, until: int | None =
         if until is not None and e["kind"] == "events" and e["min_ts"] is not None and e["min_ts"] > until:
             continue
         by_partition.setdefault(e["partition"], []).append(e)
-    for p in sorted(by_partition):
-        entries = sorted(by_partition[p], key=lambda e: e["first_offset"])
+    return {p: sorted(es, key=lambda e: e["first_offset"]) for p, es in sorted(by_partition.items())}
+
+
+def iter_archive_batches(out_dir, *, tables: set | None = None, until: int | None = None,
+                         partitions: Iterable[int] | None = None, batch: int = 1024) -> Iterator[list]:
+    """The fast replay source of an archive, in batches (lists): core events when no contract check
+    is left (see `fastread`), else `(item, where)` tuples, a record, torn or undecodable message
+    with its "topic/partition/offset". Offset order per partition (files merged by offset when a
+    partition's files interleave), partition after partition, only `partitions` when given."""
+    from streams.replay.fastread import EVENT_TYPES, read_event_batches
+
+    d = Path(out_dir)
+    index = load_index(d)
+    topic = index.get("topic") or "table-events"
+    wanted = None if partitions is None else set(partitions)
+    for p, entries in _selected_files(index, tables, until).items():
+        if wanted is not None and p not in wanted:
+            continue
         if not all(a["last_offset"] < b["first_offset"] for a, b in zip(entries, entries[1:])):
+            chunk: list = []
             for _, offset, item in iter_archive(d, tables=tables, until=until, partitions=(p,), fast=True):
-                yield item, (None if type(item) not in (dict, RawMessage) else f"{topic}/{p}/{offset}")
+                chunk.append(item if type(item) in EVENT_TYPES else (item, f"{topic}/{p}/{offset}"))
+                if len(chunk) >= batch:
+                    yield chunk
+                    chunk = []
+            if chunk:
+                yield chunk
             continue
         for e in entries:
             path = d / e["path"]
             if e["kind"] == "events":
                 count = 0
-                for pair in read_events(path, (lambda e: lambda n: f"{topic}/{p}/{_offset_at(e, n)}")(e)):
-                    count += 1
-                    yield pair
+                for items in read_event_batches(path, (lambda e: lambda n: f"{topic}/{p}/{_offset_at(e, n)}")(e),
+                                                batch=batch):
+                    count += len(items)
+                    yield items
                 if count != e["count"]:
                     raise ValueError(f"{path}: {count} records, the index lists {e['count']}")
             else:
+                chunk = []
                 for offset, item in _undecodable_file_items(path, topic):
-                    yield item, f"{topic}/{p}/{offset}"
+                    chunk.append((item, f"{topic}/{p}/{offset}"))
+                    if len(chunk) >= batch:
+                        yield chunk
+                        chunk = []
+                if chunk:
+                    yield chunk
+
+
+def iter_archive_fast(out_dir, *, tables: set | None = None, until: int | None = None,
+                      partitions: Iterable[int] | None = None) -> Iterator[tuple]:
+    """`(item, where)` for replays: core events (where None) when no contract check is left, else
+    records, torn or undecodable messages with "topic/partition/offset" (`iter_archive_batches`,
+    one item at a time)."""
+    for items in iter_archive_batches(out_dir, tables=tables, until=until, partitions=partitions):
+        for item in items:
+            yield item if type(item) is tuple else (item, None)
+
+
+def partition_groups(out_dir, *, tables: set | None = None, until: int | None = None) -> list[tuple]:
+    """The partitions of an archive (those holding these tables and this slice) in groups that
+    share no table, each `(partitions, events)` in partition order: a table's events are all in
+    one group, so groups replay independently (a table on two partitions joins them)."""
+    index = load_index(out_dir)
+    selected = _selected_files(index, tables, until)
+    parent = {p: p for p in selected}
+
+    def root(p):
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    owner: dict = {}
+    for p, entries in selected.items():
+        for e in entries:
+            for t in e["tables"]:
+                q = owner.setdefault(t, p)
+                if root(q) != root(p):
+                    parent[max(root(q), root(p))] = min(root(q), root(p))
+    groups: dict = {}
+    for p, entries in selected.items():
+        members, events = groups.setdefault(root(p), ([], [0]))
+        members.append(p)
+        events[0] += sum(e["count"] for e in entries)
+    return [(tuple(members), events[0]) for _, (members, events) in sorted(groups.items())]
 
 
 def archive_topic(out_dir) -> str:

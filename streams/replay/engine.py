@@ -9,8 +9,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from streams.replay.archive import RawMessage
 from streams.rules import ContractError, EventRejected, WagerSettled, apply, malformed, record_to_event
-from streams.rules.hold import HoldLedger
+from streams.rules.events import INPUT_TYPES
+from streams.rules.hold import HoldLedger, HoldLine
+
+EVENT_TYPES = frozenset(INPUT_TYPES.values())
 
 
 @dataclass(slots=True)
@@ -65,10 +69,128 @@ class Replay:
             return [rejection]
         return self.feed_event(event)
 
+    def feed_item(self, item, where) -> list:
+        """Feed one history item that is not a checked core event: a contract record, a torn line
+        (str), or an undecodable Kafka message (`archive.RawMessage`), which becomes the rejection
+        the worker writes for it (reason "undecodable", id "rejected/topic/partition/offset")."""
+        if type(item) in EVENT_TYPES:
+            return self.feed_event(item)
+        if type(item) is RawMessage:
+            self.tally.read += 1
+            rejection = EventRejected(f"rejected/{item.topic}/{item.partition}/{item.offset}", "", 0, 0,
+                                      "undecodable", item.error[:1000] or "not a decodable Avro message", {})
+            self._count_rejection(rejection)
+            return [rejection]
+        return self.feed_record(item, where)
+
+    def feed_batch(self, items) -> list:
+        """Feed a batch of history items: core events already checked (from an archive's fast
+        path), or `(item, where)` tuples for anything else (see `feed_item`). The outputs of the
+        whole batch, in order; the tally as if each item went through `feed_event`/`feed_item`.
+
+        The replay's hot loop: `feed_event` inlined, and the hold of the batch's settlements summed
+        per (table, wager, paytable, outcome) before it enters the ledger (the same sums)."""
+        tables = self.tables
+        get = tables.get
+        out: list = []
+        extend = out.extend
+        sums: dict = {}
+        sums_get = sums.get
+        events = applied = duplicates = 0
+        for event in items:
+            if type(event) is tuple:
+                extend(self.feed_item(*event))
+                continue
+            events += 1
+            table_id = event.table_id
+            state = get(table_id)
+            if state is None:
+                state, outputs = apply(None, event)
+                if state is not None:
+                    tables[table_id] = state
+            else:
+                before = state.duplicates
+                state, outputs = apply(state, event)
+                tables[table_id] = state
+                if state.duplicates != before:
+                    duplicates += 1
+                    if outputs:
+                        extend(outputs)
+                    continue
+            if outputs:
+                if type(outputs[0]) is EventRejected:
+                    self._count_rejection(outputs[0])
+                    extend(outputs)
+                    continue
+                for o in outputs:
+                    if type(o) is WagerSettled:
+                        key = (o.table_id, o.wager, o.paytable, o.outcome)
+                        s = sums_get(key)
+                        if s is None:
+                            sums[key] = [1, o.stake_cents, o.won_cents]
+                        else:
+                            s[0] += 1
+                            s[1] += o.stake_cents
+                            s[2] += o.won_cents
+                extend(outputs)
+            applied += 1
+        tally = self.tally
+        tally.read += events
+        tally.applied += applied
+        tally.duplicates += duplicates
+        if sums:
+            _add_sums(tally.hold, sums)
+        return out
+
     def _count_rejection(self, rejection: EventRejected) -> None:
         self.tally.rejected += 1
         by = self.tally.rejections_by_reason
         by[rejection.reason] = by.get(rejection.reason, 0) + 1
+
+
+def _add_sums(hold: HoldLedger, sums: dict) -> None:
+    """Settlements summed per (table, wager, paytable, outcome) -> [count, stakes, won] into the
+    ledger, as `HoldLedger.add` would have added them one by one."""
+    lines = hold.lines
+    for (table_id, wager, paytable, outcome), (count, stakes, won) in sums.items():
+        key = (table_id, wager, paytable)
+        line = lines.get(key)
+        if line is None:
+            line = lines[key] = HoldLine()
+        line.settled += count
+        line.handle_cents += stakes
+        if outcome == "lose":
+            line.collected_cents += stakes
+            line.losses += count
+        else:
+            line.returned_cents += stakes
+            line.won_cents += won
+            if outcome == "win":
+                line.wins += count
+            else:
+                line.pushes += count
+
+
+def merge_tallies(tallies) -> ReplayTally:
+    """One tally of several replays of disjoint tables (the jobs of a parallel replay)."""
+    total = ReplayTally()
+    for t in tallies:
+        total.read += t.read
+        total.applied += t.applied
+        total.rejected += t.rejected
+        total.duplicates += t.duplicates
+        for reason, n in t.rejections_by_reason.items():
+            total.rejections_by_reason[reason] = total.rejections_by_reason.get(reason, 0) + n
+        merge_hold(total.hold, t.hold)
+    return total
+
+
+def merge_hold(into: HoldLedger, other: HoldLedger) -> None:
+    for key, line in other.lines.items():
+        mine = into.lines.get(key)
+        if mine is None:
+            mine = into.lines[key] = HoldLine()
+        mine.merge(line)
 
 
 def json_lines(lines: Iterable[str], name: str) -> Iterator[tuple[object, str]]:

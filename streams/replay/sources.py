@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from streams.codec import CodecError, decode_event, read_container
-from streams.replay.archive import RawMessage, archive_topic, iter_archive, iter_archive_fast
+from streams.replay.archive import RawMessage, archive_topic, iter_archive, iter_archive_batches, iter_archive_fast
 from streams.replay.engine import Replay, json_lines
 from streams.replay.fastread import EVENT_TYPES
-from streams.rules import EventRejected
 
 
 def parse_time(text: str | None) -> int | None:
@@ -80,17 +79,9 @@ class Slice:
 
 
 def feed_item(replay: Replay, item, where: str) -> list:
-    """Feed one history item; an undecodable Kafka message becomes the rejection the worker writes
-    for it (reason "undecodable", id "rejected/topic/partition/offset")."""
-    if type(item) in EVENT_TYPES:
-        return replay.feed_event(item)
-    if type(item) is RawMessage:
-        replay.tally.read += 1
-        rejection = EventRejected(f"rejected/{item.topic}/{item.partition}/{item.offset}", "", 0, 0,
-                                  "undecodable", item.error[:1000] or "not a decodable Avro message", {})
-        replay._count_rejection(rejection)
-        return [rejection]
-    return replay.feed_record(item, where)
+    """Feed one history item (`Replay.feed_item`); an undecodable Kafka message becomes the
+    rejection the worker writes for it (reason "undecodable", id "rejected/topic/partition/offset")."""
+    return replay.feed_item(item, where)
 
 
 # ---------------------------------------------------------------- sources
@@ -136,14 +127,10 @@ def topic_source(topic: str | None = None, bootstrap: str | None = None) -> Iter
         yield item, where
 
 
-def open_history(spec: str | None, *, from_topic: bool = False, topic: str | None = None,
-                 bootstrap: str | None = None, sl: Slice | None = None,
-                 extra_files: Iterable[str] = (), fast: bool = True) -> Iterator[tuple[object, str]]:
-    """The history named by `spec`: "-" or a .jsonl file, an archive directory, .avro files (more
-    in `extra_files`), or the table-events topic with `from_topic`. `fast=False` gives records,
-    never core events (for readers that look at the records themselves)."""
+def history_kind(spec: str | None, *, from_topic: bool = False, extra_files: Iterable[str] = ()) -> str:
+    """"topic", "archive", "avro" or "jsonl": what `spec` names (ValueError when it cannot be)."""
     if from_topic:
-        return topic_source(topic, bootstrap)
+        return "topic"
     if spec is None:
         raise ValueError("no history given")
     files = [spec, *extra_files]
@@ -152,12 +139,67 @@ def open_history(spec: str | None, *, from_topic: bool = False, topic: str | Non
             raise ValueError("an archive directory is replayed alone")
         if not (Path(spec) / "index.json").exists():
             raise ValueError(f"{spec}: not an archive (no index.json)")
-        return archive_source(spec, sl, fast)
+        return "archive"
     if all(f.endswith(".avro") for f in files):
-        return container_source(files)
+        return "avro"
     if extra_files:
         raise ValueError("several files are accepted only as .avro containers")
+    return "jsonl"
+
+
+def open_history(spec: str | None, *, from_topic: bool = False, topic: str | None = None,
+                 bootstrap: str | None = None, sl: Slice | None = None,
+                 extra_files: Iterable[str] = (), fast: bool = True) -> Iterator[tuple[object, str]]:
+    """The history named by `spec`: "-" or a .jsonl file, an archive directory, .avro files (more
+    in `extra_files`), or the table-events topic with `from_topic`. `fast=False` gives records,
+    never core events (for readers that look at the records themselves)."""
+    kind = history_kind(spec, from_topic=from_topic, extra_files=extra_files)
+    if kind == "topic":
+        return topic_source(topic, bootstrap)
+    if kind == "archive":
+        return archive_source(spec, sl, fast)
+    if kind == "avro":
+        return container_source([spec, *extra_files])
     return jsonl_source(spec)
+
+
+def batched(pairs: Iterable[tuple[object, str]], size: int = 512) -> Iterator[list]:
+    """`(item, where)` pairs as the batches of `Replay.feed_batch`: a core event that needs no
+    source (where None) as itself, anything else as its pair."""
+    chunk: list = []
+    append = chunk.append
+    for item, where in pairs:
+        append(item if where is None and type(item) in EVENT_TYPES else (item, where))
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+            append = chunk.append
+    if chunk:
+        yield chunk
+
+
+def container_batches(paths: Iterable[str]) -> Iterator[list]:
+    """Avro container files in batches, core events straight from the Avro records (`fastread`),
+    the others with their "file:record" (from 1), as `container_source` names them."""
+    from streams.replay.fastread import read_event_batches
+
+    for path in paths:
+        yield from read_event_batches(path, (lambda path: lambda n: f"{path}:{n + 1}")(path))
+
+
+def open_history_batches(spec: str | None, *, from_topic: bool = False, topic: str | None = None,
+                         bootstrap: str | None = None, sl: Slice | None = None,
+                         extra_files: Iterable[str] = ()) -> Iterator[list]:
+    """`open_history` in batches for `Replay.feed_batch` (lists of core events and `(item,
+    where)` pairs); archives and .avro files decoded by blocks (`fastread`)."""
+    kind = history_kind(spec, from_topic=from_topic, extra_files=extra_files)
+    if kind == "archive":
+        tables = set(sl.tables) if sl is not None and sl.tables is not None else None
+        return iter_archive_batches(spec, tables=tables, until=sl.until if sl is not None else None)
+    if kind == "avro":
+        return container_batches([spec, *extra_files])
+    return batched(open_history(spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl,
+                                extra_files=extra_files))
 
 
 def reopenable(spec: str | None, from_topic: bool) -> bool:

@@ -102,13 +102,17 @@ def event_to_record(event) -> dict:
     return record
 
 
+_OUTPUT_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in OUTPUT_TYPES.values()}
+
+
 def output_to_record(output) -> dict:
     record = {"type": type(output).__name__}
     if type(output) is WagerSettled:
         record["id"] = output.id
-    for f in fields(output):
-        value = getattr(output, f.name)
-        record[f.name] = list(value) if type(value) is tuple else value
+    names = _OUTPUT_FIELDS.get(type(output))
+    for name in (names if names is not None else (f.name for f in fields(output))):
+        value = getattr(output, name)
+        record[name] = list(value) if type(value) is tuple else value
     return record
 
 

@@ -23,6 +23,16 @@ def completed_numbers(marks: int) -> list[int]:
     return [n for n, mask in NUMBER_MASK.items() if marks & mask == mask]
 
 
+_COMPLETED_COUNT: dict[int, int] = {}  # marks -> len(completed_numbers(marks)), filled as met
+
+
+def completed_count(marks: int) -> int:
+    count = _COMPLETED_COUNT.get(marks)
+    if count is None:
+        count = _COMPLETED_COUNT[marks] = len(completed_numbers(marks))  # at most 2**14 entries
+    return count
+
+
 class HotRollerCohort(Cohort):
     __slots__ = ("marks",)
     layout = "hot_roller"
@@ -46,12 +56,12 @@ class HotRollerCohort(Cohort):
         if self.marks & mask == mask:
             out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
                                          self.layout, self.cohort_id, f"number-{number}",
-                                         len(completed_numbers(self.marks))))
+                                         completed_count(self.marks)))
 
     def seven(self, paytable: Paytable, pays: bool, event, out: list) -> None:
         """§ 623c.1(g): settled by a 7. `pays` is False for a come-out 7 under the literal reading
         (it loses whatever is marked); otherwise the completed numbers decide by the paytable."""
-        count = len(completed_numbers(self.marks))
+        count = completed_count(self.marks)
         if pays:
             self.settle_all(event, out, *by_paytable(paytable, count), paytable.name, f"numbers={count}")
         else:

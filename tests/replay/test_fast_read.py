@@ -1,0 +1,142 @@
+"""The generated block decoder of `fastread` against fastavro's datums: the same items (core events
+or flat records) for every kind of record, odd ones included, and the same failures."""
+from __future__ import annotations
+
+import dataclasses
+import io
+import pickle
+
+import fastavro
+import pytest
+
+from streams.codec import CodecError, default_codec, write_container
+from streams.replay.fastread import read_event_batches, read_events
+from streams.rules import record_to_event
+from streams.rules.events import INPUT_TYPES, NEW, OUTPUT_TYPES, DiceThrown, WagerSettled
+
+TS = 1_767_225_600_000
+
+
+def both(path, where=True) -> list:
+    where_of = (lambda n: f"f:{n}") if where else None
+    fast = [item for items in read_event_batches(path, where_of) for item in items]
+    generic = [item for items in read_event_batches(path, where_of, generated=False) for item in items]
+    assert fast == generic
+    assert [type(x) for x in fast] == [type(x) for x in generic]
+    return fast
+
+
+def records() -> list[dict]:
+    long_id = "T" + "x" * 200  # lengths of two-byte varints
+    out = []
+    for n, (table, seq, ts) in enumerate([("T1", 1, TS), (long_id, 2, 0), ("Tä€😀", 3, TS), ("T1", 2**40, 2**62),
+                                           ("T1", 4, 1), ("T1", 0, TS), ("T1", -5, TS), ("T1", 6, -1), ("", 7, TS)]):
+        out += [
+            {"type": "TableOpened", "table_id": table, "seq": seq, "ts": ts, "table_kind": "live"},
+            {"type": "TableOpened", "table_id": table, "seq": seq, "ts": ts, "table_kind": "hybrid",
+             "rules": {"hot_roller_paytable": "B"}},
+            {"type": "ShooterChanged", "table_id": table, "seq": seq, "ts": ts, "shooter_id": f"s{n}" * 40,
+             "position": -3, "reason": "table_open"},
+            {"type": "ShooterChanged", "table_id": table, "seq": seq, "ts": ts, "shooter_id": "", "position": 3,
+             "reason": "voluntary"},
+            {"type": "DiceThrown", "table_id": table, "seq": seq, "ts": ts, "die1": 3, "die2": 4, "valid": False},
+            {"type": "DiceThrown", "table_id": table, "seq": seq, "ts": ts, "die1": -2**31, "die2": 2**31 - 1},
+            {"type": "WagerPlaced", "table_id": table, "seq": seq, "ts": ts, "wager_id": "w" * 63, "position": 64,
+             "wager": "fire", "amount_cents": 2**63 - 1},
+            {"type": "WagerPlaced", "table_id": table, "seq": seq, "ts": ts, "wager_id": "w" * 64, "position": -65,
+             "wager": "", "amount_cents": -2**63},
+            {"type": "WagerChangeRequested", "table_id": table, "seq": seq, "ts": ts, "wager_id": "w1",
+             "amount_cents": 0},
+            {"type": "ComeBetsOnly", "table_id": table, "seq": seq, "ts": ts, "active": True},
+            {"type": "ComeBetsOnly", "table_id": table, "seq": seq, "ts": ts, "active": False},
+            {"type": "TableClosed", "table_id": table, "seq": seq, "ts": ts},
+            {"type": "SomethingNew", "table_id": table, "seq": seq, "ts": ts},  # a null body
+        ]
+    return out
+
+
+def test_every_kind_and_odd_values(tmp_path):
+    rs = records()
+    for sync in (64_000, 300):  # one block, many blocks
+        path = tmp_path / f"odd-{sync}.avro"
+        write_container(path, rs, codec="deflate", sync_interval=sync)
+        items = both(path)
+        assert len(items) == len(rs)
+        events = [x for x in items if type(x) is not tuple]
+        assert len(events) > len(rs) // 3
+        # each core event is the record's event; the others are the records with their source
+        for n, (item, record) in enumerate(zip(items, rs)):
+            if type(item) is tuple:
+                assert item[1] == f"f:{n}" and item[0]["type"] == record["type"]
+            else:
+                assert item == record_to_event(record)
+        assert [x for x in read_events(path)] == [x if type(x) is not tuple else x[0] for x in items]
+
+
+def test_a_body_that_is_not_its_type_fails_both_ways(tmp_path):
+    schema = default_codec().event_schema.parsed
+    datum = {"table_id": "T1", "seq": 1, "ts": TS, "type": "DiceThrown",
+             "body": ("casino.craps.v1.ComeBetsOnly", {"active": True})}
+    path = tmp_path / "mismatch.avro"
+    with open(path, "wb") as fo:
+        fastavro.writer(fo, schema, [datum])
+    for generated in (True, False):
+        with pytest.raises(CodecError, match="does not match"):
+            list(read_event_batches(path, generated=generated))
+
+
+def test_corrupt_blocks_fail_both_ways(tmp_path):
+    rs = [r for r in records() if r["type"] == "DiceThrown"] * 50
+    good = tmp_path / "good.avro"
+    write_container(good, rs, codec="null", sync_interval=1_000)
+    data = good.read_bytes()
+    for cut in (len(data) - 40, len(data) // 2):  # truncated inside a block
+        bad = tmp_path / f"cut-{cut}.avro"
+        bad.write_bytes(data[:cut])
+        for generated in (True, False):
+            with pytest.raises(CodecError):
+                list(read_event_batches(bad, generated=generated))
+    # a byte changed inside a record: the same items or the same failure either way
+    header = data.index(b"T1")
+    for offset in range(header, header + 400, 3):
+        bad = tmp_path / f"flip-{offset}.avro"
+        bad.write_bytes(data[:offset] + bytes([data[offset] ^ 0x85]) + data[offset + 1:])
+        outcomes = []
+        for generated in (True, False):
+            try:
+                outcomes.append([x for items in read_event_batches(bad, lambda n: n, generated=generated)
+                                 for x in items])
+            except CodecError:
+                outcomes.append("CodecError")
+        assert outcomes[0] == outcomes[1], offset
+
+
+def test_fast_constructors_build_the_same_objects():
+    for cls in (*INPUT_TYPES.values(), *OUTPUT_TYPES.values()):
+        values = []
+        for f in dataclasses.fields(cls):
+            values.append({"int": 7, "bool": True, "str": "x"}.get(str(f.type), ("a", "b")))
+        a, b = cls(*values), NEW[cls](*values)
+        assert type(b) is cls and a == b and hash(a) == hash(b) and repr(a) == repr(b)
+        assert pickle.loads(pickle.dumps(b)) == a and dataclasses.replace(b) == a
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            b.table_id = "y"
+    assert NEW[DiceThrown]("T", 1, 2, 3, 4) == DiceThrown("T", 1, 2, 3, 4)  # defaults
+    s = NEW[WagerSettled](wager_id="w", table_id="T", position=1, wager="fire", outcome="win", stake_cents=1,
+                          won_cents=2, paytable="p", detail="d", seq=3, ts=4, placed_seq=2)
+    assert s.id == "T/3/settle/w"
+
+
+def test_older_schema_files_still_come_as_records(tmp_path):
+    """A container of another writer schema is resolved by fastavro, records only."""
+    codec = default_codec()
+    source = dict(codec.event_schema.source)
+    source["doc"] = "an older writer"  # the same fields, another fingerprint
+    source["fields"] = [dict(f) for f in source["fields"]] + [{"name": "extra", "type": "string", "default": ""}]
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(source), [{"table_id": "T1", "seq": 1, "ts": TS, "type": "TableClosed",
+                                                         "body": ("casino.craps.v1.TableClosed", {}), "extra": ""}])
+    path = tmp_path / "other.avro"
+    path.write_bytes(buf.getvalue())
+    items = both(path)
+    assert items == [({"table_id": "T1", "seq": 1, "ts": TS, "type": "TableClosed"}, "f:0")]
