@@ -14,7 +14,7 @@ def _dollars(cents: int) -> str:
 def format_summary(tally) -> str:
     lines = [
         f"events read {tally.read:,}  applied {tally.applied:,}  rejected {tally.rejected:,}  "
-        f"duplicates {tally.duplicates:,}",
+        f"duplicates {tally.duplicates:,}" + (f"  held {tally.held:,} (beyond a sequence gap)" if tally.held else ""),
     ]
     if tally.rejections_by_reason:
         lines.append("rejections: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tally.rejections_by_reason.items())))

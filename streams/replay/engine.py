@@ -1,11 +1,13 @@
 """Replay: drive the rules core over a history and account for every input event.
 
 The same `apply` that runs live settles here, so a replay that disagrees with the live
-settlements is an audit finding. Every input ends as applied, rejected or duplicate.
+settlements is an audit finding. Every input ends as applied, held (beyond a sequence gap, applied
+when it is filled), rejected or duplicate.
 """
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -13,6 +15,7 @@ from streams.replay.archive import RawMessage
 from streams.rules import ContractError, EventRejected, WagerSettled, apply, malformed, record_to_event
 from streams.rules.events import INPUT_TYPES
 from streams.rules.hold import HoldLedger, HoldLine
+from streams.surveillance import HoldBook, HoldWatch
 
 EVENT_TYPES = frozenset(INPUT_TYPES.values())
 
@@ -25,13 +28,17 @@ class ReplayTally:
     duplicates: int = 0
     rejections_by_reason: dict = field(default_factory=dict)
     hold: HoldLedger = field(default_factory=HoldLedger)
+    held: int = 0  # arrived beyond a sequence gap: applied later, when the gap was filled
 
 
 class Replay:
-    """Holds the state of every table seen; `feed` takes one input and returns its outputs."""
+    """Holds the state and hold book of every table seen; `feed` takes one input and returns its
+    outputs: those of the rules core, then the hold alerts they raise (as the live worker does)."""
 
-    def __init__(self):
+    def __init__(self, watch: HoldWatch | None = None):
         self.tables: dict = {}
+        self.books: dict = {}  # table id -> HoldBook
+        self.watch = watch or HoldWatch.from_settings(os.environ)
         self.tally = ReplayTally()
 
     def feed_event(self, event) -> list:
@@ -41,20 +48,35 @@ class Replay:
         state = tables.get(event.table_id)
         before = state.duplicates if state is not None else 0
         state, outputs = apply(state, event)
-        if state is not None:
-            tables[event.table_id] = state
-            if state.duplicates != before:
-                tally.duplicates += 1
-                return outputs
-        if outputs and type(outputs[0]) is EventRejected:
+        if state is None:  # an unknown table: only a rejection
             self._count_rejection(outputs[0])
             return outputs
-        tally.applied += 1
-        hold = tally.hold
-        for o in outputs:
-            if type(o) is WagerSettled:
-                hold.add(o)
+        tables[event.table_id] = state
+        if state.duplicates != before:
+            tally.duplicates += 1
+            return outputs
+        if outputs:
+            outputs = self._booked(state, outputs)
+            hold = tally.hold
+            for o in outputs:
+                if type(o) is WagerSettled:
+                    hold.add(o)
+            if type(outputs[0]) is EventRejected and outputs[0].seq == event.seq:
+                self._count_rejection(outputs[0])
+                return outputs
+        if state.held.get(event.seq) is event:
+            tally.held += 1
+        else:
+            tally.applied += 1
         return outputs
+
+    def _booked(self, state, outputs: list) -> list:
+        """The outputs with the hold alerts their settlements raise (streams/surveillance)."""
+        book = self.books.get(state.table_id)
+        if book is None:
+            book = self.books[state.table_id] = HoldBook()
+        alerts = self.watch.watch(book, state, outputs)
+        return outputs + alerts if alerts else outputs
 
     def feed_record(self, record, source: str) -> list:
         """A contract record (or a torn line as str) from `source` (e.g. "file:line")."""
@@ -92,11 +114,12 @@ class Replay:
         per (table, wager, paytable, outcome) before it enters the ledger (the same sums)."""
         tables = self.tables
         get = tables.get
+        booked = self._booked
         out: list = []
         extend = out.extend
         sums: dict = {}
         sums_get = sums.get
-        events = applied = duplicates = 0
+        events = applied = duplicates = held = 0
         for event in items:
             if type(event) is tuple:
                 extend(self.feed_item(*event))
@@ -106,8 +129,11 @@ class Replay:
             state = get(table_id)
             if state is None:
                 state, outputs = apply(None, event)
-                if state is not None:
-                    tables[table_id] = state
+                if state is None:  # an unknown table: only a rejection
+                    self._count_rejection(outputs[0])
+                    extend(outputs)
+                    continue
+                tables[table_id] = state
             else:
                 before = state.duplicates
                 state, outputs = apply(state, event)
@@ -118,12 +144,10 @@ class Replay:
                         extend(outputs)
                     continue
             if outputs:
-                if type(outputs[0]) is EventRejected:
-                    self._count_rejection(outputs[0])
-                    extend(outputs)
-                    continue
+                settled = False
                 for o in outputs:
                     if type(o) is WagerSettled:
+                        settled = True
                         key = (o.table_id, o.wager, o.paytable, o.outcome)
                         s = sums_get(key)
                         if s is None:
@@ -132,12 +156,22 @@ class Replay:
                             s[0] += 1
                             s[1] += o.stake_cents
                             s[2] += o.won_cents
+                if settled:
+                    outputs = booked(state, outputs)
                 extend(outputs)
-            applied += 1
+                first = outputs[0]
+                if type(first) is EventRejected and first.seq == event.seq:
+                    self._count_rejection(first)
+                    continue
+            if state.held.get(event.seq) is event:
+                held += 1
+            else:
+                applied += 1
         tally = self.tally
         tally.read += events
         tally.applied += applied
         tally.duplicates += duplicates
+        tally.held += held
         if sums:
             _add_sums(tally.hold, sums)
         return out
@@ -179,6 +213,7 @@ def merge_tallies(tallies) -> ReplayTally:
         total.applied += t.applied
         total.rejected += t.rejected
         total.duplicates += t.duplicates
+        total.held += t.held
         for reason, n in t.rejections_by_reason.items():
             total.rejections_by_reason[reason] = total.rejections_by_reason.get(reason, 0) + n
         merge_hold(total.hold, t.hold)
