@@ -20,44 +20,21 @@ from dataclasses import dataclass, field
 
 from streams.odds import wager_odds
 from streams.rules import SurveillanceAlerted, WagerSettled
+from streams.rules.hold import HoldLine as SettledHold
 
 _COUNTS = ("settled", "wins", "losses", "pushes", "handle_cents", "stake_squares", "collected_cents",
            "returned_cents", "won_cents")
 
 
 @dataclass(slots=True)
-class HoldLine:
-    house_edge: float  # exact, per unit staked, under the paytable and reading in force
-    std_dev_per_unit: float
-    settled: int = 0
-    wins: int = 0
-    losses: int = 0
-    pushes: int = 0
-    handle_cents: int = 0
+class HoldLine(SettledHold):
+    """The settled hold of one wager kind and paytable (counts and cents booked by
+    `streams.rules.hold.HoldLine.add`), with the theory beside it."""
+
+    house_edge: float = 0.0  # exact, per unit staked, under the paytable and reading in force
+    std_dev_per_unit: float = 0.0
     stake_squares: int = 0  # sum over decisions of (stakes decided together)^2, cents^2
-    collected_cents: int = 0  # stakes collected on losses
-    returned_cents: int = 0  # stakes returned on wins and pushes
-    won_cents: int = 0  # amounts won by players, stakes excluded
     alerted: bool = False  # below -threshold since the last alert
-
-    def add(self, s: WagerSettled) -> None:
-        """Book one settlement; the caller adds the decision's squared stake (`decided`)."""
-        self.settled += 1
-        self.handle_cents += s.stake_cents
-        if s.outcome == "lose":
-            self.losses += 1
-            self.collected_cents += s.stake_cents
-        else:
-            self.returned_cents += s.stake_cents
-            self.won_cents += s.won_cents
-            if s.outcome == "win":
-                self.wins += 1
-            else:
-                self.pushes += 1
-
-    @property
-    def house_win_cents(self) -> int:
-        return self.collected_cents - self.won_cents
 
     @property
     def expected_house_win_cents(self) -> float:
@@ -77,7 +54,8 @@ class HoldLine:
 
     @classmethod
     def from_record(cls, r: list) -> "HoldLine":
-        return cls(r[0], r[1], *r[2:2 + len(_COUNTS)], r[2 + len(_COUNTS)])
+        return cls(house_edge=r[0], std_dev_per_unit=r[1], **dict(zip(_COUNTS, r[2:2 + len(_COUNTS)])),
+                   alerted=r[2 + len(_COUNTS)])
 
 
 @dataclass(slots=True)
@@ -121,7 +99,7 @@ class HoldWatch:
             line = lines.get(key)
             if line is None:
                 odds = wager_odds(s.wager, state.rules)
-                line = lines[key] = HoldLine(float(odds.house_edge), odds.std_dev)
+                line = lines[key] = HoldLine(house_edge=float(odds.house_edge), std_dev_per_unit=odds.std_dev)
             line.add(s)
             decision = (s.wager, s.paytable, s.seq)
             decisions[decision] = decisions.get(decision, 0) + s.stake_cents
