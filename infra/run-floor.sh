@@ -9,6 +9,11 @@ HOURS="${HOURS:-8}"
 WEB_PORT="${CRAPS_WEB_PORT:-6066}"
 PROM_PORT="${PROM_PORT:-9090}"
 RUN=.run
+# Each run is a fresh floor on its own topics: the simulator numbers every table's events from 1,
+# so on the topics of an earlier run they would all be duplicates of what is already settled.
+RUN_ID="$(date +%Y%m%d-%H%M%S)"
+export CRAPS_TOPIC_PREFIX="${CRAPS_TOPIC_PREFIX:-craps.run-$RUN_ID.}"
+export CRAPS_APP_ID="${CRAPS_APP_ID:-craps-streams-run-$RUN_ID}"
 mkdir -p "$RUN"
 pids=()
 started_kafka=0
@@ -47,7 +52,7 @@ pids+=($!)
 
 cat <<TXT
 
-craps-streams is running: $TABLES simulated tables at ${SPEED}x real time.
+craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on topics ${CRAPS_TOPIC_PREFIX}*.
   floor page   http://127.0.0.1:$WEB_PORT/
   metrics      http://127.0.0.1:$WEB_PORT/metrics
   Prometheus   $prom_url
