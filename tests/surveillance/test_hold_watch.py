@@ -63,7 +63,7 @@ def test_the_book_holds_exactly_what_was_settled():
 def test_a_fair_floor_rarely_alerts_and_its_z_scores_centre_on_zero():
     """Fair dice: z-scores centre on 0. The jackpot wagers' long tail (Fire 999x, Hot Roller, Hot
     Shooter) makes -4 sd likelier than a normal curve says, so a fair floor alerts now and then (a
-    jackpot, also a large_win alert); measured about once per 50 table-hours, bounded here."""
+    jackpot, also a large_win alert); measured about once per 60 to 80 table-hours, bounded here."""
     alerts, zs, table_hours = 0, [], 0
     for seed in (7, 10, 12):
         books, outputs = book_floor(HoldWatch(threshold=4.0, min_settled=30), tables=8, hours=12, seed=seed)
