@@ -20,11 +20,11 @@ from streams.rules import (
     SurveillanceAlerted,
     TableState,
     WagerSettled,
-    apply,
     output_to_record,
     record_to_event,
 )
 from streams.surveillance import HoldBook, HoldWatch
+from streams.surveillance.booking import REJECTED, book_event
 from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
 
 TOPIC_OF = {
@@ -34,7 +34,6 @@ TOPIC_OF = {
     SurveillanceAlerted: SURVEILLANCE,
     EventRejected: REJECTIONS,
 }
-APPLIED, REJECTED, DUPLICATE, HELD = "applied", "rejected", "duplicate", "held"
 
 
 @dataclass(slots=True)
@@ -93,25 +92,10 @@ class SettlementShell:
             event = record_to_event(record)
         except (CodecError, ContractError) as e:
             return self.undecodable(value, e, topic, partition, offset)
-        state = self.state_of(event.table_id)
-        before = state.duplicates if state is not None else 0
-        state, outputs = apply(state, event)
-        if state is not None and state.duplicates != before:
-            return Handled(DUPLICATE, event.table_id, [], [], state, event)
-        if outputs and type(outputs[0]) is EventRejected and outputs[0].seq == event.seq:
-            # The game is unchanged, but the feed received the seq: store a known table's state.
-            return Handled(REJECTED, event.table_id, outputs, _messages(outputs), state, event)
+        verdict, state, outputs = book_event(self.state_of(event.table_id), self.books, self.watch, event)
         if state is not None:
             self.states[event.table_id] = state
-            book = self.books.get(event.table_id)
-            if book is None:
-                book = self.books[event.table_id] = HoldBook()
-            alerts = self.watch.watch(book, state, outputs)
-            if alerts:
-                outputs = outputs + alerts
-            if state.held.get(event.seq) is event:
-                return Handled(HELD, event.table_id, outputs, _messages(outputs), state, event)
-        return Handled(APPLIED, event.table_id, outputs, _messages(outputs), state, event)
+        return Handled(verdict, event.table_id, outputs, _messages(outputs), state, event)
 
     @staticmethod
     def undecodable(value: bytes, error, topic: str, partition: int, offset: int) -> Handled:

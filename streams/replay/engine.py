@@ -1,7 +1,7 @@
 """Replay: drive the rules core over a history and account for every input event.
 
-The same `apply` that runs live settles here, so a replay that disagrees with the live
-settlements is an audit finding. Every input ends as applied, held (beyond a sequence gap, applied
+The same `book_event` (the rules core, then the hold books) that runs live settles here, so a
+replay that disagrees with the live settlements is an audit finding. Every input ends as applied, held (beyond a sequence gap, applied
 when it is filled), rejected or duplicate.
 """
 from __future__ import annotations
@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from streams.replay.archive import RawMessage
-from streams.rules import ContractError, EventRejected, WagerSettled, apply, malformed, record_to_event
+from streams.rules import ContractError, EventRejected, malformed, record_to_event
 from streams.rules.events import INPUT_TYPES
 from streams.rules.hold import HoldLedger, HoldLine
-from streams.surveillance import HoldBook, HoldWatch
+from streams.surveillance import HoldWatch
+from streams.surveillance.booking import APPLIED, DUPLICATE, REJECTED, book_event
 
 EVENT_TYPES = frozenset(INPUT_TYPES.values())
 
@@ -39,44 +40,34 @@ class Replay:
         self.tables: dict = {}
         self.books: dict = {}  # table id -> HoldBook
         self.watch = watch or HoldWatch.from_settings(os.environ)
-        self.tally = ReplayTally()
+        self._tally = ReplayTally()
+
+    @property
+    def tally(self) -> ReplayTally:
+        """The counts so far; the hold is the tables' books (booked once, by `book_event`)."""
+        t = self._tally
+        t.hold = hold = HoldLedger()
+        for table_id, book in self.books.items():
+            for (wager, paytable), line in book.lines.items():
+                hold.lines[(table_id, wager, paytable)] = settled = HoldLine()
+                settled.merge(line)  # the settled money only, not the book's theory
+        return t
 
     def feed_event(self, event) -> list:
-        tally = self.tally
+        tally = self._tally
         tally.read += 1
-        tables = self.tables
-        state = tables.get(event.table_id)
-        before = state.duplicates if state is not None else 0
-        state, outputs = apply(state, event)
-        if state is None:  # an unknown table: only a rejection
-            self._count_rejection(outputs[0])
-            return outputs
-        tables[event.table_id] = state
-        if state.duplicates != before:
-            tally.duplicates += 1
-            return outputs
-        if outputs:
-            outputs = self._booked(state, outputs)
-            hold = tally.hold
-            for o in outputs:
-                if type(o) is WagerSettled:
-                    hold.add(o)
-            if type(outputs[0]) is EventRejected and outputs[0].seq == event.seq:
-                self._count_rejection(outputs[0])
-                return outputs
-        if state.held.get(event.seq) is event:
-            tally.held += 1
-        else:
+        verdict, state, outputs = book_event(self.tables.get(event.table_id), self.books, self.watch, event)
+        if state is not None:
+            self.tables[event.table_id] = state
+        if verdict is APPLIED:
             tally.applied += 1
+        elif verdict is REJECTED:
+            self._count_rejection(outputs[0])
+        elif verdict is DUPLICATE:
+            tally.duplicates += 1
+        else:
+            tally.held += 1
         return outputs
-
-    def _booked(self, state, outputs: list) -> list:
-        """The outputs with the hold alerts their settlements raise (streams/surveillance)."""
-        book = self.books.get(state.table_id)
-        if book is None:
-            book = self.books[state.table_id] = HoldBook()
-        alerts = self.watch.watch(book, state, outputs)
-        return outputs + alerts if alerts else outputs
 
     def feed_record(self, record, source: str) -> list:
         """A contract record (or a torn line as str) from `source` (e.g. "file:line")."""
@@ -85,7 +76,7 @@ class Replay:
                 raise ContractError("malformed", f"not a JSON object: {record[:200]!r}")
             event = record_to_event(record)
         except ContractError as e:
-            self.tally.read += 1
+            self._tally.read += 1
             rejection = malformed(record, e, source)
             self._count_rejection(rejection)
             return [rejection]
@@ -98,7 +89,7 @@ class Replay:
         if type(item) in EVENT_TYPES:
             return self.feed_event(item)
         if type(item) is RawMessage:
-            self.tally.read += 1
+            self._tally.read += 1
             rejection = EventRejected(f"rejected/{item.topic}/{item.partition}/{item.offset}", "", 0, 0,
                                       "undecodable", item.error[:1000] or "not a decodable Avro message", {})
             self._count_rejection(rejection)
@@ -110,15 +101,13 @@ class Replay:
         path), or `(item, where)` tuples for anything else (see `feed_item`). The outputs of the
         whole batch, in order; the tally as if each item went through `feed_event`/`feed_item`.
 
-        The replay's hot loop: `feed_event` inlined, and the hold of the batch's settlements summed
-        per (table, wager, paytable, outcome) before it enters the ledger (the same sums)."""
+        The replay's hot loop: `feed_event` with the lookups bound once and the counts summed per
+        batch."""
         tables = self.tables
         get = tables.get
-        booked = self._booked
+        books, watch = self.books, self.watch
         out: list = []
         extend = out.extend
-        sums: dict = {}
-        sums_get = sums.get
         events = applied = duplicates = held = 0
         for event in items:
             if type(event) is tuple:
@@ -126,83 +115,30 @@ class Replay:
                 continue
             events += 1
             table_id = event.table_id
-            state = get(table_id)
-            if state is None:
-                state, outputs = apply(None, event)
-                if state is None:  # an unknown table: only a rejection
-                    self._count_rejection(outputs[0])
-                    extend(outputs)
-                    continue
+            verdict, state, outputs = book_event(get(table_id), books, watch, event)
+            if state is not None:
                 tables[table_id] = state
-            else:
-                before = state.duplicates
-                state, outputs = apply(state, event)
-                tables[table_id] = state
-                if state.duplicates != before:
-                    duplicates += 1
-                    if outputs:
-                        extend(outputs)
-                    continue
             if outputs:
-                settled = False
-                for o in outputs:
-                    if type(o) is WagerSettled:
-                        settled = True
-                        key = (o.table_id, o.wager, o.paytable, o.outcome)
-                        s = sums_get(key)
-                        if s is None:
-                            sums[key] = [1, o.stake_cents, o.won_cents]
-                        else:
-                            s[0] += 1
-                            s[1] += o.stake_cents
-                            s[2] += o.won_cents
-                if settled:
-                    outputs = booked(state, outputs)
                 extend(outputs)
-                first = outputs[0]
-                if type(first) is EventRejected and first.seq == event.seq:
-                    self._count_rejection(first)
-                    continue
-            if state.held.get(event.seq) is event:
-                held += 1
-            else:
+            if verdict is APPLIED:
                 applied += 1
-        tally = self.tally
+            elif verdict is REJECTED:
+                self._count_rejection(outputs[0])
+            elif verdict is DUPLICATE:
+                duplicates += 1
+            else:
+                held += 1
+        tally = self._tally
         tally.read += events
         tally.applied += applied
         tally.duplicates += duplicates
         tally.held += held
-        if sums:
-            _add_sums(tally.hold, sums)
         return out
 
     def _count_rejection(self, rejection: EventRejected) -> None:
-        self.tally.rejected += 1
-        by = self.tally.rejections_by_reason
+        self._tally.rejected += 1
+        by = self._tally.rejections_by_reason
         by[rejection.reason] = by.get(rejection.reason, 0) + 1
-
-
-def _add_sums(hold: HoldLedger, sums: dict) -> None:
-    """Settlements summed per (table, wager, paytable, outcome) -> [count, stakes, won] into the
-    ledger, as `HoldLedger.add` would have added them one by one."""
-    lines = hold.lines
-    for (table_id, wager, paytable, outcome), (count, stakes, won) in sums.items():
-        key = (table_id, wager, paytable)
-        line = lines.get(key)
-        if line is None:
-            line = lines[key] = HoldLine()
-        line.settled += count
-        line.handle_cents += stakes
-        if outcome == "lose":
-            line.collected_cents += stakes
-            line.losses += count
-        else:
-            line.returned_cents += stakes
-            line.won_cents += won
-            if outcome == "win":
-                line.wins += count
-            else:
-                line.pushes += count
 
 
 def merge_tallies(tallies) -> ReplayTally:

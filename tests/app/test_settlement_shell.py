@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from streams.app.shell import DUPLICATE, HELD, REJECTED, SettlementShell, state_from_text
+from streams.app.shell import SettlementShell, state_from_text
+from streams.surveillance.booking import DUPLICATE, HELD, REJECTED
 from streams.codec import encode_event
 from streams.rules import SurveillanceAlerted, WagerSettled
 from streams.sim.floor import floor_events
