@@ -24,7 +24,7 @@ async def _main(web_port: int) -> None:
         """(state, hold book) of every table the worker owns, loaded or only recovered so far."""
         for owner in list(worker.owners.values()):
             shell = owner.shell
-            for table_id in set(shell.states) | set(getattr(owner, "recovered", ())):
+            for table_id in set(shell.states) | set(owner.recovered):
                 state = shell.state_of(table_id)
                 if state is not None:
                     yield state, shell.books.get(table_id)

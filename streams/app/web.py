@@ -34,7 +34,7 @@ def make_web_app(worker, metrics) -> web.Application:
 
         tables, recovered = {}, {}
         for owner in list(worker.owners.values()):
-            shell, rebuilt = owner.shell, getattr(owner, "recovered", {})
+            shell, rebuilt = owner.shell, owner.recovered
             for table, text in list(rebuilt.items()):
                 recovered[table] = digest(text)
             for table in set(shell.states) | set(rebuilt):
