@@ -153,6 +153,79 @@ def cmd_audit(args) -> int:
     return run_audit(args, sl)
 
 
+def _dev_signer(command: str):
+    """The dev floor's table signer (the key ring made at first start), or None with a message."""
+    from streams.authenticity import KeyRingError, TableSigner
+    from streams.authenticity import keyfile
+
+    try:
+        ring, made = keyfile.init()
+    except KeyRingError as e:
+        print(f"{command}: {e}", file=sys.stderr)
+        return None
+    if made:
+        print(f"{command}: made the dev floor's key ring at {keyfile.default_path()} (0600, git-ignored)",
+              file=sys.stderr)
+    return TableSigner(ring)
+
+
+def _tagged(records, signer, command: str):
+    from streams.authenticity import sign_record
+
+    for record in records:
+        try:
+            yield sign_record(signer, record)
+        except LookupError as e:
+            raise SystemExit(f"{command}: {e}: add keys with `craps-streams keys add --tables ...`") from None
+
+
+def cmd_keys(args) -> int:
+    import time as _time
+
+    from streams.authenticity import KeyRingError
+    from streams.authenticity import keyfile
+    from streams.replay.sources import parse_time
+
+    path = keyfile.default_path() if args.path is None else __import__("pathlib").Path(args.path)
+    try:
+        at = parse_time(getattr(args, "at", None))
+        now = _time.time_ns() // 1_000_000
+        tables = [t.strip() for t in (getattr(args, "tables", None) or "").split(",") if t.strip()]
+        if args.action == "init":
+            ring, made = keyfile.init(path, tables or keyfile.dev_floor_tables(args.count),
+                                      at if at is not None else 0)
+            print(f"{'made' if made else 'kept the existing'} key ring {path}: {len(ring.keys)} keys")
+            return 0
+        ring = keyfile.load(path)
+        if args.action == "list":
+            print(f"{'key id':<32} {'tables':<24} {'not_before':>15} {'not_after':>15}")
+            for k in ring.keys:
+                tabs = ",".join(sorted(k.tables)[:3]) + (" ..." if len(k.tables) > 3 else "")
+                print(f"{k.key_id:<32} {tabs:<24} {k.not_before:>15} {str(k.not_after or '-'):>15}")
+            return 0
+        if args.action == "add":
+            if not tables:
+                print("keys add: --tables T1,T2", file=sys.stderr)
+                return 2
+            for t in tables:
+                ring = ring.with_key(keyfile.new_key({t}, at if at is not None else now))
+        elif args.action == "rotate":
+            if not tables:
+                print("keys rotate: --tables T1,T2 (each gets a new key)", file=sys.stderr)
+                return 2
+            at = at if at is not None else now
+            for t in tables:
+                ring = ring.rotated({t}, at, keyfile.new_key({t}, at), grace_ms=int(args.grace_s * 1000))
+        elif args.action == "retire":
+            ring = ring.retired(args.key_id, at if at is not None else now)
+        keyfile.save(ring, path)
+    except (KeyRingError, ValueError) as e:
+        print(f"keys {args.action}: {e}", file=sys.stderr)
+        return 2
+    print(f"keys {args.action}: {path} now holds {len(ring.keys)} keys")
+    return 0
+
+
 def cmd_simulate(args) -> int:
     from streams.sim.floor import floor_events
 
@@ -161,11 +234,17 @@ def cmd_simulate(args) -> int:
         return 2
     if args.live:
         return _simulate_live(args)
+    records = floor_events(args.tables, args.hours, args.seed, args.bad_rate)
+    if not args.no_tags:
+        signer = _dev_signer("simulate")
+        if signer is None:
+            return 2
+        records = _tagged(records, signer, "simulate")
     out = _open_out(args.output)
     dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
     write = out.write
     try:
-        for record in floor_events(args.tables, args.hours, args.seed, args.bad_rate):
+        for record in records:
             write(record if type(record) is str else dumps(record))
             write("\n")
         out.flush()
@@ -188,10 +267,15 @@ def _simulate_live(args) -> int:
             yield record
 
     start_ms = time.time_ns() // 1_000_000
-    records = paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms), args.speed)
+    records = stamped(paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms), args.speed))
+    if not args.no_tags:
+        signer = _dev_signer("simulate")
+        if signer is None:
+            return 2
+        records = _tagged(records, signer, "simulate")
     producer = make_producer(args.bootstrap)
     try:
-        produce(stamped(records), producer, progress=Progress(True, "floor sent"))
+        produce(records, producer, progress=Progress(True, "floor sent"))
     finally:
         producer.close()
     return 0
@@ -200,9 +284,18 @@ def _simulate_live(args) -> int:
 def cmd_produce(args) -> int:
     from streams.ingest.producer import Progress, make_producer, produce, records_of
 
+    records = records_of(args.file)
+    if not args.no_tags:
+        # The dev floor's table controllers: an event without a tag is tagged with its table's key;
+        # one that carries a tag is sent as it is (never re-signed: that would launder a forgery).
+        signer = _dev_signer("produce")
+        if signer is None:
+            return 2
+        records = (r if type(r) is dict and "tag" in r else t
+                   for r, t in ((r, next(_tagged((r,), signer, "produce"))) for r in records))
     producer = make_producer(args.bootstrap)
     try:
-        n = produce(records_of(args.file), producer, progress=Progress(not args.quiet))
+        n = produce(records, producer, progress=Progress(not args.quiet))
     except OSError as e:
         print(f"produce: cannot read {args.file}: {e.strerror}", file=sys.stderr)
         return 2
@@ -293,13 +386,40 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--live", action="store_true", help="feed the floor to Kafka in real time instead")
     s.add_argument("--speed", type=float, default=1.0, help="with --live: times faster than real time")
     s.add_argument("--bootstrap", help="Kafka bootstrap servers (default 127.0.0.1:9092)")
+    s.add_argument("--no-tags", action="store_true",
+                   help="write untagged events (history as before tags; rejected unless --accept-untagged)")
     s.set_defaults(run=cmd_simulate)
 
     pr = sub.add_parser("produce", help="send JSON Lines or Avro container files of table events to Kafka")
     pr.add_argument("file", help="a .jsonl file, an Avro container (.avro), or - for stdin")
     pr.add_argument("--bootstrap")
     pr.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    pr.add_argument("--no-tags", action="store_true",
+                    help="send events as they are (default: tag untagged events with the dev floor's keys)")
     pr.set_defaults(run=cmd_produce)
+
+    k = sub.add_parser("keys", help="the table controllers' key ring (tags): init, add, rotate, retire, list",
+                       description="Keys live in $CRAPS_TABLE_KEYS (default .secrets/table-keys.json, 0600, "
+                                   "git-ignored). Times are event times (ISO 8601 or epoch ms).")
+    k.add_argument("--path", help="the key ring file (default: $CRAPS_TABLE_KEYS or .secrets/table-keys.json)")
+    ks = k.add_subparsers(dest="action", required=True)
+    ki = ks.add_parser("init", help="make the dev floor's ring if there is none: one key per table")
+    ki.add_argument("--count", type=int, default=1000, help="tables T001.. (default 1000)")
+    ki.add_argument("--tables", help="comma list of table ids instead of T001..")
+    ki.add_argument("--at", help="keys valid from this event time (default: the epoch)")
+    ks.add_parser("list", help="key ids, tables and validity (never the secrets)")
+    ka = ks.add_parser("add", help="a new key for each of these tables")
+    ka.add_argument("--tables", required=True)
+    ka.add_argument("--at", help="valid from (default: now)")
+    kr = ks.add_parser("rotate", help="a new key per table from --at; the old ones end --grace-s later")
+    kr.add_argument("--tables", required=True)
+    kr.add_argument("--at", help="the switch time (default: now)")
+    kr.add_argument("--grace-s", type=float, default=60.0,
+                    help="seconds the old key still authenticates events after the switch (default 60)")
+    kt = ks.add_parser("retire", help="a key authenticates no event stamped at or after --at")
+    kt.add_argument("key_id")
+    kt.add_argument("--at", help="default: now; a compromised key: from when it may have leaked")
+    k.set_defaults(run=cmd_keys)
 
     w = sub.add_parser("worker", help="run a settling worker against Kafka")
     w.add_argument("--web-port", type=int, default=int(__import__("os").environ.get("CRAPS_WEB_PORT", 6066)),

@@ -6,7 +6,7 @@ randomness)."""
 from streams.authenticity.canonical import canonical_bytes
 from streams.authenticity.keyring import KeyRing, KeyRingError, TableKey
 from streams.authenticity.rejection import FORGED_EVENT, forged_outputs
-from streams.authenticity.tags import BAD_SIGNATURE, UNKNOWN_KEY, TableSigner, TagCheck, signed, tag_of
+from streams.authenticity.tags import BAD_SIGNATURE, UNKNOWN_KEY, TableSigner, TagCheck, sign_record, signed, tag_of
 
 __all__ = ["BAD_SIGNATURE", "FORGED_EVENT", "UNKNOWN_KEY", "KeyRing", "KeyRingError", "TableKey", "TableSigner",
-           "TagCheck", "canonical_bytes", "forged_outputs", "signed", "tag_of"]
+           "TagCheck", "canonical_bytes", "forged_outputs", "sign_record", "signed", "tag_of"]

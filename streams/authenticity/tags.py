@@ -93,3 +93,19 @@ class TagCheck:
             return BAD_SIGNATURE, f"the tag does not match the event under key {key_id} (altered, forged or " \
                                   f"copied from another event)"
         return None
+
+
+def sign_record(signer: TableSigner, record):
+    """A contract record tagged as its table controller sends it: the record with `key_id` and
+    `tag` added (its other fields as they were). Anything that is no event (a torn line, a record
+    the contract refuses) is returned unchanged, to be rejected downstream as it is."""
+    from streams.rules.contract import ContractError, record_to_event
+
+    if type(record) is not dict:
+        return record
+    try:
+        event = record_to_event({k: v for k, v in record.items() if k not in ("key_id", "tag")})
+    except ContractError:
+        return record
+    tagged = signer.sign(event)
+    return {**record, "key_id": tagged.key_id, "tag": tagged.tag}
