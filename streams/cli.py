@@ -11,6 +11,23 @@ def _dollars(cents: int) -> str:
     return f"{sign}${cents // 100:,}.{cents % 100:02d}"
 
 
+def _tag_check(args, command: str):
+    """The tag check of replay and audit, from the key ring (`--keys` or the default path); None
+    with a message when it cannot be made."""
+    from streams.authenticity import KeyRing, KeyRingError, TagCheck
+    from streams.authenticity import keyfile
+
+    try:
+        ring = keyfile.load(args.keys)
+    except KeyRingError as e:
+        if not args.accept_untagged:
+            print(f"{command}: {e}", file=sys.stderr)
+            return None
+        print(f"{command}: no key ring ({e}); every tagged event will be rejected (unknown_key)", file=sys.stderr)
+        ring = KeyRing()
+    return TagCheck(ring, accept_untagged=args.accept_untagged)
+
+
 def format_summary(tally) -> str:
     lines = [
         f"events read {tally.read:,}  applied {tally.applied:,}  rejected {tally.rejected:,}  "
@@ -18,6 +35,9 @@ def format_summary(tally) -> str:
     ]
     if tally.rejections_by_reason:
         lines.append("rejections: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tally.rejections_by_reason.items())))
+    if getattr(tally, "untagged", 0):
+        lines.append(f"UNTAGGED: {tally.untagged:,} events accepted without an authentication tag "
+                     f"(--accept-untagged: history from before tags, not proven authentic)")
     header = f"{'wager':<16}{'settled':>10}{'handle':>16}{'won by players':>16}{'house win':>14}{'hold %':>9}"
     lines += [header, "-" * len(header)]
     by_wager = tally.hold.by_wager()
@@ -71,11 +91,14 @@ def cmd_replay(args) -> int:
     sl = _slice_of(args, "replay")
     if sl is None:
         return 2
+    tags = _tag_check(args, "replay")
+    if tags is None:
+        return 2
     spec, extra = (args.files[0] if args.files else None), args.files[1:]
     try:
         kind = history_kind(spec, from_topic=args.from_topic, extra_files=extra)
         if args.jobs > 1 and kind == "archive":
-            return _replay_parallel(args, spec, sl, wanted)
+            return _replay_parallel(args, spec, sl, wanted, tags)
         if args.jobs > 1:
             print("replay: --jobs splits an archive directory by partition; this history is replayed "
                   "in one process", file=sys.stderr)
@@ -88,7 +111,7 @@ def cmd_replay(args) -> int:
         return 2
     out = _open_out(args.output)
     progress = Progress(not args.no_progress)
-    run = ReplayRun(sl, wanted, out.write, progress.tick)
+    run = ReplayRun(sl, wanted, out.write, progress.tick, tags=tags)
     if first is not None:
         import itertools
 
@@ -100,14 +123,15 @@ def cmd_replay(args) -> int:
     return 0
 
 
-def _replay_parallel(args, spec: str, sl, wanted) -> int:
+def _replay_parallel(args, spec: str, sl, wanted, tags) -> int:
     from streams.replay.parallel import replay_archive_parallel
     from streams.replay.sources import Progress
 
     out = _open_out(args.output)
     progress = Progress(not args.no_progress)
     try:
-        result = replay_archive_parallel(spec, args.jobs, sl=sl, wanted=wanted, out=out, progress=progress)
+        result = replay_archive_parallel(spec, args.jobs, sl=sl, wanted=wanted, out=out, progress=progress,
+                                         tags=tags)
     except (OSError, ValueError) as e:
         print(f"replay: cannot read {spec}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
         return 2
@@ -120,6 +144,23 @@ def _replay_parallel(args, spec: str, sl, wanted) -> int:
 def cmd_archive(args) -> int:
     from streams.replay.archive import archive, verify
     from streams.replay.sources import Progress
+
+    if args.action == "verify":
+        target = args.dir or args.out
+        if not target:
+            print("archive verify: the archive directory (DIR or --out DIR)", file=sys.stderr)
+            return 2
+        try:
+            v = verify(target, check_seq=True)
+        except (OSError, ValueError) as e:
+            print(f"archive verify: {e}", file=sys.stderr)
+            return 2
+        for line in v.lines():
+            print(line)
+        return 0 if v.archive_ok else 1
+    if args.action is not None or not args.out:
+        print("archive: --out DIR (or `archive verify DIR`)", file=sys.stderr)
+        return 2
 
     progress = Progress(not args.no_progress, "archived")
     try:
@@ -150,7 +191,10 @@ def cmd_audit(args) -> int:
     sl = _slice_of(args, "audit")
     if sl is None:
         return 2
-    return run_audit(args, sl)
+    tags = _tag_check(args, "audit")
+    if tags is None:
+        return 2
+    return run_audit(args, sl, tags)
 
 
 def _dev_signer(command: str):
@@ -328,6 +372,12 @@ def cmd_odds(args) -> int:
     return 0
 
 
+def _add_tag_options(p) -> None:
+    p.add_argument("--keys", help="the table key ring (default: $CRAPS_TABLE_KEYS or .secrets/table-keys.json)")
+    p.add_argument("--accept-untagged", action="store_true",
+                   help="let events without any tag through (history from before tags); said in the summary")
+
+
 def _add_slice_options(p) -> None:
     p.add_argument("--tables", help="comma list of table ids, e.g. T001,T002")
     p.add_argument("--since", help="outputs decided at or after this time (ISO 8601 or epoch ms)")
@@ -354,10 +404,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--jobs", "-j", type=int, default=1,
                    help="replay an archive directory in this many processes, by partition (same output)")
     r.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    _add_tag_options(r)
     r.set_defaults(run=cmd_replay)
 
-    a = sub.add_parser("archive", help="copy the table-events topic into Avro container files (resumable)")
-    a.add_argument("--out", required=True, help="the archive directory")
+    a = sub.add_parser("archive", help="copy the table-events topic into Avro container files (resumable); "
+                                       "`archive verify DIR` checks an archive and its hash chain")
+    a.add_argument("action", nargs="?", choices=["verify"], help="verify: check DIR only, archive nothing")
+    a.add_argument("dir", nargs="?", help="with verify: the archive directory")
+    a.add_argument("--out", help="the archive directory")
     a.add_argument("--topic", help="default: the table-events topic")
     a.add_argument("--bootstrap")
     a.add_argument("--no-verify", action="store_true", help="skip the verification after archiving")
@@ -375,6 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--json", dest="json_out", help="also write the findings as JSON here")
     au.add_argument("--limit", type=int, default=50, help="findings shown per kind (default 50)")
     _add_slice_options(au)
+    _add_tag_options(au)
     au.set_defaults(run=cmd_audit)
 
     s = sub.add_parser("simulate", help="write a simulated floor's event history as JSON Lines")

@@ -79,5 +79,11 @@ def serve(web_port: int, loglevel: str = "warning") -> int:
                         format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
     for noisy in ("aiokafka", "kafka"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    asyncio.run(_main(web_port))
+    from streams.authenticity import KeyRingError
+
+    try:
+        asyncio.run(_main(web_port))
+    except KeyRingError as e:
+        log.error("the worker checks every event's tag and needs the floor's key ring: %s", e)
+        return 2
     return 0

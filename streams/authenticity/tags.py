@@ -94,6 +94,13 @@ class TagCheck:
                                   f"copied from another event)"
         return None
 
+    @staticmethod
+    def rejection(event, reason: str, message: str) -> list:
+        """The outputs of an event that failed: its EventRejected and a forged_event alert."""
+        from streams.authenticity.rejection import forged_outputs
+
+        return forged_outputs(event, reason, message)
+
 
 def sign_record(signer: TableSigner, record):
     """A contract record tagged as its table controller sends it: the record with `key_id` and

@@ -24,6 +24,7 @@ duplicates: the floor may send those (they are findings about the floor, not abo
 from __future__ import annotations
 
 import base64
+import hashlib
 import heapq
 import json
 import os
@@ -37,6 +38,17 @@ from typing import Iterable, Iterator
 from fastavro.write import Writer
 
 from streams.codec import decode_event, default_codec, default_container_codec, read_container
+from streams.replay.archive_chain import (
+    GENESIS,
+    SIDECAR_SUFFIX,
+    file_sha256,
+    line_digest,
+    link,
+    record_digest,
+    sidecar_of,
+    sidecar_text,
+    verify_chain,
+)
 
 INDEX = "index.json"
 UNDECODABLE_DIR = "undecodable"
@@ -114,6 +126,7 @@ class _Open:
     fo: object
     writer: object = None  # fastavro Writer for event files
     tables: set = field(default_factory=set)
+    digests: list = field(default_factory=list)  # per record, for the chain's sidecar
 
 
 @dataclass(slots=True)
@@ -159,7 +172,8 @@ class ArchiveWriter:
             if not path.is_file() or path.name == INDEX:
                 continue
             rel = path.relative_to(self.dir).as_posix()
-            if path.name.endswith(".tmp") or (rel not in known and path.suffix in (".avro", ".jsonl")):
+            base = rel[:-len(SIDECAR_SUFFIX)] if rel.endswith(SIDECAR_SUFFIX) else rel
+            if path.name.endswith(".tmp") or (base not in known and path.suffix in (".avro", ".jsonl", SIDECAR_SUFFIX)):
                 path.unlink()
 
     # ---- writing
@@ -175,7 +189,7 @@ class ArchiveWriter:
         except Exception as e:  # CodecError; anything else is kept raw as well
             self._add_undecodable(partition, offset, value, key, timestamp, e)
         else:
-            self._add_event(partition, offset, record, datum)
+            self._add_event(partition, offset, record, datum, record_digest(record))
         self.next_offsets[partition] = offset + 1
 
     def add_record(self, partition: int, offset: int, record: dict) -> None:
@@ -184,10 +198,12 @@ class ArchiveWriter:
         expected = self.next_offsets.get(partition)
         if expected is not None and offset < expected:
             return
-        self._add_event(partition, offset, record, self.avro.event_datum(record))
+        # the digest of the record as the archive gives it back (optional fields filled in)
+        self._add_event(partition, offset, record, self.avro.event_datum(record),
+                        record_digest(decode_event(self.avro.encode_event(record))))
         self.next_offsets[partition] = offset + 1
 
-    def _add_event(self, partition: int, offset: int, record: dict, datum: dict) -> None:
+    def _add_event(self, partition: int, offset: int, record: dict, datum: dict, digest: str) -> None:
         ts = record.get("ts")
         day = day_of(ts)
         f = self.open.get((partition, day))
@@ -199,6 +215,7 @@ class ArchiveWriter:
                               metadata={"casino.craps.topic": self.topic,
                                         "casino.craps.partition": str(partition)})
         f.writer.write(datum)
+        f.digests.append(digest)
         e = f.entry
         _add_offset(e["offsets"], offset)
         e["last_offset"] = offset
@@ -222,7 +239,9 @@ class ArchiveWriter:
                 "key_b64": None if key is None else base64.b64encode(bytes(key)).decode(),
                 "value_b64": None if value is None else base64.b64encode(bytes(value)).decode(),
                 "error": str(error)[:500]}
-        f.fo.write((json.dumps(line, sort_keys=True) + "\n").encode())
+        text = (json.dumps(line, sort_keys=True) + "\n").encode()
+        f.fo.write(text)
+        f.digests.append(line_digest(text))
         e = f.entry
         _add_offset(e["offsets"], offset)
         e["last_offset"] = offset
@@ -251,12 +270,25 @@ class ArchiveWriter:
             f.fo.close()
             os.replace(f.tmp, f.final)
             f.entry["tables"] = sorted(f.tables)
+            # the chain (archive_chain): the file's digest and its records' digests
+            side = sidecar_of(f.final)
+            tmp = side.with_name(f".{side.name}.{uuid.uuid4().hex[:8]}.tmp")
+            text = sidecar_text(f.digests)
+            with open(tmp, "wb") as so:
+                so.write(text)
+                so.flush()
+                os.fsync(so.fileno())
+            os.replace(tmp, side)
+            f.entry["sha256"] = file_sha256(f.final)
+            f.entry["digests_sha256"] = hashlib.sha256(text).hexdigest()
             entries.append(f.entry)
             self.result.files.append(f.entry["path"])
         for d in {f.final.parent for f in self.open.values()}:
             _fsync_dir(d)
         self.open = {}
         entries.sort(key=lambda e: (e["partition"], e["first_offset"]))
+        # An archive begun before the chain: the chain starts with this run's files.
+        self.index["chain_head"] = link(entries, self.index.get("chain_head") or GENESIS)
         self.index["files"].extend(entries)
         for p, nxt in sorted(self.next_offsets.items()):
             self.index["partitions"][str(p)] = {"next_offset": nxt}
@@ -542,6 +574,7 @@ class Verification:
     offset_overlaps: list = field(default_factory=list)  # (partition, offset, files)
     count_mismatches: list = field(default_factory=list)  # (partition, count, covered)
     records: int = 0
+    chain: object = None  # archive_chain.ChainReport
     seq_gaps: list = field(default_factory=list)  # (table, after seq, next seq, partition, offset)
     seq_duplicates: list = field(default_factory=list)  # (table, seq, last seq, partition, offset)
     tables: int = 0
@@ -549,10 +582,11 @@ class Verification:
     @property
     def archive_ok(self) -> bool:
         """The archive itself: every offset once, counts equal to offsets covered."""
-        return not (self.offset_gaps or self.offset_overlaps or self.count_mismatches)
+        return not (self.offset_gaps or self.offset_overlaps or self.count_mismatches) and \
+            (self.chain is None or self.chain.ok)
 
     def lines(self, limit: int = 20) -> list[str]:
-        out = []
+        out = [] if self.chain is None else self.chain.lines(limit)
         for p, info in sorted(self.partitions.items()):
             out.append(f"partition {p}: offsets {info['first']}..{info['next'] - 1} covered {info['covered']:,}, "
                        f"archived {info['count']:,}" + ("" if info["count"] == info["covered"] else "  MISMATCH"))
@@ -575,7 +609,8 @@ class Verification:
         return (f"verify: {self.records:,} records in {len(self.partitions)} partitions, "
                 f"archive {'OK' if self.archive_ok else 'INCONSISTENT'} "
                 f"({len(self.offset_gaps)} offset gaps, {len(self.offset_overlaps)} overlaps, "
-                f"{len(self.count_mismatches)} count mismatches); floor: {self.tables} tables, "
+                f"{len(self.count_mismatches)} count mismatches"
+                f"{'' if self.chain is None else ', ' + self.chain.summary()}); floor: {self.tables} tables, "
                 f"{len(self.seq_gaps)} seq gaps, {len(self.seq_duplicates)} seq duplicates")
 
 
@@ -583,6 +618,7 @@ def verify(out_dir, *, check_seq: bool = True) -> Verification:
     d = Path(out_dir)
     index = load_index(d)
     v = Verification()
+    v.chain = verify_chain(d, index)
     by_partition: dict = {}
     for e in index["files"]:
         by_partition.setdefault(e["partition"], []).append(e)
@@ -609,7 +645,7 @@ def verify(out_dir, *, check_seq: bool = True) -> Verification:
             v.count_mismatches.append((p, count, covered))
         v.partitions[p] = {"first": first, "next": nxt, "count": count, "covered": covered}
         v.records += count
-    if check_seq:
+    if check_seq and not v.chain.findings:  # a tampered archive is not read as history
         last: dict = {}
         for p, offset, item in iter_archive(d):
             if type(item) is not dict:

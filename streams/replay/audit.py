@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -125,13 +126,13 @@ def _describe(s: dict) -> str:
             f"placed at seq {s.get('placed_seq')}, decided at seq {s.get('seq')}")
 
 
-def replay_settlements(history: Iterable, sl=None) -> tuple[dict, dict, object]:
+def replay_settlements(history: Iterable, sl=None, tags=None) -> tuple[dict, dict, object]:
     """Replay a history: (settlement id -> record, (table, seq) -> rejection "reason: message",
-    tally)."""
+    tally); `tags` the tag check before the core (`streams.authenticity.TagCheck`)."""
     from streams.replay.engine import Replay
     from streams.replay.sources import feed_item
 
-    replay = Replay()
+    replay = Replay(tags=tags)
     settled: dict = {}
     rejected: dict = {}
     feeds = sl.feeds if sl is not None and sl.active else None
@@ -291,15 +292,28 @@ def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[obj
         yield record, where
 
 
-def run_audit(args, sl) -> int:
+def run_audit(args, sl, tags=None) -> int:
     from streams.replay.sources import open_history
 
     def history(fast=True):
         return open_history(args.history, from_topic=args.from_topic, topic=args.topic,
                             bootstrap=args.bootstrap, sl=sl, fast=fast)
 
+    chain = None
+    if not args.from_topic and args.history not in (None, "-") and (Path(args.history) / "index.json").exists():
+        # An archive's hash chain first: a changed, removed or inserted file or record is a finding.
+        from streams.replay.archive import load_index
+        from streams.replay.archive_chain import verify_chain
+
+        try:
+            chain = verify_chain(args.history, load_index(args.history))
+        except (OSError, ValueError) as e:
+            print(f"audit: {e}", file=sys.stderr)
+            return 2
+        for line in chain.lines(args.limit):
+            print(line)
     try:
-        replayed, rejected, _tally = replay_settlements(history(), sl)
+        replayed, rejected, tally = replay_settlements(history(), sl, tags)
         if args.recorded:
             recorded = recorded_from_jsonl(args.recorded)
         else:
@@ -316,15 +330,24 @@ def run_audit(args, sl) -> int:
             explain(report, history(fast=False), rejected)
     except (OSError, ValueError) as e:
         print(f"audit: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        if chain is not None and not chain.ok:
+            print("audit FINDINGS: the archive was tampered with (above) and cannot be replayed as it is")
+            return 1
         return 2
     for line in report.lines(args.limit)[:-1]:
         print(line)
+    forged = {r: n for r, n in tally.rejections_by_reason.items() if r in ("bad_signature", "unknown_key")}
+    if forged:
+        print("events rejected before the rules (authentication): "
+              + ", ".join(f"{r} {n:,}" for r, n in sorted(forged.items())))
+    if tally.untagged:
+        print(f"UNTAGGED: {tally.untagged:,} events accepted without an authentication tag (--accept-untagged)")
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as fo:
             json.dump({"summary": report.summary(), "replayed": report.replayed, "recorded": report.recorded,
                        "findings": [f.to_record() for f in report.findings]}, fo, indent=1, default=str)
     print(report.summary())
-    return 0 if report.clean else 1
+    return 0 if report.clean and (chain is None or chain.ok) else 1
 
 
 def _in_slice(record: dict, sl) -> bool:
