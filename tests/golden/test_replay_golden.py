@@ -42,6 +42,6 @@ def test_replay_of_a_fixed_floor_with_bad_input_is_byte_identical(tmp_path):
          "--no-progress", stderr_to=summary)
     # The history holds every verdict: applied, rejected, duplicate and undecodable (malformed) lines.
     text = out.read_text()
-    assert '"reason":"malformed"' in text and "WagerRejected" in text
+    assert '"reason":"malformed"' in text and '"type":"EventRejected"' in text
     assert _sha(out) == OUTPUT_SHA256, "the replay's outputs changed"
     assert _sha(summary) == SUMMARY_SHA256, "the replay's summary changed"
