@@ -24,10 +24,12 @@ OUTPUT_SHA256 = "2ccb61ce93d2c6c46cf54329f6a93bd8650b183901dbaaf16b2551a4a064b68
 SUMMARY_SHA256 = "e94f5cc659e7293c758d604402cc544eb3a61f0ba520c0484db1629baec95680"
 
 
-def _cli(*args: str, stderr_to: Path | None = None) -> None:
+def _cli(cwd: Path, *args: str, stderr_to: Path | None = None) -> None:
+    # Run in the output directory with bare file names: an undecodable line's rejection id names
+    # the file it came from ("rejected/floor.jsonl:77").
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with open(stderr_to, "wb") if stderr_to else open(os.devnull, "wb") as err:
-        subprocess.run([sys.executable, "-m", "streams.cli", *args], check=True, env=env, stderr=err)
+        subprocess.run([sys.executable, "-m", "streams.cli", *args], check=True, env=env, stderr=err, cwd=cwd)
 
 
 def _sha(path: Path) -> str:
@@ -36,9 +38,10 @@ def _sha(path: Path) -> str:
 
 def test_replay_of_a_fixed_floor_with_bad_input_is_byte_identical(tmp_path):
     floor, out, summary = tmp_path / "floor.jsonl", tmp_path / "out.jsonl", tmp_path / "summary.txt"
-    _cli("simulate", "--tables", "6", "--hours", "1", "--seed", "11", "--bad-rate", "0.05", "-o", str(floor))
+    _cli(tmp_path, "simulate", "--tables", "6", "--hours", "1", "--seed", "11", "--bad-rate", "0.05",
+         "-o", floor.name)
     assert _sha(floor) == FLOOR_SHA256, "the simulator's history changed"
-    _cli("replay", str(floor), "--only", "settlements,markers,alerts,rejections", "-o", str(out),
+    _cli(tmp_path, "replay", floor.name, "--only", "settlements,markers,alerts,rejections", "-o", out.name,
          "--no-progress", stderr_to=summary)
     # The history holds every verdict: applied, rejected, duplicate and undecodable (malformed) lines.
     text = out.read_text()
