@@ -118,7 +118,7 @@ def _replay_parallel(args, spec: str, sl, wanted) -> int:
 
 
 def cmd_archive(args) -> int:
-    from streams.replay.archive import archive, verify
+    from streams.archive import archive, verify
     from streams.replay.sources import Progress
 
     progress = Progress(not args.no_progress, "archived")

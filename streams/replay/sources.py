@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from streams.codec import CodecError, decode_event, read_container
-from streams.replay.archive import RawMessage, archive_topic, iter_archive, iter_archive_batches, iter_archive_fast
+from streams.archive import archive_topic, iter_archive, iter_archive_batches, iter_archive_fast
+from streams.codec import RawMessage
 from streams.replay.engine import Replay, json_lines
-from streams.replay.fastread import EVENT_TYPES
+from streams.codec.fastread import EVENT_TYPES
 
 
 def parse_time(text: str | None) -> int | None:
@@ -181,7 +182,7 @@ def batched(pairs: Iterable[tuple[object, str]], size: int = 512) -> Iterator[li
 def container_batches(paths: Iterable[str]) -> Iterator[list]:
     """Avro container files in batches, core events straight from the Avro records (`fastread`),
     the others with their "file:record" (from 1), as `container_source` names them."""
-    from streams.replay.fastread import read_event_batches
+    from streams.codec.fastread import read_event_batches
 
     for path in paths:
         yield from read_event_batches(path, (lambda path: lambda n: f"{path}:{n + 1}")(path))

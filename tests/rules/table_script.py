@@ -70,7 +70,7 @@ class Script:
     def send(self, record: dict) -> list:
         event = record_to_event(record)
         self.records.append(record)
-        self.state, out = apply(self.state, event)
+        self.state, out, _ = apply(self.state, event)
         self.last = out
         self.outputs.extend(out)
         return out

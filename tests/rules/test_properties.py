@@ -418,7 +418,7 @@ def run(history, *, restore: bool = False, check: bool = True):
             state = TableState.from_record(json.loads(json.dumps(state.to_record())))
         before = snapshot(state) if check else None
         duplicate = state is not None and ev.seq <= state.last_seq
-        state, out = apply(state, ev)
+        state, out, _ = apply(state, ev)
         states[ev.table_id] = state
         rejected = [o for o in out if type(o) is EventRejected]
         if duplicate:
@@ -619,7 +619,7 @@ def test_restore_once_mid_history_equals_live(ops, table_kind, rules, cut):
         except ContractError as e:
             out.append(malformed(rec, e, f"history:{i}"))
             continue
-        states[ev.table_id], o = apply(states.get(ev.table_id), ev)
+        states[ev.table_id], o, _ = apply(states.get(ev.table_id), ev)
         out += o
     saved = json.dumps({t: (s.to_record() if s is not None else None) for t, s in states.items()})
     states = {t: (TableState.from_record(r) if r is not None else None) for t, r in json.loads(saved).items()}
@@ -629,7 +629,7 @@ def test_restore_once_mid_history_equals_live(ops, table_kind, rules, cut):
         except ContractError as e:
             out.append(malformed(rec, e, f"history:{i}"))
             continue
-        states[ev.table_id], o = apply(states.get(ev.table_id), ev)
+        states[ev.table_id], o, _ = apply(states.get(ev.table_id), ev)
         out += o
     assert output_bytes(out) == output_bytes(live)
 
@@ -652,7 +652,7 @@ def test_per_throw_work_independent_of_the_number_of_wagers(ops, table_kind, rul
                 continue
             prior = states.get(ev.table_id)
             duplicate = prior is not None and ev.seq <= prior.last_seq
-            state, out = apply(prior, ev)
+            state, out, _ = apply(prior, ev)
             states[ev.table_id] = state
             applied = not duplicate and not any(type(o) is EventRejected for o in out)
             if type(ev) is DiceThrown and applied:

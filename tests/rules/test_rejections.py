@@ -252,7 +252,7 @@ def test_restored_state_rejects_the_same_way():
     s = mid_game()
     restored = TableState.from_record(s.state.to_record())
     bad = s.record("DiceThrown", die1=0, die2=0, valid=True)
-    _, out1 = apply(s.state, record_to_event(bad))
-    _, out2 = apply(restored, record_to_event(bad))
+    _, out1, _ = apply(s.state, record_to_event(bad))
+    _, out2, _ = apply(restored, record_to_event(bad))
     assert out1 == out2 and out1[0].reason == "die_out_of_range"
     assert snapshot(restored) == snapshot(s.state)

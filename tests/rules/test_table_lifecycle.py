@@ -227,6 +227,6 @@ def test_state_record_is_json():
 
 def test_unknown_table_state_stays_none():
     """RULES.md, Bad input: an unknown table is rejected and no table comes into being."""
-    state, out = apply(None, record_to_event(
+    state, out, _ = apply(None, record_to_event(
         {"type": "DiceThrown", "table_id": "nowhere", "seq": 4, "ts": 0, "die1": 1, "die2": 1}))
     assert state is None and out[0].reason == "unknown_table"
