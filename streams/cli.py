@@ -139,7 +139,7 @@ def cmd_archive(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from streams.replay.audit import run_audit
+    from streams.replay.audit import report_record, run_audit
 
     if not args.history and not args.from_topic:
         print("audit: --history (an archive DIR, a .jsonl file) or --from-topic", file=sys.stderr)
@@ -150,7 +150,19 @@ def cmd_audit(args) -> int:
     sl = _slice_of(args, "audit")
     if sl is None:
         return 2
-    return run_audit(args, sl)
+    try:
+        report = run_audit(args.history, sl, from_topic=args.from_topic, topic=args.topic, recorded=args.recorded,
+                           settlements_topic=args.settlements_topic, bootstrap=args.bootstrap)
+    except (OSError, ValueError) as e:
+        print(f"audit: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        return 2
+    for line in report.lines(args.limit)[:-1]:
+        print(line)
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as fo:
+            json.dump(report_record(report), fo, indent=1, default=str)
+    print(report.summary())
+    return 0 if report.clean else 1
 
 
 def cmd_simulate(args) -> int:

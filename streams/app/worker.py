@@ -31,6 +31,7 @@ import asyncio
 import logging
 import os
 import time
+from dataclasses import dataclass
 
 from streams.app.recovery import recover_partition
 from streams.app.shell import SettlementShell
@@ -59,6 +60,18 @@ class _InternalError(Exception):
     def __init__(self, offset: int, error: BaseException):
         super().__init__(f"offset {offset}: {error!r}")
         self.offset = offset
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedTable:
+    """One table of the worker's read model (`SettlingWorker.tables()`)."""
+
+    table_id: str
+    partition: int
+    state: object  # TableState, as of the last committed or in-flight event
+    book: object  # HoldBook or None (no settlement yet)
+    stored_text: str  # what the changelog gets for it: state and hold book, JSON
+    recovered_text: str | None  # what the changelog held when this worker took the partition over
 
 
 class PartitionOwner:
@@ -93,6 +106,27 @@ class SettlingWorker:
         self.heartbeat_interval_ms = _env_ms("CRAPS_HEARTBEAT_INTERVAL_MS", max(self.session_timeout_ms // 5, 100))
         self.transaction_timeout_ms = _env_ms("CRAPS_TRANSACTION_TIMEOUT_MS", 60_000)
         self.max_poll_interval_ms = _env_ms("CRAPS_MAX_POLL_INTERVAL_MS", 120_000)
+
+    # ------------------------------------------------------------ the read model
+
+    def tables(self) -> list[OwnedTable]:
+        """Every table of the partitions this worker owns now, loaded or only recovered so far
+        (a recovered one is loaded from its changelog text here), sorted by table id. For the
+        metrics, the floor page and /state: none of them reads the owners or shells directly."""
+        out = []
+        for owner in list(self.owners.values()):
+            shell = owner.shell
+            for table_id in set(shell.states) | set(owner.recovered):
+                state = shell.state_of(table_id)
+                if state is not None:
+                    out.append(OwnedTable(table_id, owner.partition, state, shell.books.get(table_id),
+                                          shell.stored_text(table_id), owner.recovered.get(table_id)))
+        out.sort(key=lambda t: t.table_id)
+        return out
+
+    def partitions(self) -> list[int]:
+        """The partitions this worker owns now."""
+        return sorted(self.owners)
 
     # ------------------------------------------------------------ partition ownership
 
