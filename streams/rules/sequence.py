@@ -2,9 +2,9 @@
 
 A table's controller numbers every event it sends, 1, 2, 3, ... (the event contract). The feed
 keeps a cursor, `received_seq`: the last seq of the unbroken run received so far, whether the event
-was applied or rejected (a rejected event was still received: its seq is used, RULES.md, Bad input).
+was applied or rejected (a rejected event was still received: its seq is used, docs/rules.md, Bad input).
 
-- seq at or below the last applied seq: a duplicate, counted, never applied (RULES.md, Duplicates).
+- seq at or below the last applied seq: a duplicate, counted, never applied (docs/rules.md, Duplicates).
 - seq above the last applied one but at or below the cursor: a re-send of an event that was
   rejected; it is judged again, in place.
 - seq = cursor + 1: applied, then every held event that now follows without a gap.

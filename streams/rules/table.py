@@ -88,7 +88,7 @@ class TableState:
         self.throws = throws
         self.last_throw_ts = last_throw_ts
 
-    # ------------------------------------------------------------ windows (RULES.md, Windows)
+    # ------------------------------------------------------------ windows (docs/rules.md, Windows)
 
     def fire_and_bonus_window_open(self) -> bool:
         """§ 623a.11(a)(1), § 623a.12(1): before a new shooter's initial come-out roll; open while
@@ -203,7 +203,7 @@ def _on_table_opened(state: TableState | None, event: TableOpened):
     if state is not None and not state.closed:
         return state, [rejected(event, "table_already_open",
                                 "the table is open: close it before opening it with new rules")]
-    # A reopened table starts a fresh game under the rules now in force (RULES.md, rule versions).
+    # A reopened table starts a fresh game under the rules now in force (docs/rules.md, rule versions).
     if state is None:
         return TableState(event), []
     return TableState(event, state.duplicates, state.throws, state.last_throw_ts), []
@@ -246,9 +246,9 @@ def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
     state.cycle_fresh = True
     if reason in ("table_open", "seven_out"):
         # § 623a.11(a)(6) once per hand: only a seven-out ends the hand (the point survives a
-        # voluntary or compulsory change, RULES.md).
+        # voluntary or compulsory change, docs/rules.md).
         state.fire_alerted = False
-    # The point survives a voluntary or compulsory change (RULES.md): the successor throws for it.
+    # The point survives a voluntary or compulsory change (docs/rules.md): the successor throws for it.
     _forget_settled(state, out)
     return state, out
 
@@ -476,7 +476,7 @@ def _on_table_closed(state: TableState | None, event: TableClosed):
     if problem:
         return state, [problem]
     out: list = []
-    # RULES.md: closing a table pushes every wager still pending, settled at the close's seq.
+    # docs/rules.md: closing a table pushes every wager still pending, settled at the close's seq.
     for cohort in state.all_cohorts():
         for w in cohort.wagers.values():
             out.append(settled(w, event, "push", 0, state.rules.paytable_for(w.wager).name, "table closed"))
