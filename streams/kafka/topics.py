@@ -11,7 +11,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Ne
 from kafka.errors import TopicAlreadyExistsError
 
 from streams.kafka.settings import client_settings
-from streams.topics import TOPICS, TopicSpec, replication_factor
+from streams.topics import RUN_PREFIX, TOPICS, TopicSpec, replication_factor
 
 
 def _admin(bootstrap: Optional[str], timeout_s: float) -> KafkaAdminClient:
@@ -135,3 +135,19 @@ def spec_drift(name: str, info: dict) -> list[str]:
     if info["partitions"] != spec.partitions:
         bad.append(f"partitions (want {spec.partitions})")
     return bad
+
+
+def prune_runs(keep: int, bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> List[str]:
+    """Delete the topics of `make run`'s floors (`craps.run-<time>.*`) but those of the newest
+    `keep` runs, so `.kafka-data` does not grow with every run. Returns the deleted topic names."""
+    admin = _admin(bootstrap, timeout_s)
+    try:
+        names = [n for n in admin.list_topics() if n.startswith(RUN_PREFIX)]
+        runs = sorted({n[len(RUN_PREFIX):].split(".", 1)[0] for n in names})  # <time> sorts by age
+        kept = set(runs[-keep:]) if keep > 0 else set()
+        doomed = sorted(n for n in names if n[len(RUN_PREFIX):].split(".", 1)[0] not in kept)
+        if doomed:
+            admin.delete_topics(doomed, timeout_ms=int(timeout_s * 1000))
+        return doomed
+    finally:
+        admin.close()

@@ -78,3 +78,12 @@ def test_events_applied_counts_the_applied_and_released_verdicts():
     metrics.observe(handled, 0.0)
     expected = sum(1 for h in handled if h.verdict in ("applied", "released"))
     assert expected > 0 and metrics.events_applied() == expected
+
+
+def test_no_created_series_for_the_counters():
+    shell, handled = shell_after(tables=2, hours=1)
+    metrics = FloorMetrics(tables=owned(shell))
+    metrics.observe(handled, 0.0)
+    text = generate_latest(metrics.registry).decode()
+    assert "craps_events_total{" in text
+    assert "_created" not in text
