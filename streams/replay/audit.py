@@ -64,13 +64,17 @@ class AuditReport:
     replayed: int = 0
     recorded: int = 0
     findings: list = field(default_factory=list)
+    chain: object = None  # streams.archive.chain.ChainReport of an archive history
+    unreadable: str = ""  # why a tampered archive could not be replayed at all
+    untagged: int = 0  # events let through without a tag (--accept-untagged)
+    forged: dict = field(default_factory=dict)  # reason -> events rejected before the rules
 
     def of(self, kind: str) -> list:
         return [f for f in self.findings if f.kind == kind]
 
     @property
     def clean(self) -> bool:
-        return not self.findings
+        return not self.findings and not self.unreadable and (self.chain is None or self.chain.ok)
 
     def summary(self) -> str:
         counts = {k: 0 for k in KINDS}
@@ -78,11 +82,21 @@ class AuditReport:
             counts[f.kind] += 1
         parts = [f"{counts[k]:,} {k}" for k in KINDS if k != "unreadable" or counts[k]]
         verdict = "CLEAN" if self.clean else "FINDINGS"
+        if self.chain is not None and not self.chain.ok:
+            parts.append(f"archive TAMPERED ({len(self.chain.findings)} chain findings)")
         return (f"audit {verdict}: {self.replayed:,} settlements replayed, {self.recorded:,} recorded: "
                 + ", ".join(parts))
 
     def lines(self, limit: int = 50) -> list[str]:
-        out = []
+        out = [] if self.chain is None else self.chain.lines(limit)
+        if self.unreadable:
+            out.append(self.unreadable)
+        if self.forged:
+            out.append("events rejected before the rules (authentication): "
+                       + ", ".join(f"{r} {n:,}" for r, n in sorted(self.forged.items())))
+        if self.untagged:
+            out.append(f"UNTAGGED: {self.untagged:,} events accepted without an authentication tag "
+                       f"(--accept-untagged)")
         for kind in KINDS:
             found = self.of(kind)
             for f in found[:limit]:
@@ -279,9 +293,9 @@ def recorded_from_jsonl(path: str) -> Iterator[tuple[object, str]]:
 
 def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[object, str]]:
     from streams.codec import CodecError, decode_output
-    from streams.replay.topic_reader import read_topic
+    from streams.kafka.reader import read_committed
 
-    for m in read_topic(topic, bootstrap, timeout_s=300):
+    for m in read_committed(topic, "audit", bootstrap=bootstrap):
         where = f"{m.topic}/{m.partition}/{m.offset}"
         try:
             record = decode_output(m.value)
@@ -292,62 +306,63 @@ def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[obj
         yield record, where
 
 
-def run_audit(args, sl, tags=None) -> int:
+def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str | None = None,
+              recorded: str | None = None, settlements_topic: str | None = None,
+              bootstrap: str | None = None, tags=None):
+    """Replay `history` (an archive directory, a .jsonl or .avro file, "-"; or with `from_topic`
+    the table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
+    settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
+    settlements topic). `tags` checks every event's tag before the core (TagCheck). An archive's
+    hash chain is verified first (`report.chain`): a tampered archive is a finding, and one that
+    cannot be read as it is gives a report with the chain's findings only. Returns the report
+    (`.clean`, `.lines(limit)`, `.summary()`); raises OSError or ValueError for a history or
+    recording it cannot read."""
     from streams.replay.sources import open_history
 
-    def history(fast=True):
-        return open_history(args.history, from_topic=args.from_topic, topic=args.topic,
-                            bootstrap=args.bootstrap, sl=sl, fast=fast)
+    def history_items(fast=True):
+        return open_history(history, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl, fast=fast)
 
     chain = None
-    if not args.from_topic and args.history not in (None, "-") and (Path(args.history) / "index.json").exists():
+    if not from_topic and history not in (None, "-") and (Path(history) / "index.json").exists():
         # An archive's hash chain first: a changed, removed or inserted file or record is a finding.
-        from streams.replay.archive import load_index
-        from streams.replay.archive_chain import verify_chain
+        from streams.archive.chain import verify_chain
+        from streams.archive.index import load_index
 
-        try:
-            chain = verify_chain(args.history, load_index(args.history))
-        except (OSError, ValueError) as e:
-            print(f"audit: {e}", file=sys.stderr)
-            return 2
-        for line in chain.lines(args.limit):
-            print(line)
+        chain = verify_chain(history, load_index(history))
     try:
-        replayed, rejected, tally = replay_settlements(history(), sl, tags)
-        if args.recorded:
-            recorded = recorded_from_jsonl(args.recorded)
-        else:
-            topic = args.settlements_topic
-            if not topic:
-                from streams.topics import SETTLEMENTS
-
-                topic = SETTLEMENTS
-            recorded = recorded_from_topic(topic, args.bootstrap)
-        if sl.active:
-            recorded = ((r, w) for r, w in recorded if not _settlement_of(r) or _in_slice(r, sl))
-        report = compare(replayed, recorded)
-        if report.findings and (args.from_topic or args.history != "-"):
-            explain(report, history(fast=False), rejected)
+        replayed, rejected, tally = replay_settlements(history_items(), sl, tags)
     except (OSError, ValueError) as e:
-        print(f"audit: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
-        if chain is not None and not chain.ok:
-            print("audit FINDINGS: the archive was tampered with (above) and cannot be replayed as it is")
-            return 1
-        return 2
-    for line in report.lines(args.limit)[:-1]:
-        print(line)
-    forged = {r: n for r, n in tally.rejections_by_reason.items() if r in ("bad_signature", "unknown_key")}
-    if forged:
-        print("events rejected before the rules (authentication): "
-              + ", ".join(f"{r} {n:,}" for r, n in sorted(forged.items())))
-    if tally.untagged:
-        print(f"UNTAGGED: {tally.untagged:,} events accepted without an authentication tag (--accept-untagged)")
-    if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as fo:
-            json.dump({"summary": report.summary(), "replayed": report.replayed, "recorded": report.recorded,
-                       "findings": [f.to_record() for f in report.findings]}, fo, indent=1, default=str)
-    print(report.summary())
-    return 0 if report.clean and (chain is None or chain.ok) else 1
+        if chain is None or chain.ok:
+            raise
+        # the tampered archive does not even read: the chain's findings are the report
+        return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
+    if recorded:
+        recorded_items = recorded_from_jsonl(recorded)
+    else:
+        if not settlements_topic:
+            from streams.topics import SETTLEMENTS
+
+            settlements_topic = SETTLEMENTS
+        recorded_items = recorded_from_topic(settlements_topic, bootstrap)
+    if sl.active:
+        recorded_items = ((r, w) for r, w in recorded_items if not _settlement_of(r) or _in_slice(r, sl))
+    report = compare(replayed, recorded_items)
+    report.chain = chain
+    report.untagged = tally.untagged
+    report.forged = {r: n for r, n in tally.rejections_by_reason.items() if r in ("bad_signature", "unknown_key")}
+    if report.findings and (from_topic or history != "-"):
+        explain(report, history_items(fast=False), rejected)
+    return report
+
+
+def report_record(report) -> dict:
+    """The report as JSON-able data (the --json file)."""
+    return {"summary": report.summary(), "replayed": report.replayed, "recorded": report.recorded,
+            "findings": [f.to_record() for f in report.findings],
+            "chain": None if report.chain is None else
+            [{"kind": f.kind, "file": f.file, "message": f.message, "position": f.position, "offset": f.offset}
+             for f in report.chain.findings],
+            "untagged": report.untagged, "rejected_before_the_rules": report.forged}
 
 
 def _in_slice(record: dict, sl) -> bool:

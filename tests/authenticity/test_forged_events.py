@@ -18,7 +18,7 @@ from streams.codec import encode_event, to_json_line
 from streams.rules import EventRejected, SurveillanceAlerted, event_to_record, record_to_event
 from streams.sim.floor import floor_events
 from streams.surveillance import HoldWatch
-from streams.surveillance.booking import REJECTED
+from streams.rules.verdict import REJECTED
 
 ROOT = Path(__file__).resolve().parents[2]
 RETIRED_AT = 1_767_225_600_000 + 3_600_000  # an hour into the simulated floor

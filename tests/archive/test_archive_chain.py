@@ -1,5 +1,5 @@
 """Tampering with an archive: `archive verify` and `audit` name the changed, removed, reordered or
-inserted file or record (the hash chain of `streams.replay.archive_chain`)."""
+inserted file or record (the hash chain of `streams.archive.chain`)."""
 from __future__ import annotations
 
 import json
@@ -13,8 +13,8 @@ import fastavro
 import pytest
 
 from streams.codec import read_container
-from streams.replay.archive import ArchiveWriter, load_index, verify
-from streams.replay.archive_chain import GENESIS, verify_chain
+from streams.archive import ArchiveWriter, load_index, verify
+from streams.archive.chain import GENESIS, verify_chain
 from tests.replay.replay_fixtures import floor_lines, messages_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,7 +197,7 @@ def test_an_archive_from_before_the_chain_says_unchained(archive):
 
 def test_records_read_back_match_their_digests(archive):
     d, _, _ = archive
-    from streams.replay.archive_chain import record_digest, sidecar_of
+    from streams.archive.chain import record_digest, sidecar_of
 
     for e in _event_files(d):
         want = sidecar_of(d / e["path"]).read_text().split()
