@@ -8,7 +8,7 @@ from streams.authenticity.canonical import canonical_bytes, canonical_bytes_gene
 from streams.codec import decode_event, encode_event, from_json_line, to_json_line
 from streams.rules import event_to_record, record_to_event
 from streams.rules.events import DiceThrown, TableOpened, WagerPlaced
-from authenticity_events import ANY_TAGGED_EVENT, tagged_events
+from tests.authenticity.authenticity_events import ANY_TAGGED_EVENT, tagged_events
 
 
 def test_definition_by_example():

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from authenticity_keys import key, ring_for
+from tests.authenticity.authenticity_keys import key, ring_for
 
 from streams.app.shell import SettlementShell
 from streams.authenticity import FORGED_EVENT, KeyRing, TableSigner, TagCheck, keyfile, sign_record, signed

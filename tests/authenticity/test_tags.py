@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from authenticity_events import ANY_TAGGED_EVENT
-from authenticity_keys import key, ring_for
+from tests.authenticity.authenticity_events import ANY_TAGGED_EVENT
+from tests.authenticity.authenticity_keys import key, ring_for
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
