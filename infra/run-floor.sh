@@ -41,6 +41,9 @@ fi
 python3 -m streams.cli topics >/dev/null
 python3 -m streams.cli topics --prune-runs "$KEEP_RUNS" >&2
 
+# The table controllers' keys (tags on every event): made at the first start into .secrets/ (0600,
+# git-ignored), kept afterwards; the worker checks every event against them.
+craps-streams keys init >/dev/null
 craps-streams worker --web-port "$WEB_PORT" --loglevel info >"$RUN/worker.log" 2>&1 &
 pids+=($!)
 
