@@ -37,16 +37,16 @@ class TableSigner:
 
     def __init__(self, ring: KeyRing):
         self.ring = ring
-        self._cache: dict = {}  # table id -> its last key (reused while valid at the event's ts)
+        self._rings: dict = {}  # table id -> a ring of the keys bound to it (a floor has many tables)
+        for k in ring.keys:
+            for t in k.tables:
+                self._rings.setdefault(t, []).append(k)
+        self._rings = {t: KeyRing(tuple(ks)) for t, ks in self._rings.items()}
 
     def key_for(self, table_id: str, ts: int) -> TableKey | None:
-        key = self._cache.get(table_id)
-        if key is not None and key.valid_at(ts) and self.ring.signing_key(table_id, ts) is key:
-            return key
-        key = self.ring.signing_key(table_id, ts)
-        if key is not None:
-            self._cache[table_id] = key
-        return key
+        """`KeyRing.signing_key`, among the table's own keys."""
+        ring = self._rings.get(table_id)
+        return None if ring is None else ring.signing_key(table_id, ts)
 
     def sign(self, event):
         """The event tagged; LookupError when no key may sign for its table at its time."""
