@@ -145,13 +145,21 @@ def cmd_archive(args) -> int:
     from streams.archive import archive, verify
     from streams.replay.sources import Progress
 
+    from streams.authenticity import KeyRingError
+    from streams.authenticity import keyfile
+
+    try:
+        key = keyfile.archive_key()  # seals the chain head; None: unsealed, seal not checked
+    except KeyRingError as e:
+        print(f"archive: {e}", file=sys.stderr)
+        return 2
     if args.action == "verify":
         target = args.dir or args.out
         if not target:
             print("archive verify: the archive directory (DIR or --out DIR)", file=sys.stderr)
             return 2
         try:
-            v = verify(target, check_seq=True)
+            v = verify(target, check_seq=True, key=key)
         except (OSError, ValueError) as e:
             print(f"archive verify: {e}", file=sys.stderr)
             return 2
@@ -164,7 +172,7 @@ def cmd_archive(args) -> int:
 
     progress = Progress(not args.no_progress, "archived")
     try:
-        result = archive(args.out, args.topic, args.bootstrap, progress=progress)
+        result = archive(args.out, args.topic, args.bootstrap, progress=progress, seal_key=key)
     except (ValueError, TimeoutError) as e:
         print(f"archive: {e}", file=sys.stderr)
         return 2
@@ -173,7 +181,7 @@ def cmd_archive(args) -> int:
           f"into {len(result.files)} files under {args.out}", file=sys.stderr)
     if args.no_verify:
         return 0
-    v = verify(args.out, check_seq=True)
+    v = verify(args.out, check_seq=True, key=key)
     for line in v.lines():
         print(line, file=sys.stderr)
     return 0 if v.archive_ok else 1
@@ -195,8 +203,11 @@ def cmd_audit(args) -> int:
     if tags is None:
         return 2
     try:
+        from streams.authenticity import keyfile
+
         report = run_audit(args.history, sl, from_topic=args.from_topic, topic=args.topic, recorded=args.recorded,
-                           settlements_topic=args.settlements_topic, bootstrap=args.bootstrap, tags=tags)
+                           settlements_topic=args.settlements_topic, bootstrap=args.bootstrap, tags=tags,
+                           archive_key=keyfile.archive_key())
     except (OSError, ValueError) as e:
         print(f"audit: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
         return 2
@@ -251,6 +262,8 @@ def cmd_keys(args) -> int:
             ring, made = keyfile.init(path, tables or keyfile.dev_floor_tables(args.count),
                                       at if at is not None else 0)
             print(f"{'made' if made else 'kept the existing'} key ring {path}: {len(ring.keys)} keys")
+            keyfile.archive_key(create=True)  # the archiver's key (seals archive chain heads)
+            print(f"archive key {keyfile.archive_key_path()} (0600)")
             return 0
         ring = keyfile.load(path)
         if args.action == "list":

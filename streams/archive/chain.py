@@ -18,13 +18,16 @@ Entries without `chain` were archived before the chain existed: verify reports t
 (nothing can be proven about them) and the chain starts after them.
 
 What the chain cannot stop alone: someone able to rewrite every file, every sidecar and the whole
-index consistently. Against that, keep `chain_head` elsewhere (it is printed by `archive` and
-`archive verify`); a table event changed inside such a rewrite still fails its tag on replay.
+index consistently. Against that the head is sealed: `chain_seal` = HMAC-SHA256 of the head with
+the archiver's key (`.secrets/archive-key`, made by `craps-streams keys init`), which a rewrite
+cannot recompute without the key; verify checks it when the key is at hand (`seal_mismatch`,
+`seal_missing`). And a table event changed inside such a rewrite still fails its tag on replay.
 """
 from __future__ import annotations
 
 import difflib
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +70,11 @@ def entry_chain(prev: str, entry: dict) -> str:
     return hashlib.sha256((prev + text).encode("ascii")).hexdigest()
 
 
+def seal(head: str, key: bytes) -> str:
+    """The archiver's seal of a chain head: HMAC-SHA256, hex."""
+    return hmac.new(key, b"craps-archive-chain-v1\n" + head.encode("ascii"), hashlib.sha256).hexdigest()
+
+
 def link(entries: list, prev: str) -> str:
     """Chain `entries` (in index order, digests already set) after `prev`; the new head."""
     for e in entries:
@@ -94,6 +102,7 @@ class ChainReport:
     unchained: list = field(default_factory=list)  # paths of entries archived before the chain
     findings: list = field(default_factory=list)
     head: str | None = None
+    sealed: str = "no key"  # "checked" | "no key" (the seal was not checked) | "unsealed" | "mismatch"
 
     @property
     def ok(self) -> bool:
@@ -114,7 +123,7 @@ class ChainReport:
         if not self.chained and self.unchained and self.ok:
             state = "UNCHAINED"
         return (f"chain {state}: {self.chained} files chained, {len(self.unchained)} unchained, "
-                f"{len(self.findings)} findings; head {self.head or '-'}")
+                f"{len(self.findings)} findings; seal {self.sealed}; head {self.head or '-'}")
 
 
 def _offset_at(entry: dict, n: int) -> int | None:
@@ -184,10 +193,23 @@ def _locate(report: ChainReport, entry: dict, path: Path, rel: str) -> None:
                                             "archived (container framing or metadata altered)"))
 
 
-def verify_chain(out_dir, index: dict) -> ChainReport:
-    """Check every chained entry of `index` against the files of `out_dir` (see the module doc)."""
+def verify_chain(out_dir, index: dict, key: bytes | None = None) -> ChainReport:
+    """Check every chained entry of `index` against the files of `out_dir` (see the module doc),
+    and the head's seal with the archiver's `key` when given."""
     d = Path(out_dir)
     report = ChainReport(head=index.get("chain_head"))
+    if key is not None and index.get("chain_head"):
+        given = index.get("chain_seal")
+        if given is None:
+            report.sealed = "unsealed"
+            report.findings.append(ChainFinding("seal_missing", "index.json", "the chain head carries no seal: "
+                                                "the index was rewritten without the archiver's key"))
+        elif not hmac.compare_digest(seal(index["chain_head"], key), str(given)):
+            report.sealed = "mismatch"
+            report.findings.append(ChainFinding("seal_mismatch", "index.json", "the chain head's seal does not "
+                                                "verify: the index (and files) were rewritten"))
+        else:
+            report.sealed = "checked"
     entries = index.get("files", [])
     chains = {e.get("chain"): i for i, e in enumerate(entries) if e.get("chain")}
     prev = None

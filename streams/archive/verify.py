@@ -55,11 +55,12 @@ class Verification:
                 f"{len(self.seq_gaps)} seq gaps, {len(self.seq_duplicates)} seq duplicates")
 
 
-def verify(out_dir, *, check_seq: bool = True) -> Verification:
+def verify(out_dir, *, check_seq: bool = True, key: bytes | None = None) -> Verification:
+    """`key`: the archiver's key, to check the chain head's seal (archive.chain)."""
     d = Path(out_dir)
     index = load_index(d)
     v = Verification()
-    v.chain = verify_chain(d, index)
+    v.chain = verify_chain(d, index, key)
     by_partition: dict = {}
     for e in index["files"]:
         by_partition.setdefault(e["partition"], []).append(e)

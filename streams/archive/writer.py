@@ -16,6 +16,7 @@ from fastavro.write import Writer
 from streams.archive.chain import (
     GENESIS,
     SIDECAR_SUFFIX,
+    seal,
     file_sha256,
     line_digest,
     link,
@@ -55,7 +56,9 @@ class ArchiveWriter:
     Used by `archive()` with a Kafka reader and directly by tests and benchmarks.
     """
 
-    def __init__(self, out_dir, topic: str, *, codec: str | None = None, sync_interval: int = 64_000):
+    def __init__(self, out_dir, topic: str, *, codec: str | None = None, sync_interval: int = 64_000,
+                 seal_key: bytes | None = None):
+        self.seal_key = seal_key  # the archiver's key: seals the chain head (archive.chain)
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.index = load_index(self.dir)
@@ -200,6 +203,8 @@ class ArchiveWriter:
         entries.sort(key=lambda e: (e["partition"], e["first_offset"]))
         # An archive begun before the chain: the chain starts with this run's files.
         self.index["chain_head"] = link(entries, self.index.get("chain_head") or GENESIS)
+        if self.seal_key is not None:  # the head sealed with the archiver's key (archive.chain)
+            self.index["chain_seal"] = seal(self.index["chain_head"], self.seal_key)
         self.index["files"].extend(entries)
         for p, nxt in sorted(self.next_offsets.items()):
             self.index["partitions"][str(p)] = {"next_offset": nxt}
@@ -225,15 +230,16 @@ class ArchiveWriter:
 
 
 def archive(out_dir, topic: str | None = None, bootstrap: str | None = None,
-            progress=None) -> ArchiveResult:
-    """Archive what is new on the table-events topic since the last run."""
+            progress=None, seal_key: bytes | None = None) -> ArchiveResult:
+    """Archive what is new on the table-events topic since the last run; `seal_key` seals the
+    chain head."""
     if topic is None:
         from streams.topics import TABLE_EVENTS
 
         topic = TABLE_EVENTS
     from streams.kafka.reader import read_committed
 
-    writer = ArchiveWriter(out_dir, topic)
+    writer = ArchiveWriter(out_dir, topic, seal_key=seal_key)
     starts = dict(writer.next_offsets)
     try:
         for m in read_committed(topic, "archive", bootstrap=bootstrap, starts=starts):

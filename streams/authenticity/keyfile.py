@@ -116,6 +116,33 @@ def save(ring: KeyRing, path: Path | str | None = None) -> Path:
     return path
 
 
+def archive_key_path(environ=os.environ) -> Path:
+    explicit = environ.get("CRAPS_ARCHIVE_KEY")
+    if explicit:
+        return Path(explicit)
+    return Path(environ.get("CRAPS_SECRETS_DIR") or ".secrets") / "archive-key"
+
+
+def archive_key(path: Path | str | None = None, create: bool = False) -> bytes | None:
+    """The archiver's key that seals an archive's chain head (`streams.archive.chain`): 32 bytes,
+    base64url in a 0600 file; None when there is none (and `create` is false). Refused, like the
+    key ring, when others can read it."""
+    path = Path(path) if path is not None else archive_key_path()
+    if not path.exists():
+        if not create:
+            return None
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as fo:
+            fo.write(_b64(new_secret()) + "\n")
+    if path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise KeyRingError(f"{path} is readable by others: chmod 600 it")
+    key = _unb64(path.read_text(encoding="ascii").strip())
+    if len(key) < SECRET_BYTES:
+        raise KeyRingError(f"{path}: an archive key of {len(key)} bytes, at least {SECRET_BYTES}")
+    return key
+
+
 def dev_floor_tables(n: int) -> list[str]:
     """The simulator's table ids T001, T002, ... (`streams.sim.floor`)."""
     return [f"T{i:03d}" for i in range(1, n + 1)]

@@ -308,12 +308,12 @@ def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[obj
 
 def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str | None = None,
               recorded: str | None = None, settlements_topic: str | None = None,
-              bootstrap: str | None = None, tags=None):
+              bootstrap: str | None = None, tags=None, archive_key: bytes | None = None):
     """Replay `history` (an archive directory, a .jsonl or .avro file, "-"; or with `from_topic`
     the table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
     settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
     settlements topic). `tags` checks every event's tag before the core (TagCheck). An archive's
-    hash chain is verified first (`report.chain`): a tampered archive is a finding, and one that
+    hash chain is verified first (its seal with `archive_key` when given) (`report.chain`): a tampered archive is a finding, and one that
     cannot be read as it is gives a report with the chain's findings only. Returns the report
     (`.clean`, `.lines(limit)`, `.summary()`); raises OSError or ValueError for a history or
     recording it cannot read."""
@@ -328,7 +328,7 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
         from streams.archive.chain import verify_chain
         from streams.archive.index import load_index
 
-        chain = verify_chain(history, load_index(history))
+        chain = verify_chain(history, load_index(history), archive_key)
     try:
         replayed, rejected, tally = replay_settlements(history_items(), sl, tags)
     except (OSError, ValueError) as e:

@@ -202,3 +202,51 @@ def test_records_read_back_match_their_digests(archive):
     for e in _event_files(d):
         want = sidecar_of(d / e["path"]).read_text().split()
         assert [record_digest(r) for r in read_container(d / e["path"])] == want
+
+
+def test_a_consistent_rewrite_is_caught_by_the_seal(tmp_path):
+    """Someone who rewrites a record and then every digest, the chain and the head consistently
+    passes the chain alone; the seal (HMAC of the head with the archiver's key) catches it."""
+    import hashlib
+
+    from streams.archive.chain import entry_chain, file_sha256, record_digest, seal, sidecar_of
+    from streams.authenticity import keyfile
+
+    key_path = tmp_path / "secrets" / "archive-key"
+    key = keyfile.archive_key(key_path, create=True)
+    assert oct(key_path.stat().st_mode & 0o777) == "0o600"
+    d = tmp_path / "sealed"
+    w = ArchiveWriter(d, TOPIC, codec="null", seal_key=key)
+    for p, o, k, v in messages_of(floor_lines(tables=2, hours=0.5, seed=3, bad_rate=0.0)):
+        w.add(p, o, v, k)
+    w.commit()
+    index = load_index(d)
+    assert index["chain_seal"] == seal(index["chain_head"], key)
+    assert verify(d, key=key).chain.sealed == "checked" and verify(d, key=key).archive_ok
+
+    e = next(x for x in index["files"] if x["kind"] == "events" and x["count"] > 3)
+    path = d / e["path"]
+
+    def change(records):
+        records[1]["seq"] += 1000
+        return records
+    _rewrite(path, change)
+    side = ("".join(record_digest(r) + "\n" for r in read_container(path))).encode()
+    sidecar_of(path).write_bytes(side)
+    e["sha256"], e["digests_sha256"] = file_sha256(path), hashlib.sha256(side).hexdigest()
+    prev = "0" * 64
+    for x in index["files"]:
+        x["prev"] = prev
+        x["chain"] = prev = entry_chain(prev, x)
+    index["chain_head"] = prev
+    (d / "index.json").write_text(json.dumps(index))
+
+    assert verify(d).chain.ok  # the chain alone cannot tell
+    v = verify(d, key=key)
+    assert not v.archive_ok and [f.kind for f in v.chain.findings] == ["seal_mismatch"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CRAPS_ARCHIVE_KEY": str(key_path)}
+    result = _cli(env, "archive", "verify", str(d))
+    assert result.returncode == 1 and "TAMPERED seal_mismatch: index.json" in result.stdout
+    index.pop("chain_seal")
+    (d / "index.json").write_text(json.dumps(index))
+    assert [f.kind for f in verify(d, key=key).chain.findings] == ["seal_missing"]
