@@ -3,8 +3,10 @@
 `read_container` + `record_to_event` builds a flat dict per record and then checks it field by
 field against the contract. For container files written with the current TableEvent schema, Avro
 has already checked most of that: every field is present with its type (strings are str, ints int,
-booleans bool, no nulls outside TableOpened.rules). What is left of the contract is cheap (non-empty
-strings, seq >= 1, ts >= 0), so a record passing those checks becomes its event directly. Anything
+booleans bool, no nulls outside TableOpened.rules). What is left of the contract is cheap (the input
+limits: ids of the id format, other strings non-empty and at most 64 characters, key_id and tag at
+most 128; seq >= 1, ts >= 0), so a record passing those checks becomes its event directly, with its
+key_id and tag (schema v2) for the tag check. Anything
 else (a TableOpened, with its rules to parse; a record failing a check; a file of an older schema)
 comes out as the flat record, and the caller takes the ordinary path (`record_to_event`), which
 rejects it exactly as a JSON Lines replay or the worker would. The events are equal either way.
