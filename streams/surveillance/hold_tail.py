@@ -45,12 +45,11 @@ class HoldTail:
         sd = math.sqrt(var * self.stake_squares)
         return (self.house_win_cents - mean * self.handle_cents) / sd if sd else 0.0
 
-    def tail(self, unit: UnitDistribution, refine_below: float = 1.0) -> tuple[float, bool]:
-        """(P(house win <= observed | fair dice) or its Chernoff bound, exact?), cached per
-        decision; exact when the bound is at or below `refine_below` and the convolution small."""
+    def tail(self, unit: UnitDistribution) -> tuple[float, bool]:
+        """(P(house win <= observed | fair dice) or its Chernoff bound, exact?), cached per decision."""
         if self.last is not None and self.last[0] == self.decisions:
             return self.last[1], self.last[2]
-        p, exact = house_win_tail(unit, self.stakes, self.house_win_cents, refine_below)
+        p, exact = house_win_tail(unit, self.stakes, self.house_win_cents)
         self.last = (self.decisions, p, exact)
         return p, exact
 

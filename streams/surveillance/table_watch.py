@@ -26,7 +26,6 @@ from streams.surveillance.hold_tail import HoldTail
 from streams.surveillance.position_watch import PositionLine, tests_of
 from streams.surveillance.tails import binomial_tail, kl_divergence, unit_distribution
 
-EXACT_BELOW = 1e4  # the exact tail is computed (when small) once the bound is within this factor
 REARM = 10.0  # an alerted line re-arms once its tail probability is back above REARM x threshold
 
 
@@ -41,10 +40,10 @@ class Thresholds:
 
     @classmethod
     def from_settings(cls, settings: dict) -> "Thresholds":
-        d = DiceWatch()
-        return cls(float(settings.get("CRAPS_HOLD_TAIL_ALERT", cls.tail_alert)),
-                   float(settings.get("CRAPS_HOLD_CHECK_Z", cls.check_z)),
-                   float(settings.get("CRAPS_POSITION_TAIL_ALERT", cls.position_alert)),
+        d, t = DiceWatch(), cls()
+        return cls(float(settings.get("CRAPS_HOLD_TAIL_ALERT", t.tail_alert)),
+                   float(settings.get("CRAPS_HOLD_CHECK_Z", t.check_z)),
+                   float(settings.get("CRAPS_POSITION_TAIL_ALERT", t.position_alert)),
                    DiceWatch(float(settings.get("CRAPS_DICE_SEVEN_H", d.seven_h)),
                              float(settings.get("CRAPS_DICE_FACE_H", d.face_h)),
                              float(settings.get("CRAPS_DICE_CELL_H", d.cell_h))))
@@ -146,11 +145,21 @@ def _settled(settings: Thresholds, watch: TableWatch, state, throw, settled: lis
             if line is None:
                 line = watch.positions[key] = PositionLine()
             line.wagers += 1
-            if s.placed_seq > first:
+            at_first = s.placed_seq > first
+            if at_first:
                 line.first_throw += 1
             value = 1 if s.outcome == "lose" else (-(s.won_cents // s.stake_cents) if s.outcome == "win" else 0)
             line.results[value] = line.results.get(value, 0) + 1
-            alert = _check_position(settings, state, s, line, tests)
+            # A loss cannot make "lost" or "won X to 1" more extreme (and a loss on the first
+            # throw not the first-throw test either): {X <= x} implies {X + B <= x + 1}. Only
+            # the tests that may have moved towards an alert are evaluated.
+            if value != 1:
+                run = tests
+            elif at_first or not tests or tests[0][2] is not None:
+                continue
+            else:
+                run = tests[:1]
+            alert = _check_position(settings, state, s, line, tests, run)
             if alert is not None:
                 alerts.append(alert)
         tail = watch.holds.get((wager, paytable))
@@ -172,7 +181,7 @@ def _check_hold(settings: Thresholds, state, s: WagerSettled, tail: HoldTail, un
     if z > -settings.check_z:
         tail.alerted = False
         return None
-    p, exact = tail.tail(unit, EXACT_BELOW * settings.tail_alert)
+    p, exact = tail.tail(unit)
     if p > settings.tail_alert:
         if p > REARM * settings.tail_alert:
             tail.alerted = False
@@ -189,10 +198,10 @@ def _check_hold(settings: Thresholds, state, s: WagerSettled, tail: HoldTail, un
                   f"alert at {settings.tail_alert:g}), z = {z:.2f}", (s.wager_id,))
 
 
-def position_tail(line: PositionLine, tests, alert_at: float = 1.0) -> tuple[float, str]:
+def position_tail(line: PositionLine, tests, alert_at: float = 1.0, run=None) -> tuple[float, str]:
     """(Bonferroni p-value of the position's line under `tests` (`position_watch.tests_of`), the
-    test that gave it). Tails that provably cannot bring the p-value to `alert_at` are not
-    evaluated (they count as 1)."""
+    test that gave it), over the tests in `run` (all by default). Tails that provably cannot bring
+    the p-value to `alert_at` are not evaluated (they count as 1)."""
     k = len(tests)
     n = line.wagers
     best, which = 1.0, ""
@@ -200,7 +209,7 @@ def position_tail(line: PositionLine, tests, alert_at: float = 1.0) -> tuple[flo
     # `tails.binomial_tail_floor`) and KL <= chi-square: tails whose floor is above `alert_at`
     # cannot alert and are not evaluated. The chi-square screen costs no logarithm.
     limit = math.log(k * (n + 1) / alert_at)
-    for name, p0, key, lower in tests:
+    for name, p0, key, lower in (tests if run is None else run):
         x = line.first_throw if key is None else line.results.get(key, 0)
         expected = n * p0
         if (lower and x >= expected) or (not lower and x <= expected):
@@ -215,11 +224,13 @@ def position_tail(line: PositionLine, tests, alert_at: float = 1.0) -> tuple[flo
     return min(1.0, k * best), which
 
 
-def _check_position(settings: Thresholds, state, s: WagerSettled, line: PositionLine, tests):
-    p, which = position_tail(line, tests, REARM * settings.position_alert)
-    line.last_p = line_p = p
-    if line_p > settings.position_alert:
-        if line_p > REARM * settings.position_alert:
+def _check_position(settings: Thresholds, state, s: WagerSettled, line: PositionLine, tests, run):
+    p, which = position_tail(line, tests, REARM * settings.position_alert, run)
+    full = len(run) == len(tests)
+    if full:
+        line.last_p = p
+    if p > settings.position_alert:
+        if full and p > REARM * settings.position_alert:
             line.alerted = False
         return None
     if line.alerted:

@@ -181,20 +181,29 @@ def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float
     return min(1.0, math.exp(best))
 
 
-def house_win_tail(unit: UnitDistribution, stakes: dict[int, int], h: int, refine_below: float = 1.0,
-                   limit: int = EXACT_SUPPORT_LIMIT) -> tuple[float, bool]:
-    """(P(house win <= h) under fair dice or an upper bound on it, True if exact).
+def support_estimate(unit: UnitDistribution, stakes: dict[int, int]) -> int:
+    """An upper bound on the support of the sum: per stake, c decisions take at most
+    C(c + K - 1, K - 1) sums and at most c x span + 1; the stakes' supports multiply."""
+    k = len(unit.floats)
+    span = unit.values[-1] - unit.values[0]
+    total = 1
+    for count in stakes.values():
+        total *= min(math.comb(count + k - 1, k - 1), count * span + 1)
+        if total > 1 << 40:
+            break
+    return total
 
-    The Chernoff bound first (a few dozen exponentials per distinct stake); when it is at or
-    below `refine_below` (an alert is possible) and the exact convolution is small, the exact
-    probability instead."""
-    bound = chernoff_lower_tail(unit, stakes, h)
-    if bound > refine_below:
-        return bound, False
-    dist = exact_distribution(unit, stakes, limit)
-    if dist is not None:
-        return min(bound, lower_tail_of(dist, h)), True
-    return bound, False
+
+def house_win_tail(unit: UnitDistribution, stakes: dict[int, int], h: int,
+                   limit: int = EXACT_SUPPORT_LIMIT) -> tuple[float, bool]:
+    """(P(house win <= h) under fair dice, True) by exact convolution when its support is small,
+    else (the Chernoff bound, False). With jackpots the bound is loose for short lines (one big
+    win dominates the tail, not many tilted small ones), which is where the exact sum is cheap."""
+    if support_estimate(unit, stakes) <= limit:
+        dist = exact_distribution(unit, stakes, limit)
+        if dist is not None:
+            return lower_tail_of(dist, h), True
+    return chernoff_lower_tail(unit, stakes, h), False
 
 
 # ---------------------------------------------------------------- binomial tails
