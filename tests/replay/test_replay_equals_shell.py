@@ -31,7 +31,7 @@ def shuffled_floor(seed: int) -> list[dict]:
 
 
 def test_replay_and_the_worker_shell_derive_the_same_outputs():
-    watch = HoldWatch(Thresholds(tail_alert=0.05, check_z=0.5, position_alert=0.001, dice=DiceWatch(4.0, 6.0, 6.0)))  # low, so hold alerts happen
+    watch = HoldWatch(Thresholds(tail_alert=0.05, check_z=0.5, position_alert=0.3, dice=DiceWatch(4.0, 6.0, 6.0)))  # low, so hold alerts happen
     shell, replay = SettlementShell(lambda t: None, watch), Replay(watch)
     live, replayed, verdicts = [], [], collections.Counter()
     for offset, r in enumerate(shuffled_floor(seed=8)):
