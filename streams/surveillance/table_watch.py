@@ -208,7 +208,7 @@ def position_tail(line: PositionLine, tests, alert_at: float = 1.0, run=None) ->
     # The tail beyond x is at least P(X = x) >= exp(-n KL(x/n, p0)) / (n + 1) (method of types,
     # `tails.binomial_tail_floor`) and KL <= chi-square: tails whose floor is above `alert_at`
     # cannot alert and are not evaluated. The chi-square screen costs no logarithm.
-    limit = math.log(k * (n + 1) / alert_at)
+    limit = math.log(k / (alert_at * (n + 1)))
     for name, p0, key, lower in (tests if run is None else run):
         x = line.first_throw if key is None else line.results.get(key, 0)
         expected = n * p0

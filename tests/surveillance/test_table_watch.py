@@ -6,13 +6,21 @@ from __future__ import annotations
 import json
 import random
 
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
 from streams.app.shell import state_from_text, state_to_text
+from streams.odds import wager_odds
+from streams.rules.submission import DEFAULT_RULES
 from streams.rules import DiceThrown, SurveillanceAlerted, record_to_event
-from streams.sim.floor import floor_events
+from streams.sim.floor import Fault, floor_events
 from streams.surveillance import HoldWatch
 from streams.surveillance.booking import book_event
 from streams.surveillance.dice_watch import DiceWatch
-from streams.surveillance.table_watch import Thresholds
+from streams.surveillance.position_watch import PositionLine
+from streams.surveillance.position_watch import tests_of as line_tests
+from streams.surveillance.table_watch import Thresholds, position_tail
+from streams.surveillance.tails import binomial_tail, unit_distribution
 
 TS0 = 1_700_000_000_000
 
@@ -111,9 +119,9 @@ def test_a_past_poster_on_the_hot_roller_is_found_by_its_first_throws():
         assert out is not None
     alerts = t.alerts("position_anomaly")
     assert alerts and "position 5" in alerts[0].message and "first throw" in alerts[0].message
-    # (5/6)^n x 7 tests <= 1e-9 needs n >= 126 decided wagers.
+    # (5/6)^n x 7 tests <= 1e-9 needs n >= 125 decided wagers.
     line = t.watch_state.positions[(5, "hot_roller", "hot-roller-623c.1h-A")]
-    assert line.first_throw == 0 and 126 <= line.wagers < 200
+    assert line.first_throw == 0 and 125 <= line.wagers < 200
     assert not t.alerts("hold_anomaly")  # he still loses money: only the position test sees him
 
 
@@ -188,3 +196,42 @@ def test_settings_come_from_the_environment():
     assert (t.tail_alert, t.position_alert, t.dice.seven_h) == (1e-6, 1e-7, 9.0)
     assert HoldWatch.from_settings({}).thresholds == Thresholds()
     assert DiceThrown  # the event type the dice watch reads
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 400), first=st.floats(0, 1), lost=st.floats(0, 1), wins=st.floats(0, 1),
+       alert_at=st.sampled_from((1e-9, 1e-6, 1e-3, 0.05)))
+@example(n=125, first=0.0, lost=0.8, wins=0.5, alert_at=1e-8)
+def test_the_screen_never_skips_a_test_that_would_alert(n, first, lost, wins, alert_at):
+    """position_tail with its cheap screen alerts exactly when the exact tails (all evaluated) do."""
+    unit = unit_distribution(wager_odds("hot_roller", DEFAULT_RULES))
+    tests = line_tests("hot_roller", unit)
+    f = round(first * n / 6)
+    losses = round(lost * n)
+    w5 = round(wins * (n - losses))
+    line = PositionLine(n, f, {1: losses, -5: w5, -10: n - losses - w5})
+    screened, _ = position_tail(line, tests, alert_at)
+    exact = []
+    for _, p0, key, lower in tests:
+        x = line.first_throw if key is None else line.results.get(key, 0)
+        exact.append(binomial_tail(n, x, p0, lower))
+    truth = min(1.0, len(tests) * min(exact))
+    assert (screened <= alert_at) == (truth <= alert_at)
+    assert screened >= truth * (1 - 1e-12)
+
+
+def test_faults_change_only_their_tables_and_are_deterministic():
+    fair = list(floor_events(3, 2, 9))
+    faulty = list(floor_events(3, 2, 9, faults={"T002": Fault.parse("loaded-dice:4/36")}))
+    assert faulty == list(floor_events(3, 2, 9, faults={"T002": Fault.parse("loaded-dice:4/36")}))
+    def table(rs, t):
+        return [r for r in rs if r["table_id"] == t]
+    assert table(fair, "T001") == table(faulty, "T001") and table(fair, "T003") == table(faulty, "T003")
+    assert table(fair, "T002") != table(faulty, "T002")
+    poster = list(floor_events(1, 4, 9, faults={"T001": Fault.parse("past-posting:16")}))
+    wagers = {r["seq"]: r for r in poster if r["type"] == "WagerPlaced" and r["position"] == 16
+              and r["wager"] == "hot_roller"}
+    assert wagers
+    for r in wagers.values():  # the next valid throw after each of its wagers is never a 7
+        nxt = next(x for x in poster if x["seq"] > r["seq"] and x["type"] == "DiceThrown" and x["valid"])
+        assert nxt["die1"] + nxt["die2"] != 7
