@@ -35,15 +35,15 @@ class PositionLine:
     first_throw: int = 0  # decided by the first valid throw after placing
     results: dict = field(default_factory=dict)  # house win per unit -> wagers
     alerted: bool = False
-    last_p: float = 1.0  # the last p-value evaluated (not stored: the metrics' gauge)
+    last_p: float = 1.0  # the last p-value of a full evaluation (the metrics' gauge)
 
     def to_record(self) -> list:
         return [self.wagers, self.first_throw, {str(v): c for v, c in sorted(self.results.items())},
-                self.alerted]
+                self.alerted, self.last_p]
 
     @classmethod
     def from_record(cls, r: list) -> "PositionLine":
-        return cls(r[0], r[1], {int(v): c for v, c in r[2].items()}, r[3])
+        return cls(r[0], r[1], {int(v): c for v, c in r[2].items()}, r[3], r[4])
 
 
 def tests_of(wager: str, unit) -> tuple[tuple[str, float, object, bool], ...]:

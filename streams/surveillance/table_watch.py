@@ -59,6 +59,7 @@ class TableWatch:
     # (wager, paytable) -> UnitDistribution under the rules in force (not stored; emptied when the
     # table opens, so a reopening under new rules is read afresh).
     units: dict = field(default_factory=dict)
+    raised: dict = field(default_factory=dict)  # alert kind -> alerts raised at this table
 
     def to_record(self) -> dict:
         return {
@@ -67,6 +68,7 @@ class TableWatch:
             "positions": {f"{pos}|{w}|{p}": line.to_record()
                           for (pos, w, p), line in sorted(self.positions.items())},
             "throw_seqs": [self.prev_throw_seq, self.last_throw_seq],
+            "raised": dict(sorted(self.raised.items())),
         }
 
     @classmethod
@@ -80,7 +82,7 @@ class TableWatch:
             positions[(int(pos), w, p)] = PositionLine.from_record(v)
         return cls(DiceBook.from_record(r["dice"]),
                    {tuple(k.split("|", 1)): HoldTail.from_record(v) for k, v in r["holds"].items()},
-                   positions, r["throw_seqs"][1], r["throw_seqs"][0])
+                   positions, r["throw_seqs"][1], r["throw_seqs"][0], raised=dict(r["raised"]))
 
     def smallest_position_tail(self) -> float:
         """The smallest position p-value as last evaluated (1.0 if none could alert), for metrics."""
@@ -118,6 +120,10 @@ def observe(settings: Thresholds, watch: TableWatch, state, applied: list, outpu
         decided = settled_at.get(event.seq)
         if decided:
             alerts += _settled(settings, watch, state, event, decided)
+    if alerts:
+        raised = watch.raised
+        for a in alerts:
+            raised[a.alert] = raised.get(a.alert, 0) + 1
     return alerts
 
 

@@ -137,7 +137,7 @@ def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float
     exponent is convex in t). Any t gives a valid bound, so an inexact minimum only loosens it."""
     dist = unit.floats
     low = min(v for v, _ in dist)
-    items = [(s, c) for s, c in stakes.items() if c]
+    items = [(s, c) for s, c in sorted(stakes.items()) if c]  # sorted: the same sums after a restore
     if not items:
         return 1.0 if h >= 0 else 0.0
     smallest = sum(s * c * low for s, c in items)
