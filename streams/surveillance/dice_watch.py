@@ -89,8 +89,8 @@ class DiceWatch:
     """Thresholds per family (the log-likelihood ratio a CUSUM must reach)."""
 
     seven_h: float = 11.0
-    face_h: float = 13.0
-    cell_h: float = 14.0
+    face_h: float = 14.5
+    cell_h: float = 14.5
 
     def throw(self, book: DiceBook, die1: int, die2: int, valid: bool) -> list[str]:
         """Count one throw; returns the names of the CUSUMs that crossed their threshold (each is
