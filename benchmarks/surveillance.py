@@ -62,7 +62,10 @@ def fair_floor(job: tuple[int, int, float]) -> dict:
                 alerts[o.alert] += 1
                 messages.append(o.message[:160])
     throws = sum(b.watch.dice.throws for b in replay.books.values())
+    decisions = sum(t.decisions for b in replay.books.values() for t in b.watch.holds.values())
+    settled = sum(line.wagers for b in replay.books.values() for line in b.watch.positions.values())
     return {"seed": seed, "table_hours": tables * hours, "alerts": alerts, "throws": throws,
+            "decisions": decisions, "settled": settled,
             "events": replay.tally.read, "cpu": time.process_time() - start, "messages": messages}
 
 
@@ -203,6 +206,13 @@ def main() -> int:
     for r in results:
         for m in r["messages"][:3]:
             print(f"     seed {r['seed']}: {m}")
+    th = _watch().thresholds
+    decisions = sum(r["decisions"] for r in results) / table_hours
+    settled = sum(r["settled"] for r in results) / table_hours
+    print(f"   Provable bounds (each check's p is a valid p-value, P(p <= a) <= a, and a check is at most "
+          f"one per decision or wager decided by the dice: {decisions:.0f} decisions and {settled:.0f} "
+          f"wagers per table-hour): hold_anomaly <= {th.tail_alert * decisions * 10_000:.2g}, "
+          f"position_anomaly <= {th.position_alert * settled * 10_000:.2g} per 10,000 table-hours")
     print("   (before issue 14, the z-score alert: 7.5 hold_anomaly per 1,000 table-hours on such floors)")
 
     # 2. dice alone
