@@ -204,6 +204,25 @@ def describe_topics(bootstrap: Optional[str] = None, timeout_s: float = 30.0) ->
         admin.close()
 
 
+RUN_PREFIX = "craps.run-"
+
+
+def prune_runs(keep: int, bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> List[str]:
+    """Delete the topics of `make run`'s floors (`craps.run-<time>.*`) but those of the newest
+    `keep` runs, so `.kafka-data` does not grow with every run. Returns the deleted topic names."""
+    admin = _admin(bootstrap or default_bootstrap(), timeout_s)
+    try:
+        names = [n for n in admin.list_topics() if n.startswith(RUN_PREFIX)]
+        runs = sorted({n[len(RUN_PREFIX):].split(".", 1)[0] for n in names})  # <time> sorts by age
+        kept = set(runs[-keep:]) if keep > 0 else set()
+        doomed = sorted(n for n in names if n[len(RUN_PREFIX):].split(".", 1)[0] not in kept)
+        if doomed:
+            admin.delete_topics(doomed, timeout_ms=int(timeout_s * 1000))
+        return doomed
+    finally:
+        admin.close()
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     import argparse
 
@@ -211,8 +230,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--bootstrap", default=None, help=f"default ${BOOTSTRAP_ENV} or {DEFAULT_BOOTSTRAP}")
     parser.add_argument("--list", action="store_true", help="only print the existing topics")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    parser.add_argument("--prune-runs", type=int, metavar="N",
+                        help=f"only delete the topics of `make run` floors ({RUN_PREFIX}*) but the newest N runs'")
     args = parser.parse_args(argv)
     bootstrap = args.bootstrap or default_bootstrap()
+    if args.prune_runs is not None:
+        deleted = prune_runs(args.prune_runs, bootstrap, args.timeout)
+        print(f"deleted {len(deleted)} topics of earlier runs" + (f": {', '.join(deleted)}" if deleted else ""))
+        return 0
 
     if not args.list:
         for name, status in create_topics(bootstrap, timeout_s=args.timeout).items():

@@ -11,10 +11,10 @@ player positions. Money is in cents (`_cents`), times in seconds.
 """
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-
 import os
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from streams.odds import all_wager_odds, wager_odds
 from streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
@@ -23,6 +23,10 @@ from streams.surveillance.tails import unit_distribution
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 MONEY = ("table", "wager", "paytable")
+
+# Counters' `*_created` series (one per label set) are noise to a Prometheus user: it derives
+# resets from the counter itself.
+disable_created_metrics()
 
 
 class FloorMetrics:

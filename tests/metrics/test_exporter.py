@@ -107,3 +107,12 @@ def test_surveillance_figures_come_from_the_committed_watch():
     assert got["craps_surveillance_threshold"][(("alert", "hold_anomaly"), ("statistic", "tail_probability"))] == 1e-9
     assert set(k for k, _ in got["craps_table_surveillance_alerts_total"]) and all(
         v == 0 for v in got["craps_table_surveillance_alerts_total"].values())  # a fair floor
+
+
+def test_no_created_series_for_the_counters():
+    shell, handled = shell_after(tables=2, hours=1)
+    metrics = FloorMetrics(tables=owned(shell))
+    metrics.observe(handled, 0.0)
+    text = generate_latest(metrics.registry).decode()
+    assert "craps_events_total{" in text
+    assert "_created" not in text

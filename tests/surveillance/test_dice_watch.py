@@ -6,6 +6,7 @@ import json
 import math
 import random
 
+from tests.exploration import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +36,7 @@ def eager(throws):
     return low, faces, cells
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 6)), max_size=300))
 def test_the_lazy_cusums_equal_the_eager_ones(throws):
     book = DiceBook()

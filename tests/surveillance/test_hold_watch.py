@@ -7,6 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.exploration import examples
+
 from streams.rules import WagerSettled, apply, record_to_event
 from streams.sim.floor import floor_events
 from streams.surveillance import HoldBook, HoldWatch
@@ -53,7 +55,7 @@ def test_z_scores_on_a_fair_floor_centre_on_zero():
     assert abs(zs[len(zs) // 2]) < 0.5 and len(zs) > 60
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=st.integers(0, 1000), cut=st.integers(1, 4000))
 def test_a_book_restored_from_its_record_continues_identically(seed, cut):
     watch = HoldWatch()

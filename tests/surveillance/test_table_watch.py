@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 
+from tests.exploration import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -198,7 +199,7 @@ def test_settings_come_from_the_environment():
     assert DiceThrown  # the event type the dice watch reads
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(n=st.integers(1, 400), first=st.floats(0, 1), lost=st.floats(0, 1), wins=st.floats(0, 1),
        alert_at=st.sampled_from((1e-9, 1e-6, 1e-3, 0.05)))
 @example(n=125, first=0.0, lost=0.8, wins=0.5, alert_at=1e-8)

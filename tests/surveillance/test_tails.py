@@ -7,6 +7,7 @@ import math
 from fractions import Fraction
 
 import pytest
+from tests.exploration import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -54,7 +55,7 @@ def test_the_unit_distribution_is_the_exact_odds_house_side():
     assert 0 in hs.values and -99 in hs.values  # push and the top band
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(kind=st.sampled_from(KINDS), stakes=st.lists(st.sampled_from((100, 200, 500, 1000)), min_size=1, max_size=4),
        quantile=st.floats(0, 1))
 @example(kind="fire", stakes=[500, 500, 500], quantile=0.0)
@@ -117,7 +118,7 @@ def test_chernoff_limits():
     assert floor >= float(unit.probabilities[0]) ** 3 * (1 - 1e-9)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(n=st.integers(1, 120), p=st.sampled_from((1 / 6, 0.03, 0.5, 0.0003, 0.97)), frac=st.floats(0, 1),
        lower=st.booleans())
 @example(n=114, p=1 / 6, frac=0.0, lower=True)
