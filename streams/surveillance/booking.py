@@ -6,7 +6,7 @@ verdict.
 """
 from __future__ import annotations
 
-from streams.rules import EventRejected, apply
+from streams.rules import DiceThrown, EventRejected, TableOpened, apply
 from streams.surveillance.hold_watch import HoldBook, HoldWatch
 from streams.surveillance.table_watch import observe
 
@@ -37,16 +37,21 @@ def book_event(state, books: dict, watch: HoldWatch, event):
             verdict = REJECTED
     if verdict is HELD:
         return verdict, state, outputs
-    applied = [] if verdict is REJECTED else [event]
-    if waiting:
-        rejected = {o.seq for o in outputs if type(o) is EventRejected}
-        held = state.held
-        applied += [e for seq, e in sorted(waiting.items()) if seq not in held and seq not in rejected]
     book = books.get(event.table_id)
     if book is None:
         book = books[event.table_id] = HoldBook()
     if outputs:
         watch.watch(book, state, outputs)
+    kind = type(event)
+    if not waiting and kind is not DiceThrown and kind is not TableOpened:
+        # Surveillance reads throws and what they decide (and a table's opening): a wager, a
+        # shooter change or a close alone gives it nothing to see (the hot path: most events).
+        return verdict, state, outputs
+    applied = [] if verdict is REJECTED else [event]
+    if waiting:
+        rejected = {o.seq for o in outputs if type(o) is EventRejected}
+        held = state.held
+        applied += [e for seq, e in sorted(waiting.items()) if seq not in held and seq not in rejected]
     alerts = observe(watch.thresholds, book.watch, state, applied, outputs)
     if alerts:
         outputs = outputs + alerts
