@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-SEVEN_CELLS = frozenset((a, 7 - a) for a in range(1, 7))
 P_SEVEN_LOW, P_SEVEN_HIGH = 5 / 36, 7 / 36
 P_FACE = 1 / 4
 P_CELL = 2 / 36
@@ -75,15 +74,6 @@ class DiceBook:
         return out
 
 
-def _lazy_hit(sums: list, at: list, i: int, n: int, hit: float, miss: float) -> float:
-    """Apply the run of misses since the last hit of CUSUM i, then this hit (throw index n)."""
-    value = max(0.0, sums[i] + (n - 1 - at[i]) * miss) + hit
-    value = max(0.0, value)
-    sums[i] = value
-    at[i] = n
-    return value
-
-
 @dataclass(frozen=True, slots=True)
 class DiceWatch:
     """Thresholds per family (the log-likelihood ratio a CUSUM must reach)."""
@@ -99,28 +89,48 @@ class DiceWatch:
             book.invalid += 1
             return []
         book.throws = n = book.throws + 1
-        cell = 6 * (die1 - 1) + (die2 - 1)
+        cell = 6 * die1 + die2 - 7
         book.cells[cell] += 1
         book.cells_since[cell] += 1
         crossed = []
-        seven = (die1, die2) in SEVEN_CELLS
-        low = book.seven_low + (_SEVEN_LOW[0] if seven else _SEVEN_LOW[1])
-        high = book.seven_high + (_SEVEN_HIGH[0] if seven else _SEVEN_HIGH[1])
-        book.seven_low = low if low > 0.0 else 0.0
-        book.seven_high = high if high > 0.0 else 0.0
-        if book.seven_low >= self.seven_h:
+        if die1 + die2 == 7:
+            low = book.seven_low + _SEVEN_LOW[0]
+            high = book.seven_high + _SEVEN_HIGH[0]
+        else:
+            low = book.seven_low + _SEVEN_LOW[1]
+            high = book.seven_high + _SEVEN_HIGH[1]
+        if low < 0.0:
+            low = 0.0
+        elif low >= self.seven_h:
             crossed.append("seven_low")
-            book.seven_low = 0.0
-        if book.seven_high >= self.seven_h:
+            low = 0.0
+        if high < 0.0:
+            high = 0.0
+        elif high >= self.seven_h:
             crossed.append("seven_high")
-            book.seven_high = 0.0
-        for i in (die1 - 1, 5 + die2):
-            if _lazy_hit(book.faces, book.faces_at, i, n, *_FACE) >= self.face_h:
+            high = 0.0
+        book.seven_low, book.seven_high = low, high
+        # The lazy CUSUMs hit by this throw (die 1's face, die 2's face, the cell): the run of
+        # misses since each one's last hit, clamped at 0 (exact for a monotone run), then the hit.
+        faces, at = book.faces, book.faces_at
+        face_hit, face_miss = _FACE
+        face_h = self.face_h
+        for i in (die1 - 1, die2 + 5):
+            value = faces[i] + (n - 1 - at[i]) * face_miss
+            value = (value if value > 0.0 else 0.0) + face_hit
+            at[i] = n
+            if value >= face_h:
                 crossed.append(f"die{i // 6 + 1}_face_{i % 6 + 1}")
-                book.faces[i] = 0.0
-        if _lazy_hit(book.cell_sums, book.cell_at, cell, n, *_CELL) >= self.cell_h:
+                value = 0.0
+            faces[i] = value
+        sums, at = book.cell_sums, book.cell_at
+        value = sums[cell] + (n - 1 - at[cell]) * _CELL[1]
+        value = (value if value > 0.0 else 0.0) + _CELL[0]
+        at[cell] = n
+        if value >= self.cell_h:
             crossed.append(f"cell_{die1}_{die2}")
-            book.cell_sums[cell] = 0.0
+            value = 0.0
+        sums[cell] = value
         return crossed
 
     def largest_ratio(self, book: DiceBook) -> float:

@@ -142,6 +142,8 @@ def _settled(settings: Thresholds, watch: TableWatch, state, throw, settled: lis
             unit = unit_distribution(wager_odds(wager, rules))
             known = watch.units[(wager, paytable)] = (unit, tests_of(wager, unit))
         unit, tests = known
+        first_test = tests[0] if tests and tests[0][2] is None else None
+        screen = math.log(len(tests) / (REARM * settings.position_alert)) - 12.0 if tests else 0.0
         stake = win = 0
         for s in group:
             stake += s.stake_cents
@@ -161,9 +163,16 @@ def _settled(settings: Thresholds, watch: TableWatch, state, throw, settled: lis
             # the tests that may have moved towards an alert are evaluated.
             if value != 1:
                 run = tests
-            elif at_first or not tests or tests[0][2] is not None:
+            elif at_first or first_test is None:
                 continue
             else:
+                # The hot path (a Hot Roller or Bonus Craps wager lost after its first throw): a
+                # chi-square screen without a logarithm, sound while log(n + 1) <= 12 (n < 160,000).
+                n = line.wagers
+                expected = n * first_test[1]
+                x = line.first_throw
+                if x >= expected or (n < 160_000 and (x - expected) ** 2 / (expected * (1 - first_test[1])) < screen):
+                    continue
                 run = tests[:1]
             alert = _check_position(settings, state, s, line, tests, run)
             if alert is not None:
