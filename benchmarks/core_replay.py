@@ -6,7 +6,7 @@ Simulates a floor (at least a million events by default), then measures side by 
   1. the core alone: `apply` over pre-decoded events, no I/O (median of --repeat runs);
   2. decode + core: JSON text -> record -> event -> apply;
   3. the full command: `craps-streams replay FILE -o /dev/null` in a child process, with its peak RSS;
-  4. booked as the worker and replay book (`book_event`: core, hold book, surveillance), in memory,
+  4. booked as the worker and replay book (`settle_event`: core, hold book, surveillance), in memory,
      with and without issue 14's statistics (dice CUSUMs, hold tails, positions) side by side:
      their cost per event.
 Rates are per CPU second of the measured process (one thread, so one core), which keeps them
@@ -56,7 +56,7 @@ def run_core(events: list) -> float:
     get = tables.get
     start = time.process_time()  # CPU seconds of this one thread: "on one core"
     for e in events:
-        state, _ = apply(get(e.table_id), e)
+        state, _, _ = apply(get(e.table_id), e)
         if state is not None:
             tables[e.table_id] = state
     return time.process_time() - start
@@ -72,20 +72,20 @@ def run_decode_and_core(path: str) -> tuple[float, int]:
 
 
 def run_booked(events: list, surveillance: bool) -> float:
-    """CPU seconds of `Replay.feed_batch` (book_event per event) over the decoded events; without
+    """CPU seconds of `Replay.feed_batch` (settle_event per event) over the decoded events; without
     `surveillance`, the table watch (issue 14) is switched off: the booking as it was before it."""
-    from streams.surveillance import booking
+    from streams.settle import step
 
-    saved = booking.observe
+    saved = step.observe
     if not surveillance:
-        booking.observe = lambda *args: ()
+        step.observe = lambda *args: ()
     try:
         replay = Replay()
         start = time.process_time()
         replay.feed_batch(events)
         return time.process_time() - start
     finally:
-        booking.observe = saved
+        step.observe = saved
 
 
 def run_full_command(path: str) -> tuple[float, int]:

@@ -4,7 +4,7 @@
     python benchmarks/surveillance.py --full     # ~10x the table-hours
     python benchmarks/surveillance.py --jobs 2 --runs 20
 
-In memory (the simulator and the replay engine's `book_event`, as the worker and `replay` run it;
+In memory (the simulator and the replay engine's `settle_event`, as the worker and `replay` run it;
 no Kafka), with the settings the worker reads from the environment (CRAPS_*):
 
 1. False alarms: fair floors over several seeds; alerts per kind (hold_anomaly, dice_bias,

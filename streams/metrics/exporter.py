@@ -56,6 +56,12 @@ class FloorMetrics:
         self.thresholds.labels("dice_bias", "cell").set(thresholds.dice.cell_h)
         r.register(_OwnedTables(tables, thresholds))
 
+    def events_applied(self) -> int:
+        """Input events applied so far by this process (a gap-filling event that released held
+        ones is applied too), read through the registry's public sample API."""
+        get = self.registry.get_sample_value
+        return int(sum(get("craps_events_total", {"verdict": v}) or 0 for v in ("applied", "released")))
+
     def observe(self, handled_list, now_s: float) -> None:
         """Count a committed batch."""
         events, latency = self.events, self.latency

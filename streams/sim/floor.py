@@ -217,7 +217,7 @@ class TableSimulation:
                 if self.poster is not None:
                     d1, d2 = self._dice()
                     upcoming = (d1, d2, rng.random() < 0.01)
-                # Wagers in the windows a dealer would accept (RULES.md, Windows).
+                # Wagers in the windows a dealer would accept (docs/rules.md, Windows).
                 if not come_bets_only:
                     for player in self.players:
                         for kind, like in player.likes.items():

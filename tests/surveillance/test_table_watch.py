@@ -1,4 +1,4 @@
-"""The table's surveillance through `book_event`, as the worker and replay run it: hold_anomaly
+"""The table's surveillance through `settle_event`, as the worker and replay run it: hold_anomaly
 from exact tails, position_anomaly for a past-poster, dice_bias on loaded dice, throws released by
 a gap's filling counted once, the watch stored and restored, records stored before it loaded."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ from streams.rules.submission import DEFAULT_RULES
 from streams.rules import DiceThrown, SurveillanceAlerted, record_to_event
 from streams.sim.floor import Fault, floor_events
 from streams.surveillance import HoldWatch
-from streams.surveillance.booking import book_event
+from streams.settle.step import settle_event
 from streams.surveillance.dice_watch import DiceWatch
 from streams.surveillance.position_watch import PositionLine
 from streams.surveillance.position_watch import tests_of as line_tests
@@ -27,11 +27,11 @@ TS0 = 1_700_000_000_000
 
 
 class Table:
-    """A dealer's log fed through book_event."""
+    """A dealer's log fed through settle_event."""
 
     def __init__(self, watch: HoldWatch, table_id="T1", kind="fully_automated"):
         self.watch, self.table_id = watch, table_id
-        self.state, self.books, self.seq, self.outputs = None, {}, 0, []
+        self.state, self.tables, self.books, self.seq, self.outputs = None, {}, {}, 0, []
         self.send({"type": "TableOpened", "table_kind": kind})
 
     def record(self, r: dict, seq: int | None = None) -> dict:
@@ -42,7 +42,8 @@ class Table:
 
     def send(self, r: dict, seq: int | None = None) -> list:
         event = record_to_event(self.record(r, seq))
-        _, self.state, out = book_event(self.state, self.books, self.watch, event)
+        _, _, out = settle_event(self.tables, self.books, self.watch, event)
+        self.state = self.tables.get(self.table_id)
         self.outputs += out
         return out
 
@@ -168,9 +169,7 @@ def test_the_watch_is_stored_with_the_table_and_old_records_load():
         out = []
         for r in records:
             e = record_to_event(r)
-            _, s, o = book_event(states.get(e.table_id), books, watch, e)
-            if s is not None:
-                states[e.table_id] = s
+            _, _, o = settle_event(states, books, watch, e)
             out += o
         return out
 
