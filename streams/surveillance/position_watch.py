@@ -43,7 +43,7 @@ class PositionLine:
 
     @classmethod
     def from_record(cls, r: list) -> "PositionLine":
-        return cls(r[0], r[1], {int(v): c for v, c in r[2].items()}, r[3], r[4])
+        return cls(r[0], r[1], {int(v): c for v, c in r[2].items()}, r[3], r[4] if len(r) > 4 else 1.0)
 
 
 def tests_of(wager: str, unit) -> tuple[tuple[str, float, object, bool], ...]:

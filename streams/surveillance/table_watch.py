@@ -82,7 +82,7 @@ class TableWatch:
             positions[(int(pos), w, p)] = PositionLine.from_record(v)
         return cls(DiceBook.from_record(r["dice"]),
                    {tuple(k.split("|", 1)): HoldTail.from_record(v) for k, v in r["holds"].items()},
-                   positions, r["throw_seqs"][1], r["throw_seqs"][0], raised=dict(r["raised"]))
+                   positions, r["throw_seqs"][1], r["throw_seqs"][0], raised=dict(r.get("raised", {})))
 
     def smallest_position_tail(self) -> float:
         """The smallest position p-value as last evaluated (1.0 if none could alert), for metrics."""
