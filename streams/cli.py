@@ -335,9 +335,14 @@ def cmd_simulate(args) -> int:
     if args.tables < 1 or args.hours <= 0 or not 0 <= args.bad_rate <= 1 or args.speed <= 0:
         print("simulate: --tables >= 1, --hours > 0, --speed > 0 and --bad-rate in 0..1", file=sys.stderr)
         return 2
+    try:
+        faults = _faults(args)
+    except ValueError as e:
+        print(f"simulate: {e}", file=sys.stderr)
+        return 2
     if args.live:
-        return _simulate_live(args)
-    records = floor_events(args.tables, args.hours, args.seed, args.bad_rate)
+        return _simulate_live(args, faults)
+    records = floor_events(args.tables, args.hours, args.seed, args.bad_rate, faults=faults)
     if not args.no_tags:
         signer = _dev_signer("simulate")
         if signer is None:
@@ -356,7 +361,24 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def _simulate_live(args) -> int:
+def _faults(args) -> dict:
+    """--fault SPEC on the tables of --fault-tables (default T001): table id -> Fault."""
+    from streams.sim.floor import Fault
+
+    if not args.fault:
+        if args.fault_tables:
+            raise ValueError("--fault-tables needs --fault")
+        return {}
+    fault = Fault.parse(args.fault)
+    tables = [t.strip() for t in (args.fault_tables or "T001").split(",") if t.strip()]
+    known = {f"T{n:03d}" for n in range(1, args.tables + 1)}
+    unknown = [t for t in tables if t not in known]
+    if unknown:
+        raise ValueError(f"--fault-tables: no such table on this floor: {', '.join(unknown)}")
+    return {t: fault for t in tables}
+
+
+def _simulate_live(args, faults: dict) -> int:
     import time
 
     from streams.ingest.producer import make_producer, paced, produce
@@ -370,7 +392,8 @@ def _simulate_live(args) -> int:
             yield record
 
     start_ms = time.time_ns() // 1_000_000
-    records = stamped(paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms), args.speed))
+    records = stamped(paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms, faults=faults),
+                            args.speed))
     if not args.no_tags:
         signer = _dev_signer("simulate")
         if signer is None:
@@ -535,6 +558,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--bootstrap", help="Kafka bootstrap servers (default 127.0.0.1:9092)")
     s.add_argument("--no-tags", action="store_true",
                    help="write untagged events (history as before tags; rejected unless --accept-untagged)")
+    s.add_argument("--fault", help="a table that misbehaves: loaded-dice[:P7] (default 5/36), "
+                   "shaker-drift[:RATE] (die 1's six gains RATE an hour, default 0.02), or "
+                   "past-posting:POSITION (Hot Roller wagers only when the next throw is not a 7)")
+    s.add_argument("--fault-tables", help="comma list of the tables with the fault (default T001)")
     s.set_defaults(run=cmd_simulate)
 
     pr = sub.add_parser("produce", help="send JSON Lines or Avro container files of table events to Kafka")
