@@ -17,7 +17,6 @@ from streams.authenticity import FORGED_EVENT, KeyRing, TableSigner, TagCheck, k
 from streams.codec import encode_event, to_json_line
 from streams.rules import EventRejected, SurveillanceAlerted, event_to_record, record_to_event
 from streams.sim.floor import floor_events
-from streams.surveillance import HoldWatch
 from streams.rules.verdict import REJECTED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +66,7 @@ def forgeries(floor: list[dict]) -> list[tuple[int, dict, str]]:
 
 
 def _shell():
-    return SettlementShell(lambda t: None, HoldWatch(threshold=1.0, min_settled=3), tags=TagCheck(RING))
+    return SettlementShell(lambda t: None, tags=TagCheck(RING))  # the floor's default surveillance
 
 
 def test_forged_events_are_rejected_alerted_and_change_nothing():
