@@ -316,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     w = sub.add_parser("worker", help="run a settling worker against Kafka")
     w.add_argument("--web-port", type=int, default=int(__import__("os").environ.get("CRAPS_WEB_PORT", 6066)),
-                   help="the worker's web server (floor page, /metrics); 0 turns it off")
+                   help="the worker's web server (/metrics, /state); 0 turns it off")
     w.add_argument("--loglevel", default="warning")
     w.set_defaults(run=cmd_worker)
 

@@ -95,6 +95,9 @@ def make_app() -> FloorApp:
         topic_partitions=PARTITIONS,
         topic_replication_factor=replication_factor(),
         broker_commit_interval=1.0,
+        # A restarted instance rejoins its own group: the dead member's session must end first.
+        broker_session_timeout=int(os.environ.get("CRAPS_FLOOR_SESSION_TIMEOUT_MS") or 10_000) / 1000,
+        broker_heartbeat_interval=int(os.environ.get("CRAPS_FLOOR_SESSION_TIMEOUT_MS") or 10_000) / 5000,
         table_standby_replicas=0,
         producer_linger=0.005,
     )
@@ -110,7 +113,8 @@ def _source(name: str):
 
 
 def _table(name: str):
-    return app.Table(name, default=None, partitions=PARTITIONS, key_type=str, value_type=dict)
+    # No key or value type: plain JSON (the app's default serializer), read back as dicts.
+    return app.Table(name, default=None, partitions=PARTITIONS)
 
 
 shooters = _table("shooters")

@@ -30,8 +30,9 @@ def replayed_views(lines: list[str]) -> dict[str, dict]:
         kind, table = record["type"], record.get("table_id")
         if not table:
             continue
-        offset[kind, table] += 1
-        n = offset[kind, table]
+        topic = {"MarkerCleared": "MarkerPlaced"}.get(kind, kind)  # markers share one topic
+        offset[topic, table] += 1
+        n = offset[topic, table]
         if kind == "WagerSettled":
             books[table] = folding.fold_settlement(books.get(table), n, record)
         elif kind in ("MarkerPlaced", "MarkerCleared"):
@@ -47,3 +48,26 @@ def replayed_views(lines: list[str]) -> dict[str, dict]:
 
 def compared(detail: dict) -> dict:
     return {k: detail.get(k) for k in COMPARED}
+
+
+class ReplayedFloor:
+    """A floor reader (streams.floor.web.FloorReader) over a replay's folded views: the pages served
+    without a broker, from what the core made of a history."""
+
+    def __init__(self, lines: list[str]):
+        self.views = replayed_views(lines)
+
+    def table_ids(self) -> list[str]:
+        return sorted(self.views)
+
+    def row(self, table_id: str):
+        v = self.views.get(table_id)
+        return None if v is None else {k: x for k, x in v.items()
+                                        if k not in ("series", "recent_settlements", "observed", "hand_markers",
+                                                     "recent_alerts")}
+
+    def detail(self, table_id: str):
+        return self.views.get(table_id)
+
+    def observed(self) -> dict:
+        return folding.observed_floor([{"observed": v["observed"]} for v in self.views.values()])
