@@ -9,8 +9,9 @@ SEED ?= 1
 
 install:
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
+	infra/floor/fetch-assets.sh
 
-# The main job: Kafka, a worker, Prometheus and a simulated floor fed live (infra/run-floor.sh).
+# The main job: Kafka, a worker, the floor view, Prometheus and a simulated floor fed live (infra/run-floor.sh).
 run: install
 	bash infra/run-floor.sh
 
