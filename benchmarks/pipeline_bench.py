@@ -46,7 +46,9 @@ from streams.app.worker import SettlingWorker  # noqa: E402
 from streams.codec import decode_output  # noqa: E402
 from streams.ingest.producer import make_producer, produce  # noqa: E402
 from streams.sim.floor import floor_events  # noqa: E402
-from streams.topics import SETTLEMENTS, TABLE_EVENTS, create_topics, default_bootstrap  # noqa: E402
+from streams.kafka.settings import client_settings  # noqa: E402
+from streams.kafka.topics import create_topics  # noqa: E402
+from streams.topics import SETTLEMENTS, TABLE_EVENTS  # noqa: E402
 
 
 class PassThroughWorker(SettlingWorker):
@@ -172,7 +174,7 @@ def latency(seconds: float, tables: int) -> None:
     stop = threading.Event()
 
     def consume():
-        consumer = KafkaConsumer(SETTLEMENTS, bootstrap_servers=default_bootstrap(),
+        consumer = KafkaConsumer(SETTLEMENTS, **client_settings("audit"),
                                  group_id=f"bench-lat-{uuid.uuid4().hex[:4]}", isolation_level="read_committed",
                                  auto_offset_reset="latest", enable_auto_commit=False)
         while not stop.is_set():

@@ -118,7 +118,7 @@ def _replay_parallel(args, spec: str, sl, wanted) -> int:
 
 
 def cmd_archive(args) -> int:
-    from streams.replay.archive import archive, verify
+    from streams.archive import archive, verify
     from streams.replay.sources import Progress
 
     progress = Progress(not args.no_progress, "archived")
@@ -139,7 +139,7 @@ def cmd_archive(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from streams.replay.audit import run_audit
+    from streams.replay.audit import report_record, run_audit
 
     if not args.history and not args.from_topic:
         print("audit: --history (an archive DIR, a .jsonl file) or --from-topic", file=sys.stderr)
@@ -150,7 +150,19 @@ def cmd_audit(args) -> int:
     sl = _slice_of(args, "audit")
     if sl is None:
         return 2
-    return run_audit(args, sl)
+    try:
+        report = run_audit(args.history, sl, from_topic=args.from_topic, topic=args.topic, recorded=args.recorded,
+                           settlements_topic=args.settlements_topic, bootstrap=args.bootstrap)
+    except (OSError, ValueError) as e:
+        print(f"audit: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        return 2
+    for line in report.lines(args.limit)[:-1]:
+        print(line)
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as fo:
+            json.dump(report_record(report), fo, indent=1, default=str)
+    print(report.summary())
+    return 0 if report.clean else 1
 
 
 def cmd_simulate(args) -> int:
@@ -233,9 +245,42 @@ def cmd_floor(args) -> int:
 
 
 def cmd_tail(args) -> int:
-    from streams.app.tail import tail
+    from streams.app.tail import follow
 
-    return tail(args.bootstrap, args.topics.split(","), args.from_beginning, args.limit)
+    try:
+        for line in follow(args.topics.split(","), args.from_beginning, args.limit, args.bootstrap):
+            print(line, flush=True)
+    except ValueError as e:
+        print(f"tail: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def cmd_topics(args) -> int:
+    from streams.kafka.settings import default_bootstrap
+    from streams.kafka.topics import create_topics, describe_topics, prune_runs, spec_drift
+
+    bootstrap = args.bootstrap or default_bootstrap()
+    if args.prune_runs is not None:
+        deleted = prune_runs(args.prune_runs, bootstrap, args.timeout)
+        print(f"deleted {len(deleted)} topics of earlier runs" + (f": {', '.join(deleted)}" if deleted else ""))
+        return 0
+    if not args.list:
+        for name, status in create_topics(bootstrap, timeout_s=args.timeout).items():
+            print(f"{status:8} {name}")
+    rc = 0
+    print(f"topics on {bootstrap}:")
+    for name, info in describe_topics(bootstrap, timeout_s=args.timeout).items():
+        cfg = info["configs"]
+        shown = " ".join(f"{k}={cfg[k]}" for k in ("cleanup.policy", "retention.ms") if k in cfg)
+        drift = spec_drift(name, info)
+        if drift:
+            rc = 1
+        print(f"  {name:32} partitions={info['partitions']:<3} {shown}"
+              + ("  DIFFERS FROM SPEC: " + ", ".join(drift) if drift else ""))
+    return rc
 
 
 def cmd_odds(args) -> int:
@@ -337,6 +382,14 @@ def build_parser() -> argparse.ArgumentParser:
     o = sub.add_parser("odds", help="exact outcome distribution, house edge and std dev of every wager")
     o.add_argument("--format", choices=("text", "json"), default="text")
     o.set_defaults(run=cmd_odds)
+
+    tp = sub.add_parser("topics", help="create the pipeline topics (idempotent) and list what the broker holds")
+    tp.add_argument("--bootstrap", help="default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092")
+    tp.add_argument("--list", action="store_true", help="only print the existing topics")
+    tp.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    tp.add_argument("--prune-runs", type=int, metavar="N",
+                    help="only delete the topics of `make run` floors (craps.run-*) but the newest N runs'")
+    tp.set_defaults(run=cmd_topics)
     return p
 
 

@@ -1,2 +1,2 @@
-"""The test suite (a package, so that `tests.*` imports find this one and not a `tests` package some
-other distribution put in site-packages)."""
+"""The test suite (a regular package, so `tests.*` imports never resolve to another distribution's
+top-level `tests` package installed in site-packages)."""

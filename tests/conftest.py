@@ -16,6 +16,15 @@ import time
 import uuid
 
 import pytest
+from hypothesis import Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+# Property tests (tests/exploration.py): CI is deterministic, exploration is by hand.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True,
+                          phases=(Phase.explicit, Phase.generate, Phase.target))
+settings.register_profile("explore", derandomize=False, print_blob=True,
+                          database=DirectoryBasedExampleDatabase(str(pathlib.Path(__file__).resolve().parents[1] / ".hypothesis")))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BOOTSTRAP = os.environ.get("CRAPS_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
@@ -60,7 +69,7 @@ class Pipeline:
                               check=check, capture_output=True, text=True, timeout=300, **kw)
 
     def create_topics(self) -> None:
-        subprocess.run([sys.executable, "-m", "streams.topics"], env=self.env, cwd=ROOT, check=True,
+        subprocess.run([sys.executable, "-m", "streams.cli", "topics"], env=self.env, cwd=ROOT, check=True,
                        capture_output=True, timeout=120)
 
     def start_worker(self, name: str = "w1", web_port: int | None = None) -> subprocess.Popen:

@@ -61,9 +61,12 @@ cmd_fetch() {
   rm -rf "$tmp"
   mkdir -p "$(dirname "$LIB")"
   local mvnlog="$LIB.mvn.log"
-  # Output goes to a file (mvn -q still prints stray ANSI resets); shown only on failure.
-  if ! mvn -q -B -f "$HERE/pom.xml" "-Dkafka.version=$WANT_VERSION" \
-        dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$tmp" >"$mvnlog" 2>&1; then
+  # Maven's output goes to a file (shown only on failure); a person waiting sees a count of the
+  # artifacts downloaded so far, on one line.
+  if ! mvn -B -f "$HERE/pom.xml" "-Dkafka.version=$WANT_VERSION" \
+        dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$tmp" 2>&1 \
+      | tee "$mvnlog" | awk '/Downloaded from/ { n++; printf "\rkafka.sh: %d artifacts downloaded", n > "/dev/stderr"; fflush() }
+                              END { if (n) print "" > "/dev/stderr" }'; then  # pipefail: mvn's status
     cat "$mvnlog" >&2
     rm -rf "$tmp"
     die "maven fetch failed (is kafka_2.13:$WANT_VERSION on Maven Central? try KAFKA_VERSION=4.1.1)"

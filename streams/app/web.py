@@ -30,16 +30,11 @@ def make_web_app(worker, metrics, config: WebConfig | None = None) -> web.Applic
             canonical = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
             return hashlib.sha256(canonical.encode()).hexdigest()
 
-        tables, recovered = {}, {}
-        for owner in list(worker.owners.values()):
-            shell, rebuilt = owner.shell, owner.recovered
-            for table, text in list(rebuilt.items()):
-                recovered[table] = digest(text)
-            for table in set(shell.states) | set(rebuilt):
-                tables[table] = digest(shell.stored_text(table) if table in shell.states else rebuilt[table])
-        return web.json_response({"tables": dict(sorted(tables.items())),
-                                  "recovered": dict(sorted(recovered.items())),
-                                  "partitions": sorted(worker.owners)})
+        owned = worker.tables()
+        return web.json_response({"tables": {t.table_id: digest(t.stored_text) for t in owned},
+                                  "recovered": {t.table_id: digest(t.recovered_text) for t in owned
+                                                if t.recovered_text is not None},
+                                  "partitions": worker.partitions()})
 
     async def to_the_floor_view(request):
         # A worker holds only the tables of its partitions: the floor is the view's.

@@ -35,8 +35,8 @@ from streams.floor import folding
 from streams.floor.broker import faust_broker_settings, view_client_settings
 from streams.floor.hub import ChangeHub
 from streams.floor.web import make_floor_web
-from streams.topics import (LAYOUT_MARKERS, PARTITIONS, SETTLEMENTS, SURVEILLANCE, TABLE_STATE, TopicSpec,
-                           create_topics, replication_factor)
+from streams.kafka.topics import create_topics
+from streams.topics import LAYOUT_MARKERS, PARTITIONS, SETTLEMENTS, SURVEILLANCE, TABLE_STATE, TopicSpec, replication_factor
 
 log = logging.getLogger("craps.floor")
 
@@ -71,7 +71,10 @@ class FloorApp(faust.App):
         specs = {t.changelog_topic.get_topic_name(): TopicSpec(t.changelog_topic.get_topic_name(), PARTITIONS,
                                                                 {"cleanup.policy": "compact"})
                  for t in self.tables.values()}
-        await asyncio.to_thread(create_topics, view_client_settings()["bootstrap_servers"], specs)
+        try:
+            await asyncio.to_thread(create_topics, view_client_settings()["bootstrap_servers"], specs)
+        except Exception as e:  # e.g. no admin rights here: Faust creates them itself, a moment later
+            log.warning("could not create the tables' changelog topics beforehand: %r", e)
 
 
 def instance_name() -> str:

@@ -11,7 +11,7 @@ player positions. Money is in cents (`_cents`), times in seconds.
 """
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from streams.odds import all_wager_odds
@@ -19,6 +19,10 @@ from streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 MONEY = ("table", "wager", "paytable")
+
+# Counters' `*_created` series (one per label set) are noise to a Prometheus user: it derives
+# resets from the counter itself.
+disable_created_metrics()
 
 
 class FloorMetrics:
@@ -36,6 +40,12 @@ class FloorMetrics:
         for odds in all_wager_odds():
             self.edge.labels(odds.wager, odds.paytable, odds.reading or "-").set(float(odds.house_edge))
         r.register(_OwnedTables(tables))
+
+    def events_applied(self) -> int:
+        """Input events applied so far by this process (a gap-filling event that released held
+        ones is applied too), read through the registry's public sample API."""
+        get = self.registry.get_sample_value
+        return int(sum(get("craps_events_total", {"verdict": v}) or 0 for v in ("applied", "released")))
 
     def observe(self, handled_list, now_s: float) -> None:
         """Count a committed batch."""

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from streams.codec import CodecError, decode_event, read_container
-from streams.replay.archive import RawMessage, archive_topic, iter_archive, iter_archive_batches, iter_archive_fast
+from streams.archive import archive_topic, iter_archive, iter_archive_batches, iter_archive_fast
+from streams.codec import RawMessage
 from streams.replay.engine import Replay, json_lines
-from streams.replay.fastread import EVENT_TYPES
+from streams.codec.fastread import EVENT_TYPES
 
 
 def parse_time(text: str | None) -> int | None:
@@ -112,13 +113,13 @@ def container_source(paths: Iterable[str]) -> Iterator[tuple[object, str]]:
 
 
 def topic_source(topic: str | None = None, bootstrap: str | None = None) -> Iterator[tuple[object, str]]:
-    from streams.replay.topic_reader import read_topic
+    from streams.kafka.reader import read_committed
 
     if topic is None:
         from streams.topics import TABLE_EVENTS
 
         topic = TABLE_EVENTS
-    for m in read_topic(topic, bootstrap, timeout_s=300):
+    for m in read_committed(topic, "audit", bootstrap=bootstrap):
         where = f"{m.topic}/{m.partition}/{m.offset}"
         try:
             item = decode_event(m.value)
@@ -181,7 +182,7 @@ def batched(pairs: Iterable[tuple[object, str]], size: int = 512) -> Iterator[li
 def container_batches(paths: Iterable[str]) -> Iterator[list]:
     """Avro container files in batches, core events straight from the Avro records (`fastread`),
     the others with their "file:record" (from 1), as `container_source` names them."""
-    from streams.replay.fastread import read_event_batches
+    from streams.codec.fastread import read_event_batches
 
     for path in paths:
         yield from read_event_batches(path, (lambda path: lambda n: f"{path}:{n + 1}")(path))

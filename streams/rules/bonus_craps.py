@@ -5,7 +5,7 @@ from streams.rules.events import new_marker_placed
 from streams.rules.paytables import BonusPaytable
 from streams.rules.wager import Cohort, Wager, output_id, settled
 
-# § 623a.3(43) as RULES.md states it: the totals each wager needs, as bit masks over the total.
+# § 623a.3(43) as docs/rules.md states it: the totals each wager needs, as bit masks over the total.
 NEEDS = {
     "all_small": sum(1 << t for t in (2, 3, 4, 5, 6)),
     "all_tall": sum(1 << t for t in (8, 9, 10, 11, 12)),

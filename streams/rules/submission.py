@@ -1,4 +1,4 @@
-"""The Rules Submission (§ 601a.2): the per-casino paytables and readings, with RULES.md defaults.
+"""The Rules Submission (§ 601a.2): the per-casino paytables and readings, with docs/rules.md defaults.
 
 A `TableOpened` may carry a `rules` object overriding any of these; the rules in force are the
 ones of the table's latest opening, so replaying old history uses the rules then in force.
@@ -131,7 +131,7 @@ def _fire_custom(record) -> Paytable:
 
 
 def rules_from_record(record) -> RulesSubmission:
-    """Overrides from a TableOpened `rules` object on top of RULES.md defaults."""
+    """Overrides from a TableOpened `rules` object on top of docs/rules.md defaults."""
     if record is None:
         return DEFAULT_RULES
     if not isinstance(record, dict):

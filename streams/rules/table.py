@@ -1,9 +1,14 @@
 """A table's state and `apply`, the one entry point of the rules core.
 
-`apply(state, event) -> (state, outputs)`: no clock, randomness or I/O. The state is owned by
-`apply` and mutated in place for speed (the core benchmark sets the pace: a copy per throw halves
-it); every check runs before the first mutation, so a rejected event leaves the state exactly as
-it was. Serialize with `state.to_record()` / `TableState.from_record()`.
+`apply(state, event) -> (state, outputs, verdict)`: no clock, randomness or I/O; the verdict is
+one of streams.rules.verdict (applied, released, held, duplicate, rejected).
+
+The state is owned by `apply` and updated in place, not copied: a copy per throw halves the core's
+speed (benchmarks/core_replay.py). Every check runs before the first change, so a rejected event
+leaves the state exactly as it was. The one case left, a bug raising half-way through a change,
+is handled by the caller committing in units it can roll back: the worker aborts the batch's
+transaction and rebuilds the partition's tables from the committed changelog (app/worker.py);
+replay stops. Serialize with `state.to_record()` / `TableState.from_record()`.
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ from streams.rules.submission import (
     rules_from_record,
 )
 from streams.rules.sequence import receive
+from streams.rules.verdict import APPLIED, REJECTED
 from streams.rules.wager import Wager, output_id, settled
 
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
@@ -82,7 +88,7 @@ class TableState:
         self.throws = throws
         self.last_throw_ts = last_throw_ts
 
-    # ------------------------------------------------------------ windows (RULES.md, Windows)
+    # ------------------------------------------------------------ windows (docs/rules.md, Windows)
 
     def fire_and_bonus_window_open(self) -> bool:
         """§ 623a.11(a)(1), § 623a.12(1): before a new shooter's initial come-out roll; open while
@@ -157,19 +163,22 @@ _WINDOW_OF_GROUP = {
 # ---------------------------------------------------------------- the entry point
 
 
-def apply(state: TableState | None, event) -> tuple[TableState | None, list]:
-    """Apply one event to a table's state; returns the state and the outputs of the event.
+def apply(state: TableState | None, event) -> tuple[TableState | None, list, str]:
+    """Apply one event to a table's state; returns the state, the outputs of the event and its
+    verdict (streams.rules.verdict). The state is None only for an event of a table never opened.
 
-    A duplicate (seq at or below the last applied seq) only counts (RULES.md, Duplicates); events
-    of an open table go through its feed, in seq order (streams/rules/sequence.py).
+    A duplicate (seq at or below the last applied seq) only counts (docs/rules.md, Duplicates);
+    events of an open table go through its feed, in seq order (streams/rules/sequence.py).
     """
     if state is None:
-        return _dispatch(state, event)
+        state, out = _dispatch(state, event)
+        return state, out, (REJECTED if state is None or (out and type(out[0]) is EventRejected) else APPLIED)
     if event.seq == state.received_seq + 1 and not state.held and type(event) is not TableOpened:
         # The common case, in order with nothing held: judged, and the seq is received.
         state, out = _HANDLERS[type(event)](state, event)
         state.received_seq = event.seq
-        return state, out
+        # A handler's own rejection is its only output (the checks run before any change).
+        return state, out, (REJECTED if out and type(out[0]) is EventRejected else APPLIED)
     return receive(state, event, _dispatch)
 
 
@@ -194,7 +203,7 @@ def _on_table_opened(state: TableState | None, event: TableOpened):
     if state is not None and not state.closed:
         return state, [rejected(event, "table_already_open",
                                 "the table is open: close it before opening it with new rules")]
-    # A reopened table starts a fresh game under the rules now in force (RULES.md, rule versions).
+    # A reopened table starts a fresh game under the rules now in force (docs/rules.md, rule versions).
     if state is None:
         return TableState(event), []
     return TableState(event, state.duplicates, state.throws, state.last_throw_ts), []
@@ -237,9 +246,9 @@ def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
     state.cycle_fresh = True
     if reason in ("table_open", "seven_out"):
         # § 623a.11(a)(6) once per hand: only a seven-out ends the hand (the point survives a
-        # voluntary or compulsory change, RULES.md).
+        # voluntary or compulsory change, docs/rules.md).
         state.fire_alerted = False
-    # The point survives a voluntary or compulsory change (RULES.md): the successor throws for it.
+    # The point survives a voluntary or compulsory change (docs/rules.md): the successor throws for it.
     _forget_settled(state, out)
     return state, out
 
@@ -467,7 +476,7 @@ def _on_table_closed(state: TableState | None, event: TableClosed):
     if problem:
         return state, [problem]
     out: list = []
-    # RULES.md: closing a table pushes every wager still pending, settled at the close's seq.
+    # docs/rules.md: closing a table pushes every wager still pending, settled at the close's seq.
     for cohort in state.all_cohorts():
         for w in cohort.wagers.values():
             out.append(settled(w, event, "push", 0, state.rules.paytable_for(w.wager).name, "table closed"))

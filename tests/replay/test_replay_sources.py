@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from streams.codec import write_container
-from streams.replay.archive import ArchiveWriter
+from streams.archive import ArchiveWriter
 from streams.replay.sources import Slice, parse_time
 from tests.replay.replay_fixtures import floor_lines, messages_of, replay_settlements_of, write_lines
 
