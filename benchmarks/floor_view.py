@@ -80,17 +80,20 @@ async def follow_floor(port: int, shown: dict[str, list[float]], stop: asyncio.E
 
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as http:
         async with http.get(f"http://127.0.0.1:{port}/events/floor") as r:
-            async for raw in r.content:
+            pending = b""
+            async for chunk in r.content.iter_any():  # a snapshot line of 200 tables is > 64 KB
                 if stop.is_set():
                     return
-                line = raw.decode().strip()
-                if not line.startswith("data: "):
-                    continue
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
                 now = time.time()
-                for row in json.loads(line[6:])["tables"]:
-                    times = shown.setdefault(row["table_id"], [])
-                    while len(times) < row["settled"]:
-                        times.append(now)
+                for raw in lines:
+                    if not raw.startswith(b"data: "):
+                        continue
+                    for row in json.loads(raw[6:])["tables"]:
+                        times = shown.setdefault(row["table_id"], [])
+                        while len(times) < row["settled"]:
+                            times.append(now)
 
 
 def main() -> int:
@@ -142,6 +145,8 @@ def main() -> int:
             feed.terminate()
             await asyncio.sleep(5)  # the last settlements reach the page
             stop.set()
+            if task.done():
+                task.result()  # the stream broke: say why
             task.cancel()
         asyncio.run(watch())
         committed.stop.set()

@@ -126,6 +126,10 @@ layouts = _table("layouts")
 alert_books = _table("alerts")
 
 
+BATCH = 2000  # records folded per batch at most
+BATCH_WITHIN_S = 0.2  # and no longer a wait than this for a batch to fill (bounds the added lag)
+
+
 def _decoded(event) -> dict | None:
     try:
         return decode_output(event.value)
@@ -135,47 +139,70 @@ def _decoded(event) -> dict | None:
         return None
 
 
-def _fold(table, key: str, new) -> None:
-    if new is not None:
-        table[key] = new
-        hub.changed(key)
+def _store(table, partition: int, key: str, value: dict) -> None:
+    """table[key] = value, its changelog record on `partition`: the partition of the key's source
+    records (Table.__setitem__ would take the stream's current event, the last of a batch)."""
+    table.send_changelog(partition, key, value)
+    table.data[key] = value
+    hub.changed(key)
+
+
+async def _fold_batches(stream, table, fold, record_of) -> None:
+    """Fold each batch of events into the table, then store each changed table once: a burst of
+    records for one table is one changelog record and one push."""
+    async for events in stream.take_events(BATCH, within=BATCH_WITHIN_S):
+        changed: dict[str, tuple[int, dict]] = {}
+        for event in events:
+            keyed = record_of(event)
+            if keyed is None:
+                continue
+            key, record = keyed
+            current = changed[key][1] if key in changed else table.get(key)
+            new = fold(current, event.message.offset, record)
+            if new is not None:
+                changed[key] = (event.message.partition, new)
+        for key, (partition, value) in changed.items():
+            _store(table, partition, key, value)
+
+
+def _output_of(event):
+    record = _decoded(event)
+    return (record["table_id"], record) if record is not None and record.get("table_id") else None
+
+
+def _last_states(events):
+    """The last state record of each table in a batch: a state record is a whole snapshot, so the
+    ones before it in the same batch change nothing the view keeps but a point of the series."""
+    last = {}
+    for event in events:
+        if event.key is not None and event.value is not None:  # a tombstone forgets nothing here
+            last[event.key] = event
+    return list(last.values())
 
 
 @app.agent(_source(TABLE_STATE))
 async def fold_table_states(stream):
-    async for event in stream.events():
-        if event.key is None or event.value is None:
-            continue  # a tombstone: the compacted changelog forgets a table
-        key = event.key.decode("utf-8", "replace")
-        _fold(shooters, key, folding.fold_state(shooters.get(key), event.message.offset, event.value.decode()))
+    async for events in stream.take_events(BATCH, within=BATCH_WITHIN_S):
+        for event in _last_states(events):
+            key = event.key.decode("utf-8", "replace")
+            new = folding.fold_state(shooters.get(key), event.message.offset, event.value.decode())
+            if new is not None:
+                _store(shooters, event.message.partition, key, new)
 
 
 @app.agent(_source(SETTLEMENTS))
 async def fold_settlements(stream):
-    async for event in stream.events():
-        record = _decoded(event)
-        if record is not None:
-            key = record["table_id"]
-            _fold(settlement_books, key,
-                  folding.fold_settlement(settlement_books.get(key), event.message.offset, record))
+    await _fold_batches(stream, settlement_books, folding.fold_settlement, _output_of)
 
 
 @app.agent(_source(LAYOUT_MARKERS))
 async def fold_markers(stream):
-    async for event in stream.events():
-        record = _decoded(event)
-        if record is not None:
-            key = record["table_id"]
-            _fold(layouts, key, folding.fold_marker(layouts.get(key), event.message.offset, record))
+    await _fold_batches(stream, layouts, folding.fold_marker, _output_of)
 
 
 @app.agent(_source(SURVEILLANCE))
 async def fold_alerts(stream):
-    async for event in stream.events():
-        record = _decoded(event)
-        if record is not None and record.get("table_id"):
-            key = record["table_id"]
-            _fold(alert_books, key, folding.fold_alert(alert_books.get(key), event.message.offset, record))
+    await _fold_batches(stream, alert_books, folding.fold_alert, _output_of)
 
 
 class TablesReader:
