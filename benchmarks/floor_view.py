@@ -152,9 +152,9 @@ def main() -> int:
         committed.stop.set()
         committed.join(10)
         rss_end = rss_mb(view.pid)
-        floor = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{view_port}/api/floor", timeout=10).read())
+        floor = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{view_port}/api/floor", timeout=60).read())
         sizes = [len(urllib.request.urlopen(f"http://127.0.0.1:{view_port}/api/table?id={t['table_id']}",
-                                            timeout=10).read()) for t in floor["tables"][:20]]
+                                            timeout=60).read()) for t in floor["tables"][:20]]
     finally:
         for proc in procs:
             if proc.poll() is None:

@@ -126,7 +126,8 @@ layouts = _table("layouts")
 alert_books = _table("alerts")
 
 
-BATCH = 2000  # records folded per batch at most
+BATCH = 500  # records folded per batch at most
+YIELD_EVERY = 25  # records folded between two yields to the event loop (the pages share it)
 BATCH_WITHIN_S = 0.1  # and no longer a wait than this for a batch to fill (bounds the added lag)
 
 
@@ -157,7 +158,9 @@ async def _fold_batches(stream, table, fold, record_of) -> None:
     records for one table is one changelog record and one push."""
     async for events in stream.take_events(BATCH, within=BATCH_WITHIN_S):
         changed: dict[str, tuple[int, dict]] = {}
-        for event in events:
+        for i, event in enumerate(events, 1):
+            if i % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
             keyed = record_of(event)
             if keyed is None:
                 continue
@@ -188,7 +191,9 @@ def _last_states(events):
 @app.agent(_source(TABLE_STATE))
 async def fold_table_states(stream):
     async for events in stream.take_events(BATCH, within=BATCH_WITHIN_S):
-        for event in _last_states(events):
+        for i, event in enumerate(_last_states(events), 1):
+            if i % YIELD_EVERY == 0:
+                await asyncio.sleep(0)  # a state fold takes about a millisecond
             key = event.key.decode("utf-8", "replace")
             new = folding.fold_state(shooters.get(key), event.message.offset, event.value.decode())
             if new is not None:
