@@ -17,7 +17,6 @@ decided after `until` is not.
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -206,36 +205,3 @@ def open_history_batches(spec: str | None, *, from_topic: bool = False, topic: s
 def reopenable(spec: str | None, from_topic: bool) -> bool:
     """Whether a second pass over this history is possible (stdin is read once)."""
     return from_topic or spec not in (None, "-")
-
-
-class Progress:
-    """A progress line on stderr (events, events/s), shown once a run has lasted `after_s` seconds."""
-
-    def __init__(self, enabled: bool = True, label: str = "replayed", after_s: float = 2.0, stream=None):
-        self.enabled = enabled
-        self.label = label
-        self.after_s = after_s
-        self.stream = stream or sys.stderr
-        self.start = self.last = time.monotonic()
-        self.count = 0
-        self.shown = False
-        self._next_check = 10_000
-
-    def tick(self, n: int = 1) -> None:
-        self.count += n
-        if self.count < self._next_check or not self.enabled:
-            return
-        self._next_check = self.count + 10_000
-        now = time.monotonic()
-        if now - self.start >= self.after_s and now - self.last >= 1.0:
-            self.last = now
-            self.shown = True
-            rate = self.count / max(now - self.start, 1e-9)
-            print(f"\r{self.label} {self.count:,} events  {rate:,.0f} events/s", end="", file=self.stream,
-                  flush=True)
-
-    def done(self) -> None:
-        if self.enabled and self.shown:
-            elapsed = max(time.monotonic() - self.start, 1e-9)
-            print(f"\r{self.label} {self.count:,} events in {elapsed:.1f} s "
-                  f"({self.count / elapsed:,.0f} events/s)", file=self.stream, flush=True)

@@ -12,7 +12,6 @@ replay stops. Serialize with `state.to_record()` / `TableState.from_record()`.
 """
 from __future__ import annotations
 
-from streams.rules.bonus_craps import BonusCrapsCohort
 from streams.rules.contract import event_to_record, record_to_event
 from streams.rules.events import (
     ComeBetsOnly,
@@ -26,28 +25,23 @@ from streams.rules.events import (
     WagerPlaced,
     WagerSettled,
 )
-from streams.rules.fire_bet import FireCohort
-from streams.rules.hot_roller import HotRollerCohort
-from streams.rules.hot_shooter import HOT_SHOOTER_TABLE_KINDS, HotShooterCohort
+from streams.rules.kinds import COHORT_CLASS, GROUP_OF, GROUPS, REGISTRY, SPEC_OF
 from streams.rules.submission import (
     FIRE_MAX_CENTS,
     FIRE_MIN_CENTS,
     FIRE_STEP_CENTS,
-    WAGER_KINDS,
     RulesSubmission,
     rules_from_record,
 )
+from streams.rules.kinds import WAGER_KINDS
 from streams.rules.sequence import receive
 from streams.rules.verdict import APPLIED, REJECTED
 from streams.rules.wager import Wager, output_id, settled
 
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
 POSITIONS = range(1, 17)  # § 623c.1(a)(2)(i): at most 16 positions, 1 left of the boxperson
-GROUP_OF = {"fire": "fire", "all_small": "bonus_craps", "all_tall": "bonus_craps",
-            "all_or_nothing": "bonus_craps", "hot_roller": "hot_roller", "hot_shooter": "hot_shooter"}
-GROUPS = ("fire", "bonus_craps", "hot_roller", "hot_shooter")
-COHORT_CLASS = {"fire": FireCohort, "bonus_craps": BonusCrapsCohort, "hot_roller": HotRollerCohort,
-                "hot_shooter": HotShooterCohort}
+# Lookups derived from the wager kinds' specifications (streams/rules/kinds.py), bound here for
+# the hot paths.
 
 
 class TableState:
@@ -152,12 +146,8 @@ class TableState:
             yield from self.cohorts[g]
 
 
-_WINDOW_OF_GROUP = {
-    "fire": TableState.fire_and_bonus_window_open,
-    "bonus_craps": TableState.fire_and_bonus_window_open,
-    "hot_roller": TableState.hot_roller_window_open,
-    "hot_shooter": TableState.hot_shooter_window_open,
-}
+_WINDOW_OF_GROUP = {s.group: getattr(TableState, s.window) for s in REGISTRY}
+_HAS_MARKERS = {s.group: s.markers for s in REGISTRY}
 
 
 # ---------------------------------------------------------------- the entry point
@@ -267,7 +257,7 @@ def _surrender(state: TableState, event, out: list) -> None:
                                    f"{event.reason} surrender of the dice"))
             if cohort.wagers:
                 keep.append(cohort)
-            elif group != "hot_shooter":
+            elif SPEC_OF[kind].markers:
                 cohort.cleared(event, out, "surrendered")
         state.cohorts[group] = keep
 
@@ -396,12 +386,7 @@ def _stake_problem(state: TableState, event: WagerPlaced) -> str | None:
     return None
 
 
-_WINDOW_WHY = {
-    "fire": "a Fire Bet is placed only before a new shooter's initial come-out roll (§ 623a.11(a)(1))",
-    "bonus_craps": "Bonus Craps is placed only before a new shooter's initial come-out roll (§ 623a.12(1))",
-    "hot_roller": "a Hot Roller wager is made only before the come-out roll of a fresh cycle (§ 623c.1(b))",
-    "hot_shooter": "a Hot Shooter wager is placed only before the come-out roll (§ 623c.4(c))",
-}
+_WINDOW_WHY = {s.group: s.window_why for s in REGISTRY}
 
 
 def _on_wager_placed(state: TableState | None, event: WagerPlaced):
@@ -421,9 +406,9 @@ def _on_wager_placed(state: TableState | None, event: WagerPlaced):
     why = _stake_problem(state, event)
     if why:
         return state, [rejected(event, "stake_out_of_limits", why)]
-    if kind == "hot_shooter" and state.table_kind not in HOT_SHOOTER_TABLE_KINDS:
-        return state, [rejected(event, "hot_shooter_live_table", "the Hot Shooter jackpot is offered "
-                                "only on fully automated electronic or hybrid tables (§ 623c.4(a))")]
+    spec = SPEC_OF[kind]
+    if spec.table_kinds is not None and state.table_kind not in spec.table_kinds:
+        return state, [rejected(event, *spec.table_kind_rejection)]
     group = GROUP_OF[kind]
     if not _WINDOW_OF_GROUP[group](state):
         return state, [rejected(event, "out_of_window", _WINDOW_WHY[group])]
@@ -445,9 +430,9 @@ def _on_wager_change_requested(state: TableState | None, event: WagerChangeReque
     wager = state.pending.get(event.wager_id)
     if wager is None:
         return state, [rejected(event, "unknown_wager", f"wager {event.wager_id!r} is not in action")]
-    if wager.wager == "hot_roller":
-        return state, [rejected(event, "hot_roller_locked", "a Hot Roller wager may not be reduced, "
-                                "increased or removed until resolved (§ 623c.1(b))")]
+    locked = SPEC_OF[wager.wager].change_locked
+    if locked is not None:
+        return state, [rejected(event, *locked)]
     return state, [rejected(event, "wager_locked", f"a {wager.wager} wager remains on the layout until "
                             "collected or paid (§ 623a.11(a)(3), § 623a.12(2), § 623c.4)")]
 
@@ -481,7 +466,7 @@ def _on_table_closed(state: TableState | None, event: TableClosed):
         for w in cohort.wagers.values():
             out.append(settled(w, event, "push", 0, state.rules.paytable_for(w.wager).name, "table closed"))
         cohort.wagers = {}
-        if cohort.layout != "hot_shooter":
+        if _HAS_MARKERS[cohort.layout]:
             cohort.cleared(event, out, "table_closed")
     state.open_cohorts = {g: None for g in GROUPS}
     state.cohorts = {g: [] for g in GROUPS}
