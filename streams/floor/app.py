@@ -128,7 +128,8 @@ alert_books = _table("alerts")
 
 BATCH = 500  # records folded per batch at most
 YIELD_EVERY = 25  # records folded between two yields to the event loop (the pages share it)
-BATCH_WITHIN_S = 0.1  # and no longer a wait than this for a batch to fill (bounds the added lag)
+BATCH_WITHIN_S = 0.5  # and no longer a wait than this for a batch to fill: bounds the added lag, and
+# sets how often a busy table's Faust changelog is written (the changelog producer is the view's bottleneck)
 
 
 def _decoded(event) -> dict | None:
