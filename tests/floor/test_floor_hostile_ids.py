@@ -103,7 +103,7 @@ async def drive(floor: ReplayedFloor, devtools_port: int) -> None:
             assert sorted(p["ids"]) == sorted(HOSTILE_TABLES.values())
             assert sorted(p["links"]) == sorted(HOSTILE_TABLES.values())
             assert all(s.startswith(HOSTILE_SHOOTER) for s in p["shooters"]), p["shooters"]
-            assert any(HOSTILE_TABLES["T003"] in a for a in p["alerts"]) or p["alerts"], p["alerts"]
+            assert p["alerts"], "the third table's open sequence_gap alert is not shown"
             checks = [p]
             for table in HOSTILE_TABLES.values():
                 dt, ws = await open_page(http, devtools_port, base + "/table?id=" + urllib.parse.quote(table, safe=""))
