@@ -25,7 +25,7 @@ async def _main(web_port: int) -> None:
         metrics.observe(handled_list, time.time())
         for handled in handled_list:
             for o in handled.outputs:
-                if type(o) is SurveillanceAlerted and o.alert in ("hold_anomaly", "sequence_gap"):
+                if type(o) is SurveillanceAlerted and o.alert in ("hold_anomaly", "dice_bias", "position_anomaly", "sequence_gap"):
                     log.warning("%s: %s", o.alert, o.message)
 
     worker.observer = observe
