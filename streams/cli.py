@@ -438,6 +438,19 @@ def cmd_worker(args) -> int:
     return serve(web_port=args.web_port, loglevel=args.loglevel)
 
 
+def cmd_floor(args) -> int:
+    import os
+
+    # Before the Faust app is built (at import): its app id carries the instance name.
+    if args.instance:
+        os.environ["CRAPS_FLOOR_INSTANCE"] = args.instance
+    if args.port:
+        os.environ["CRAPS_FLOOR_PORT"] = str(args.port)
+    from streams.floor.app import serve
+
+    return serve(loglevel=args.loglevel)
+
+
 def cmd_tail(args) -> int:
     from streams.app.tail import follow
 
@@ -597,9 +610,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     w = sub.add_parser("worker", help="run a settling worker against Kafka")
     w.add_argument("--web-port", type=int, default=int(__import__("os").environ.get("CRAPS_WEB_PORT", 6066)),
-                   help="the worker's web server (floor page, /metrics); 0 turns it off")
+                   help="the worker's web server (/metrics, /state); 0 turns it off")
     w.add_argument("--loglevel", default="warning")
     w.set_defaults(run=cmd_worker)
+
+    fl = sub.add_parser("floor", help="the floor view: every table live, with plots (faust-streaming)")
+    fl.add_argument("--port", type=int, help="web port (default $CRAPS_FLOOR_PORT or 6070)")
+    fl.add_argument("--instance", help="this view's name, unique per instance (default $CRAPS_FLOOR_INSTANCE or 1)")
+    fl.add_argument("--loglevel", default="warning")
+    fl.set_defaults(run=cmd_floor)
 
     t = sub.add_parser("tail", help="follow settlements and alerts in the terminal")
     t.add_argument("--topics", default="settlements,alerts",
