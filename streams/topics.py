@@ -6,8 +6,13 @@
 Only the standard library and kafka-python are imported here, so this module can
 be used from tests, CI scripts and the worker alike.
 
+Creating a floor's topics is the administrator's job (the `admin` role: streams/kafka/security.py),
+and so is granting the floor's ACLs to the roles (streams/kafka/access.py), done here with them.
+
 Environment:
     CRAPS_KAFKA_BOOTSTRAP      bootstrap servers, "host:port[,host:port]" (default 127.0.0.1:9092)
+    CRAPS_TOPIC_PREFIX         the floor's topic prefix (default "craps.")
+    CRAPS_APP_ID               the floor's worker group / transactional id prefix (default craps-streams)
     CRAPS_REPLICATION_FACTOR   replication factor for new topics (default 1)
 """
 
@@ -26,6 +31,8 @@ REPLICATION_FACTOR_ENV = "CRAPS_REPLICATION_FACTOR"
 # Topic names. CRAPS_TOPIC_PREFIX (default "craps.") lets tests and benchmarks run on topics of
 # their own beside a live floor on the same broker.
 TOPIC_PREFIX = os.environ.get("CRAPS_TOPIC_PREFIX", "craps.")
+# The settling workers' group id and transactional id prefix.
+APP_ID = os.environ.get("CRAPS_APP_ID", "craps-streams")
 TABLE_EVENTS = TOPIC_PREFIX + "table-events"
 SETTLEMENTS = TOPIC_PREFIX + "settlements"
 LAYOUT_MARKERS = TOPIC_PREFIX + "layout-markers"
@@ -84,20 +91,9 @@ def replication_factor() -> int:
 
 
 def _admin(bootstrap: str, timeout_s: float):
-    from kafka.admin import KafkaAdminClient
+    from streams.kafka.access import admin_client
 
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return KafkaAdminClient(
-                bootstrap_servers=bootstrap,
-                client_id="craps-streams-topics",
-                request_timeout_ms=15000,
-            )
-        except Exception:  # NoBrokersAvailable while the broker is still starting
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.5)
+    return admin_client(bootstrap, timeout_s, client_id="craps-streams-topics")
 
 
 def _describe(admin, names: List[str]) -> Dict[str, dict]:
@@ -143,11 +139,13 @@ def create_topics(
     bootstrap: Optional[str] = None,
     topics: Optional[Mapping[str, TopicSpec]] = None,
     timeout_s: float = 30.0,
+    grant: bool = True,
 ) -> Dict[str, str]:
-    """Idempotently create the pipeline topics.
+    """Idempotently create the pipeline topics, and grant the floor's ACLs (TOPIC_PREFIX, APP_ID)
+    to the roles (streams/kafka/access.py) unless `grant` is false.
 
     Returns {topic: "created" | "exists"}. Waits until every topic has a leader
-    for all partitions, so producers can be used right after this returns.
+    for all partitions and the ACLs are in force, so clients can be used right after this returns.
     Existing topics are left alone (their partition count / configs are not changed).
     """
     from kafka.admin import NewTopic
@@ -184,9 +182,19 @@ def create_topics(
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"topics not ready after {timeout_s}s: {missing}")
             time.sleep(0.2)
+        if grant and _secured():
+            from streams.kafka.access import grant_floor
+
+            grant_floor(admin, TOPIC_PREFIX, APP_ID)
         return result
     finally:
         admin.close()
+
+
+def _secured() -> bool:
+    from streams.kafka.security import security_settings
+
+    return security_settings("admin").get("security_protocol") != "PLAINTEXT"
 
 
 def describe_topics(bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> Dict[str, dict]:

@@ -13,6 +13,7 @@ import uuid
 
 from kafka import KafkaConsumer, TopicPartition
 
+from streams.kafka.security import security_settings
 from streams.topics import TABLE_STATE, default_bootstrap
 
 
@@ -23,7 +24,8 @@ def recover_partition(partition: int, topic: str = TABLE_STATE, bootstrap: str |
     consumer = KafkaConsumer(bootstrap_servers=bootstrap or default_bootstrap(), group_id=None,
                              client_id=f"craps-recovery-{uuid.uuid4().hex[:6]}",
                              isolation_level="read_committed", enable_auto_commit=False,
-                             auto_offset_reset="earliest", max_partition_fetch_bytes=8 * 1024 * 1024)
+                             auto_offset_reset="earliest", max_partition_fetch_bytes=8 * 1024 * 1024,
+                             **security_settings("worker"))
     states: dict[str, str] = {}
     try:
         tp = TopicPartition(topic, partition)

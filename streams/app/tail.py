@@ -7,6 +7,7 @@ import uuid
 from kafka import KafkaConsumer
 
 from streams.codec import CodecError, decode_output
+from streams.kafka.security import security_settings
 from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE, default_bootstrap
 
 TOPICS = {"settlements": SETTLEMENTS, "markers": LAYOUT_MARKERS, "alerts": SURVEILLANCE,
@@ -35,6 +36,7 @@ def tail(bootstrap: str | None, kinds: list[str], from_beginning: bool, limit: i
         *(TOPICS[k] for k in kinds), bootstrap_servers=bootstrap or default_bootstrap(),
         group_id=f"craps-tail-{uuid.uuid4().hex[:8]}", isolation_level="read_committed",
         auto_offset_reset="earliest" if from_beginning else "latest", enable_auto_commit=False,
+        **security_settings("viewer"),
     )
     n = 0
     try:

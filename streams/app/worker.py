@@ -35,6 +35,7 @@ from kafka.errors import KafkaError as SyncKafkaError
 
 from streams.app.recovery import recover_partition
 from streams.app.shell import SettlementShell
+from streams.kafka.security import security_settings
 from streams.topics import TABLE_EVENTS, TABLE_STATE, default_bootstrap
 
 log = logging.getLogger("craps.worker")
@@ -93,6 +94,7 @@ class SettlingWorker:
             # NOT_ENOUGH_REPLICAS): retry in 10 ms, not aiokafka's default 100 ms, which was the
             # whole p99 of the settlement latency at a floor's real load.
             retry_backoff_ms=self.retry_backoff_ms,
+            **security_settings("worker"),
         )
         try:
             await producer.start()  # init_transactions: fences a previous owner, ends its open transaction
@@ -171,7 +173,7 @@ class SettlingWorker:
             bootstrap_servers=self.bootstrap, group_id=self.app_id, isolation_level="read_committed",
             enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=self.session_timeout_ms,
             heartbeat_interval_ms=self.heartbeat_interval_ms, max_poll_interval_ms=self.max_poll_interval_ms,
-            fetch_max_wait_ms=20,
+            fetch_max_wait_ms=20, **security_settings("worker"),
         )
         self.consumer.subscribe([TABLE_EVENTS], listener=Rebalance())
         await self.consumer.start()

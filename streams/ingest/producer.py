@@ -15,10 +15,11 @@ from typing import Iterable, Iterator
 from kafka import KafkaProducer
 
 from streams.codec import CodecError, encode_event, read_container
+from streams.kafka.security import security_settings
 from streams.topics import TABLE_EVENTS, default_bootstrap
 
 
-def make_producer(bootstrap: str | None = None) -> KafkaProducer:
+def make_producer(bootstrap: str | None = None, role: str = "table-controller") -> KafkaProducer:
     return KafkaProducer(
         bootstrap_servers=bootstrap or default_bootstrap(),
         enable_idempotence=True,
@@ -27,6 +28,7 @@ def make_producer(bootstrap: str | None = None) -> KafkaProducer:
         batch_size=256 * 1024,
         max_in_flight_requests_per_connection=5,
         retries=2**31 - 1,
+        **security_settings(role),
     )
 
 

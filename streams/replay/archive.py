@@ -287,9 +287,10 @@ def read_topic_from(topic: str, starts: dict, bootstrap: str | None = None,
     taken at the start, read_committed, in offset order per partition."""
     from kafka import KafkaConsumer, TopicPartition
 
+    from streams.kafka.security import security_settings
     from streams.topics import default_bootstrap
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap or default_bootstrap(),
+    consumer = KafkaConsumer(**security_settings("archive"), bootstrap_servers=bootstrap or default_bootstrap(),
                              group_id=None, client_id=f"craps-archiver-{uuid.uuid4().hex[:6]}",
                              isolation_level="read_committed", enable_auto_commit=False,
                              auto_offset_reset="earliest", max_partition_fetch_bytes=8 * 1024 * 1024)

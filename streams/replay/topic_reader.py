@@ -10,12 +10,15 @@ from typing import Iterator
 
 from kafka import KafkaConsumer, TopicPartition
 
+from streams.kafka.security import security_settings
 from streams.topics import default_bootstrap
 
 
-def read_topic(topic: str, bootstrap: str | None = None, timeout_s: float = 60.0) -> Iterator:
-    """Every committed message of `topic` up to the end offsets taken at the start."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap or default_bootstrap(),
+def read_topic(topic: str, bootstrap: str | None = None, timeout_s: float = 60.0,
+               role: str = "audit") -> Iterator:
+    """Every committed message of `topic` up to the end offsets taken at the start, read as `role`
+    (the audit and replay --from-topic read as the auditor)."""
+    consumer = KafkaConsumer(**security_settings(role), bootstrap_servers=bootstrap or default_bootstrap(),
                              group_id=None, client_id=f"craps-reader-{uuid.uuid4().hex[:6]}",
                              isolation_level="read_committed", enable_auto_commit=False,
                              auto_offset_reset="earliest", consumer_timeout_ms=1000)

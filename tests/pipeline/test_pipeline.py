@@ -33,7 +33,7 @@ def replayed(lines: list[str]):
 
 
 def committed(pipeline, name: str) -> list[dict]:
-    return [decode_output(m.value) | {"_raw": m.value} for m in read_topic(pipeline.prefix + name, pipeline.bootstrap)]
+    return [decode_output(m.value) | {"_raw": m.value} for m in read_topic(pipeline.prefix + name, pipeline.bootstrap, role="admin")]
 
 
 def expected_settlement_bytes(outputs) -> dict[str, bytes]:

@@ -16,7 +16,9 @@ pytestmark = pytest.mark.kafka
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     from kafka import KafkaConsumer, TopicPartition
 
-    c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    from streams.kafka.security import security_settings
+
+    c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, **security_settings("admin"))
     try:
         tps = [TopicPartition(topic, p) for p in sorted(c.partitions_for_topic(topic))]
         return {tp.partition: o for tp, o in c.end_offsets(tps).items()}
@@ -27,7 +29,7 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 def settlement_count(pipeline) -> int:
     from streams.replay.topic_reader import read_topic
 
-    return sum(1 for _ in read_topic(pipeline.prefix + "settlements", pipeline.bootstrap))
+    return sum(1 for _ in read_topic(pipeline.prefix + "settlements", pipeline.bootstrap, role="admin"))
 
 
 def test_archive_replay_and_audit_on_kafka(pipeline, tmp_path):

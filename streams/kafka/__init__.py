@@ -1,0 +1,1 @@
+"""Kafka: how clients log in (security) and who may do what (access)."""
