@@ -31,7 +31,7 @@ Faust"). So sink mode "topic" does less per message than our transactional loops
 commit with the offsets; sink mode "transaction" does the same work (outputs and offsets in one
 transaction per partition) through Faust's own transactional producers.
 
-Only the worker imports faust; drain_faust() needs kafka-python and streams.topics.
+Only the worker imports faust; drain_faust() needs kafka-python and streams.kafka.
 """
 from __future__ import annotations
 
@@ -55,9 +55,9 @@ from streams.topics import (  # noqa: E402
     TOPIC_PREFIX,
     TOPICS,
     TopicSpec,
-    create_topics,
-    default_bootstrap,
 )
+from streams.kafka.settings import broker_urls, client_settings, default_bootstrap, sasl_credentials  # noqa: E402
+from streams.kafka.topics import create_topics  # noqa: E402
 
 APP_ID_ENV = "FAUST_PASSTHROUGH_APP_ID"
 SINK_ENV = "FAUST_PASSTHROUGH_SINK"
@@ -76,19 +76,14 @@ SINK_MODES = ("topic", "transaction")
 def make_app():
     import faust
 
-    from streams.kafka.security import security_settings
-
     bootstrap = default_bootstrap()
     # The bare framework's ceiling, not a floor role: it logs in as the administrator (it makes its
-    # own sink, assignor and changelog topics). TLS + SCRAM as every client; none on a plaintext bench broker.
-    s = security_settings("admin")
-    credentials = None if s["security_protocol"] == "PLAINTEXT" else faust.SASLCredentials(
-        username=s["sasl_plain_username"], password=s["sasl_plain_password"], ssl_context=s["ssl_context"],
-        mechanism=s["sasl_mechanism"])
+    # own sink, assignor and changelog topics), over TLS + SCRAM like every client.
+    credentials = sasl_credentials("admin")
     app = faust.App(
-        broker_credentials=credentials,
         os.environ.get(APP_ID_ENV) or f"faust-pass-{uuid.uuid4().hex[:8]}",
-        broker=[f"kafka://{hp.strip()}" for hp in bootstrap.split(",") if hp.strip()],
+        broker=broker_urls("admin", bootstrap),
+        broker_credentials=faust.SASLCredentials(**credentials) if credentials else None,
         processing_guarantee=os.environ.get(GUARANTEE_ENV, "exactly_once"),
         store="memory://",
         # Faust makes its datadir even with the memory store; default "{conf.name}-data" in the cwd.
@@ -149,12 +144,11 @@ def create_sink(name: str) -> None:
 
 def delete_topics(names: list[str]) -> None:
     """Best effort: remove the topics one drain_faust() run created (names unique to the run)."""
+    from kafka.admin import KafkaAdminClient
     from kafka.errors import KafkaError
 
-    from streams.kafka.access import admin_client
-
     try:
-        admin = admin_client(default_bootstrap(), client_id="bench-faust-cleanup")
+        admin = KafkaAdminClient(**client_settings("admin"), client_id="bench-faust-cleanup")
     except (KafkaError, OSError) as exc:
         print(f"faust pass-through: topics {names} left on the broker: {exc!r}", file=sys.stderr)
         return
@@ -187,16 +181,14 @@ def drain_faust(total: int, tag: str, guarantee: str = "exactly_once", sink_mode
     """
     from kafka import KafkaConsumer, TopicPartition
 
-    from streams.kafka.security import security_settings
-
     sink = f"{TOPIC_PREFIX}faust-sink-{tag}"
     app_id = f"{TOPIC_PREFIX}faust-pass-{tag}-{uuid.uuid4().hex[:4]}"
     create_sink(sink)
 
-    consumer = KafkaConsumer(bootstrap_servers=default_bootstrap(), group_id=None,
+    consumer = KafkaConsumer(**client_settings("admin"), group_id=None,
                              isolation_level="read_committed", enable_auto_commit=False,
                              fetch_max_bytes=64 * 1024 * 1024, max_partition_fetch_bytes=8 * 1024 * 1024,
-                             max_poll_records=50_000, **security_settings("admin"))
+                             max_poll_records=50_000)
     consumer.assign([TopicPartition(sink, p) for p in range(PARTITIONS)])
     consumer.seek_to_beginning()
 

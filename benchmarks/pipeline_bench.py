@@ -46,15 +46,17 @@ from streams.app.worker import SettlingWorker  # noqa: E402
 from streams.codec import decode_output  # noqa: E402
 from streams.ingest.producer import make_producer, produce  # noqa: E402
 from streams.sim.floor import floor_events  # noqa: E402
+from streams.kafka.settings import client_settings  # noqa: E402
 from streams.kafka.access import admin_client, grant_floor  # noqa: E402
-from streams.kafka.security import security_settings  # noqa: E402
-from streams.topics import SETTLEMENTS, TABLE_EVENTS, create_topics, default_bootstrap  # noqa: E402
+from streams.kafka.settings import default_bootstrap  # noqa: E402
+from streams.kafka.topics import create_topics  # noqa: E402
+from streams.topics import SETTLEMENTS, TABLE_EVENTS  # noqa: E402
 
 
 def grant(app_id: str) -> None:
     """The worker role's group and transactional ids for one more application id (each round drains
     on a fresh group), granted by the administrator as for any floor; nothing on a plaintext broker."""
-    if security_settings("admin")["security_protocol"] == "PLAINTEXT":
+    if client_settings("admin").get("security_protocol") == "PLAINTEXT":
         return
     admin = admin_client(default_bootstrap())
     try:
@@ -190,10 +192,10 @@ def latency(seconds: float, tables: int) -> None:
 
     def consume():
         # A viewer, as a floor's dashboards read settlements (its groups are craps-tail-*).
-        consumer = KafkaConsumer(SETTLEMENTS, bootstrap_servers=default_bootstrap(),
+        consumer = KafkaConsumer(SETTLEMENTS, **client_settings("viewer"),
                                  group_id=f"craps-tail-bench-lat-{uuid.uuid4().hex[:4]}",
                                  isolation_level="read_committed", auto_offset_reset="latest",
-                                 enable_auto_commit=False, **security_settings("viewer"))
+                                 enable_auto_commit=False)
         while not stop.is_set():
             for messages in consumer.poll(timeout_ms=200).values():
                 now_ms = time.time() * 1000

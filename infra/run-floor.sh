@@ -32,7 +32,7 @@ if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
   infra/kafka/kafka.sh up
   started_kafka=1
 fi
-python3 -m streams.topics >/dev/null
+python3 -m streams.cli topics >/dev/null
 
 craps-streams worker --web-port "$WEB_PORT" --loglevel info >"$RUN/worker.log" 2>&1 &
 pids+=($!)

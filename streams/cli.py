@@ -220,9 +220,38 @@ def cmd_worker(args) -> int:
 
 
 def cmd_tail(args) -> int:
-    from streams.app.tail import tail
+    from streams.app.tail import follow
 
-    return tail(args.bootstrap, args.topics.split(","), args.from_beginning, args.limit)
+    try:
+        for line in follow(args.topics.split(","), args.from_beginning, args.limit, args.bootstrap):
+            print(line, flush=True)
+    except ValueError as e:
+        print(f"tail: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def cmd_topics(args) -> int:
+    from streams.kafka.settings import default_bootstrap
+    from streams.kafka.topics import create_topics, describe_topics, spec_drift
+
+    bootstrap = args.bootstrap or default_bootstrap()
+    if not args.list:
+        for name, status in create_topics(bootstrap, timeout_s=args.timeout).items():
+            print(f"{status:8} {name}")
+    rc = 0
+    print(f"topics on {bootstrap}:")
+    for name, info in describe_topics(bootstrap, timeout_s=args.timeout).items():
+        cfg = info["configs"]
+        shown = " ".join(f"{k}={cfg[k]}" for k in ("cleanup.policy", "retention.ms") if k in cfg)
+        drift = spec_drift(name, info)
+        if drift:
+            rc = 1
+        print(f"  {name:32} partitions={info['partitions']:<3} {shown}"
+              + ("  DIFFERS FROM SPEC: " + ", ".join(drift) if drift else ""))
+    return rc
 
 
 def cmd_odds(args) -> int:
@@ -318,6 +347,12 @@ def build_parser() -> argparse.ArgumentParser:
     o = sub.add_parser("odds", help="exact outcome distribution, house edge and std dev of every wager")
     o.add_argument("--format", choices=("text", "json"), default="text")
     o.set_defaults(run=cmd_odds)
+
+    tp = sub.add_parser("topics", help="create the pipeline topics (idempotent) and list what the broker holds")
+    tp.add_argument("--bootstrap", help="default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092")
+    tp.add_argument("--list", action="store_true", help="only print the existing topics")
+    tp.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    tp.set_defaults(run=cmd_topics)
     return p
 
 

@@ -48,7 +48,9 @@ SECRETS="${CRAPS_SECRETS_DIR:-$REPO/.secrets}"
 SECURITY="${KAFKA_SECURITY:-sasl_ssl}"
 # One principal per role (README, Security). admin: the only super user a person uses; broker: the
 # broker's own inter-broker login (super user); kraft: the controller listener's PLAIN login.
-ROLES=(admin table-controller worker archive audit viewer floor-view)
+# The roles of streams/kafka/settings.py; their principals' names (User:<name>) where they differ.
+ROLES=(controller worker archive audit viewer floor admin)
+principal_of() { case "$1" in controller) echo table-controller ;; floor) echo floor-view ;; *) echo "$1" ;; esac; }
 LOG4J="-Dlog4j2.configurationFile=file:$HERE/log4j2.properties -Dkafka.logs.dir=$DATA"
 
 log() { echo "kafka.sh: $*" >&2; }
@@ -125,7 +127,7 @@ write_client_config() {  # ROLE PASSWORD
 # Kafka client config of the craps-streams role '$1' (made by infra/kafka/kafka.sh; secret: 0600).
 security.protocol=SASL_SSL
 sasl.mechanism=SCRAM-SHA-512
-sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$1" password="$2";
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$(principal_of "$1")" password="$2";
 ssl.truststore.type=PEM
 ssl.truststore.location=$SECRETS/ca.crt
 ssl.endpoint.identification.algorithm=https

@@ -29,19 +29,21 @@ import logging
 import os
 import time
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import IllegalOperation, KafkaError, ProducerFenced
-from kafka.errors import KafkaError as SyncKafkaError
-
 from streams.app.recovery import recover_partition
 from streams.app.shell import SettlementShell
-from streams.kafka.security import security_settings
-from streams.topics import TABLE_EVENTS, TABLE_STATE, default_bootstrap
+from streams.kafka.consumers import (
+    TRANSIENT,
+    ConsumerRebalanceListener,
+    IllegalOperation,
+    ProducerFenced,
+    TopicPartition,
+    group_consumer,
+)
+from streams.kafka.producers import transactional_producer
+from streams.kafka.settings import default_bootstrap
+from streams.topics import TABLE_EVENTS, TABLE_STATE
 
 log = logging.getLogger("craps.worker")
-
-# Errors of a broker that is away for a while (restart, network): retry, never stop the floor for them.
-TRANSIENT = (KafkaError, SyncKafkaError, OSError, TimeoutError, asyncio.TimeoutError)
 
 
 def _env_ms(name: str, default: int) -> int:
@@ -51,7 +53,7 @@ def _env_ms(name: str, default: int) -> int:
 class PartitionOwner:
     """What a worker holds for one partition it owns: the fencing producer and the live tables."""
 
-    def __init__(self, partition: int, producer: AIOKafkaProducer, shell: SettlementShell,
+    def __init__(self, partition: int, producer, shell: SettlementShell,
                  recovered: dict[str, str] | None = None):
         self.partition = partition
         self.producer = producer
@@ -68,7 +70,7 @@ class SettlingWorker:
         self.bootstrap = bootstrap or default_bootstrap()
         self.max_batch = max_batch
         self.owners: dict[int, PartitionOwner] = {}
-        self.consumer: AIOKafkaConsumer | None = None
+        self.consumer = None  # the group consumer, while running
         # observer(handled_list, partition, seconds) after each committed batch: metrics, floor page
         self.observer = observer
         self.stopping = asyncio.Event()
@@ -78,24 +80,14 @@ class SettlingWorker:
         self.heartbeat_interval_ms = _env_ms("CRAPS_HEARTBEAT_INTERVAL_MS", max(self.session_timeout_ms // 5, 100))
         self.transaction_timeout_ms = _env_ms("CRAPS_TRANSACTION_TIMEOUT_MS", 60_000)
         self.max_poll_interval_ms = _env_ms("CRAPS_MAX_POLL_INTERVAL_MS", 120_000)
-        self.retry_backoff_ms = _env_ms("CRAPS_RETRY_BACKOFF_MS", 10)
 
     # ------------------------------------------------------------ partition ownership
 
     async def own(self, tp: TopicPartition) -> PartitionOwner | None:
         """Take the partition over (None: the group took it away meanwhile)."""
         partition, generation = tp.partition, self.generation
-        producer = AIOKafkaProducer(
-            bootstrap_servers=self.bootstrap, transactional_id=f"{self.app_id}-{partition}",
-            enable_idempotence=True, acks="all", linger_ms=2,
-            transaction_timeout_ms=self.transaction_timeout_ms,
-            # A transaction begun while the previous one's markers are still being written gets a
-            # retriable error (Kafka 4's transaction verification, KIP-890, answers older clients
-            # NOT_ENOUGH_REPLICAS): retry in 10 ms, not aiokafka's default 100 ms, which was the
-            # whole p99 of the settlement latency at a floor's real load.
-            retry_backoff_ms=self.retry_backoff_ms,
-            **security_settings("worker"),
-        )
+        producer = transactional_producer(f"{self.app_id}-{partition}", self.transaction_timeout_ms,
+                                          role="worker", bootstrap=self.bootstrap)
         try:
             await producer.start()  # init_transactions: fences a previous owner, ends its open transaction
             states, seconds = await asyncio.to_thread(recover_partition, partition, TABLE_STATE, self.bootstrap)
@@ -169,12 +161,9 @@ class SettlingWorker:
                 worker.generation += 1
                 worker.assigned.update(tp.partition for tp in assigned)
 
-        self.consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap, group_id=self.app_id, isolation_level="read_committed",
-            enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=self.session_timeout_ms,
-            heartbeat_interval_ms=self.heartbeat_interval_ms, max_poll_interval_ms=self.max_poll_interval_ms,
-            fetch_max_wait_ms=20, **security_settings("worker"),
-        )
+        self.consumer = group_consumer(
+            self.app_id, session_timeout_ms=self.session_timeout_ms, heartbeat_interval_ms=self.heartbeat_interval_ms,
+            max_poll_interval_ms=self.max_poll_interval_ms, role="worker", bootstrap=self.bootstrap)
         self.consumer.subscribe([TABLE_EVENTS], listener=Rebalance())
         await self.consumer.start()
         try:

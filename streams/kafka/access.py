@@ -12,7 +12,7 @@ A floor is a topic prefix (CRAPS_TOPIC_PREFIX) and the worker group's applicatio
 The roles differ by the END of a topic's name (`table-events` vs `settlements`), and Kafka's PREFIXED
 patterns match a name's START: a PREFIXED grant on `craps.` would hand the viewer the table events
 too. So topic grants are LITERAL, per floor, made by the administrator when the floor's topics are
-created (streams/topics.py calls grant_floor); the names the application makes up at run time are
+created (streams/kafka/topics.py calls grant_floor); the names the application makes up at run time are
 PREFIXED: the worker's transactional ids `<app id>-<partition>`, the tail's groups `craps-tail-*`,
 and the faust read side's own topics, group and transactional ids `<prefix>floor-view*`.
 """
@@ -60,7 +60,7 @@ def floor_grants(prefix: str, app_id: str, floor_app_id: str | None = None) -> l
 
     # Table controllers: write the table events, nothing else (an idempotent producer needs no more
     # since Kafka 2.8, KIP-679).
-    topic("table-controller", [events], "WRITE", "DESCRIBE")
+    topic("controller", [events], "WRITE", "DESCRIBE")
     # Settling workers: read the events in their group, write outputs and states in transactions of
     # their own ids, read the states back to recover a partition.
     topic("worker", [events], "READ", "DESCRIBE")
@@ -78,12 +78,12 @@ def floor_grants(prefix: str, app_id: str, floor_app_id: str | None = None) -> l
     g += [Grant("viewer", "GROUP", TAIL_GROUP_PREFIX, "READ", "PREFIXED")]
     # The faust read side (floor view): the outputs and states, and its own assignor, changelog
     # topics, group and transactional ids, all named after its application id.
-    topic("floor-view", [*outputs, state], "READ", "DESCRIBE")
-    topic("floor-view", [floor_app_id], "CREATE", "READ", "WRITE", "DESCRIBE", pattern="PREFIXED")
-    g += [Grant("floor-view", "GROUP", floor_app_id, "READ", "PREFIXED"),
-          Grant("floor-view", "GROUP", floor_app_id, "DESCRIBE", "PREFIXED"),
-          Grant("floor-view", "TRANSACTIONAL_ID", floor_app_id + "-", "WRITE", "PREFIXED"),
-          Grant("floor-view", "TRANSACTIONAL_ID", floor_app_id + "-", "DESCRIBE", "PREFIXED")]
+    topic("floor", [*outputs, state], "READ", "DESCRIBE")
+    topic("floor", [floor_app_id], "CREATE", "READ", "WRITE", "DESCRIBE", pattern="PREFIXED")
+    g += [Grant("floor", "GROUP", floor_app_id, "READ", "PREFIXED"),
+          Grant("floor", "GROUP", floor_app_id, "DESCRIBE", "PREFIXED"),
+          Grant("floor", "TRANSACTIONAL_ID", floor_app_id + "-", "WRITE", "PREFIXED"),
+          Grant("floor", "TRANSACTIONAL_ID", floor_app_id + "-", "DESCRIBE", "PREFIXED")]
     return g
 
 
@@ -93,11 +93,12 @@ def floor_grants(prefix: str, app_id: str, floor_app_id: str | None = None) -> l
 def admin_client(bootstrap: str, timeout_s: float = 30.0, client_id: str = "craps-streams-admin"):
     from kafka.admin import KafkaAdminClient
 
+    from streams.kafka.settings import client_settings
+
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            return KafkaAdminClient(bootstrap_servers=bootstrap, client_id=client_id,
-                                    request_timeout_ms=15000, **security_settings("admin"))
+            return KafkaAdminClient(**client_settings("admin", bootstrap), client_id=client_id)
         except Exception:  # NoBrokersAvailable while the broker is still starting
             if time.monotonic() >= deadline:
                 raise
@@ -205,7 +206,8 @@ def rotate_password(admin, role: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from streams.topics import APP_ID, TOPIC_PREFIX, default_bootstrap
+    from streams.kafka.settings import default_bootstrap
+    from streams.topics import APP_ID, TOPIC_PREFIX
 
     parser = argparse.ArgumentParser(prog="python -m streams.kafka.access", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("users", "grant", "rotate", "show"))

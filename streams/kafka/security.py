@@ -24,7 +24,8 @@ import re
 import ssl
 from functools import lru_cache
 
-ROLES = ("admin", "table-controller", "worker", "archive", "audit", "viewer", "floor-view")
+# The roles of streams/kafka/settings.py; each has its own principal (README, Security).
+ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "admin")
 CONFIG_ENV = "CRAPS_KAFKA_CONFIG"
 SECRETS_ENV = "CRAPS_SECRETS_DIR"
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -281,45 +281,6 @@ class ArchiveWriter:
 # ---------------------------------------------------------------- Kafka
 
 
-def read_topic_from(topic: str, starts: dict, bootstrap: str | None = None,
-                    timeout_s: float = 120.0) -> Iterator:
-    """Committed messages of `topic` from `starts[partition]` (default 0) up to the end offsets
-    taken at the start, read_committed, in offset order per partition."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    from streams.kafka.security import security_settings
-    from streams.topics import default_bootstrap
-
-    consumer = KafkaConsumer(**security_settings("archive"), bootstrap_servers=bootstrap or default_bootstrap(),
-                             group_id=None, client_id=f"craps-archiver-{uuid.uuid4().hex[:6]}",
-                             isolation_level="read_committed", enable_auto_commit=False,
-                             auto_offset_reset="earliest", max_partition_fetch_bytes=8 * 1024 * 1024)
-    try:
-        known = consumer.partitions_for_topic(topic)
-        if not known:
-            raise ValueError(f"topic {topic!r} does not exist on {bootstrap or default_bootstrap()}")
-        partitions = [TopicPartition(topic, p) for p in sorted(known)]
-        consumer.assign(partitions)
-        end = consumer.end_offsets(partitions)
-        begin = consumer.beginning_offsets(partitions)
-        for tp in partitions:
-            start = max(starts.get(tp.partition, 0), begin[tp])
-            consumer.seek(tp, min(start, end[tp]))
-        remaining = {tp for tp in partitions if end[tp] > consumer.position(tp)}
-        deadline = time.monotonic() + timeout_s
-        while remaining:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{topic}: could not read up to the end offsets in {timeout_s} s")
-            for tp, messages in consumer.poll(timeout_ms=500, max_records=10_000).items():
-                for m in messages:
-                    if m.offset < end[tp]:
-                        yield m
-                deadline = time.monotonic() + timeout_s  # progress: the timeout is for stalls
-            remaining = {tp for tp in remaining if consumer.position(tp) < end[tp]}
-    finally:
-        consumer.close()
-
-
 def archive(out_dir, topic: str | None = None, bootstrap: str | None = None,
             progress=None) -> ArchiveResult:
     """Archive what is new on the table-events topic since the last run."""
@@ -327,10 +288,12 @@ def archive(out_dir, topic: str | None = None, bootstrap: str | None = None,
         from streams.topics import TABLE_EVENTS
 
         topic = TABLE_EVENTS
+    from streams.kafka.reader import read_committed
+
     writer = ArchiveWriter(out_dir, topic)
     starts = dict(writer.next_offsets)
     try:
-        for m in read_topic_from(topic, starts, bootstrap):
+        for m in read_committed(topic, "archive", bootstrap=bootstrap, starts=starts):
             writer.add(m.partition, m.offset, m.value, m.key, m.timestamp)
             if progress is not None:
                 progress.tick()

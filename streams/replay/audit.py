@@ -278,9 +278,9 @@ def recorded_from_jsonl(path: str) -> Iterator[tuple[object, str]]:
 
 def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[object, str]]:
     from streams.codec import CodecError, decode_output
-    from streams.replay.topic_reader import read_topic
+    from streams.kafka.reader import read_committed
 
-    for m in read_topic(topic, bootstrap, timeout_s=300):
+    for m in read_committed(topic, "audit", bootstrap=bootstrap):
         where = f"{m.topic}/{m.partition}/{m.offset}"
         try:
             record = decode_output(m.value)

@@ -112,13 +112,13 @@ def container_source(paths: Iterable[str]) -> Iterator[tuple[object, str]]:
 
 
 def topic_source(topic: str | None = None, bootstrap: str | None = None) -> Iterator[tuple[object, str]]:
-    from streams.replay.topic_reader import read_topic
+    from streams.kafka.reader import read_committed
 
     if topic is None:
         from streams.topics import TABLE_EVENTS
 
         topic = TABLE_EVENTS
-    for m in read_topic(topic, bootstrap, timeout_s=300):
+    for m in read_committed(topic, "audit", bootstrap=bootstrap):
         where = f"{m.topic}/{m.partition}/{m.offset}"
         try:
             item = decode_event(m.value)

@@ -31,7 +31,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from streams.codec import decode_output, encode_output
-from streams.kafka.security import security_settings
+from streams.kafka.settings import client_settings
 from streams.replay.engine import Replay, json_lines
 from tests.conftest import ROOT, Pipeline, free_port
 
@@ -229,11 +229,10 @@ class Feeder:
 
 
 def _consumer(bootstrap: str, isolation: str = "read_committed") -> KafkaConsumer:
-    return KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+    return KafkaConsumer(**client_settings("admin", bootstrap), group_id=None, enable_auto_commit=False,
                          client_id=f"craps-faults-{uuid.uuid4().hex[:6]}", isolation_level=isolation,
                          auto_offset_reset="earliest", reconnect_backoff_max_ms=1000,
-                         request_timeout_ms=10000, max_partition_fetch_bytes=8 * 1024 * 1024,
-                         **security_settings("admin"))  # the checker reads everything: the administrator
+                         request_timeout_ms=10000, max_partition_fetch_bytes=8 * 1024 * 1024)
 
 
 class Collector(threading.Thread):
@@ -403,9 +402,8 @@ class GroupWatch:
 
     def _clients(self):
         if self._admin is None:
-            self._admin = KafkaAdminClient(bootstrap_servers=self.run.bootstrap, reconnect_backoff_max_ms=1000,
-                                           request_timeout_ms=5000, client_id="craps-faults-watch",
-                                           **security_settings("admin"))
+            self._admin = KafkaAdminClient(**client_settings("admin", self.run.bootstrap), reconnect_backoff_max_ms=1000,
+                                           request_timeout_ms=5000, client_id="craps-faults-watch")
             self._consumer = _consumer(self.run.bootstrap)
         return self._admin, self._consumer
 

@@ -14,22 +14,15 @@ pytestmark = pytest.mark.kafka
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    from kafka import KafkaConsumer, TopicPartition
+    from streams.kafka.reader import end_offsets as topic_end_offsets
 
-    from streams.kafka.security import security_settings
-
-    c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, **security_settings("admin"))
-    try:
-        tps = [TopicPartition(topic, p) for p in sorted(c.partitions_for_topic(topic))]
-        return {tp.partition: o for tp, o in c.end_offsets(tps).items()}
-    finally:
-        c.close()
+    return topic_end_offsets(topic, "admin", bootstrap=bootstrap)
 
 
 def settlement_count(pipeline) -> int:
-    from streams.replay.topic_reader import read_topic
+    from streams.kafka.reader import read_committed
 
-    return sum(1 for _ in read_topic(pipeline.prefix + "settlements", pipeline.bootstrap, role="admin"))
+    return sum(1 for _ in read_committed(pipeline.prefix + "settlements", "admin", bootstrap=pipeline.bootstrap))
 
 
 def test_archive_replay_and_audit_on_kafka(pipeline, tmp_path):

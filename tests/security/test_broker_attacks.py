@@ -101,21 +101,21 @@ def with_(role: str, **changes) -> dict:
 
 def test_no_credentials_wrong_password_and_plaintext_are_refused(floor):
     key, throw = a_dice_throw()
-    ca = security_settings("table-controller")["ssl_context"]
+    ca = security_settings("controller")["ssl_context"]
     before = floor.snapshot()
     attempts = {
         "no credentials (TLS, no SASL login)": dict(security_protocol="SSL", ssl_context=ca),
-        "a wrong password": with_("table-controller", sasl_plain_password="not-the-password"),
-        "another role's name with this role's password": with_("table-controller", sasl_plain_username="worker"),
+        "a wrong password": with_("controller", sasl_plain_password="not-the-password"),
+        "another role's name with this role's password": with_("controller", sasl_plain_username="worker"),
         "plaintext to the TLS port": dict(security_protocol="PLAINTEXT"),
-        "SASL without TLS": with_("table-controller", security_protocol="SASL_PLAINTEXT", ssl_context=None),
+        "SASL without TLS": with_("controller", security_protocol="SASL_PLAINTEXT", ssl_context=None),
     }
     for what, settings in attempts.items():
         with pytest.raises(NOT_IN):
             floor.produce(settings, "table-events", key, throw)
     assert floor.snapshot() == before, "a refused client wrote something"
     # Control: the table controller with its own login gets the same throw in.
-    floor.produce(security_settings("table-controller"), "table-events", key, throw)
+    floor.produce(security_settings("controller"), "table-events", key, throw)
     assert floor.snapshot()["end_offsets"] != before["end_offsets"]
 
 
@@ -137,7 +137,7 @@ def test_a_client_trusting_another_ca_is_refused(floor, tmp_path):
     key, throw = a_dice_throw()
     before = floor.snapshot()
     with pytest.raises(NOT_IN):
-        floor.produce(with_("table-controller", ssl_context=ssl.create_default_context(cafile=other_ca)),
+        floor.produce(with_("controller", ssl_context=ssl.create_default_context(cafile=other_ca)),
                       "table-events", key, throw)
     assert floor.snapshot() == before
 
@@ -198,14 +198,14 @@ def test_a_table_controller_cannot_read_settlements(floor):
             c.close()
 
     c = KafkaConsumer(bootstrap_servers=floor.p.bootstrap, group_id=None, **FAST,
-                      **security_settings("table-controller"))
+                      **security_settings("controller"))
     try:
         assert not c.partitions_for_topic(floor.topic("settlements")), "the topic is even visible to it"
         with pytest.raises(TopicAuthorizationFailedError):
             c.end_offsets(tps)
     finally:
         c.close()
-    assert read_as("table-controller") == 0
+    assert read_as("controller") == 0
     assert read_as("viewer") == 1  # control: a viewer reads the settlement the controller could not
     assert floor.snapshot() == before
 
@@ -213,14 +213,14 @@ def test_a_table_controller_cannot_read_settlements(floor):
 def test_a_viewer_cannot_produce_a_dice_throw(floor):
     key, throw = a_dice_throw()
     before = floor.snapshot()
-    for role in ("viewer", "archive", "audit", "floor-view", "worker"):
+    for role in ("viewer", "archive", "audit", "floor", "worker"):
         # A producer is idempotent by default: a principal that may write no topic at all is
         # refused its producer id (ClusterAuthorizationFailed), one that may write others the topic.
         with refused_by_acl():
             floor.produce(security_settings(role), "table-events", key, throw)
     # Nor a forged settlement, nor a table state.
-    for role, topic in (("viewer", "settlements"), ("table-controller", "settlements"),
-                        ("table-controller", "table-state"), ("audit", "settlements")):
+    for role, topic in (("viewer", "settlements"), ("controller", "settlements"),
+                        ("controller", "table-state"), ("audit", "settlements")):
         with refused_by_acl():
             floor.produce(security_settings(role), topic, key, b"forged")
     assert floor.snapshot() == before
@@ -230,9 +230,9 @@ def test_a_worker_cannot_create_or_delete_topics_or_grant_itself_acls(floor):
     from kafka.admin import (ACL, ACLOperation, ACLPermissionType, ACLResourcePatternType, KafkaAdminClient,
                              ResourcePattern, ResourceType)
 
-    floor.produce(security_settings("table-controller"), "table-events", *a_dice_throw())
+    floor.produce(security_settings("controller"), "table-events", *a_dice_throw())
     before = floor.snapshot()
-    for role in ("worker", "table-controller", "viewer", "floor-view"):
+    for role in ("worker", "controller", "viewer", "floor"):
         attacker = KafkaAdminClient(bootstrap_servers=floor.p.bootstrap, **FAST, **security_settings(role))
         try:
             with pytest.raises(TopicAuthorizationFailedError):
@@ -253,7 +253,7 @@ def test_a_worker_cannot_create_or_delete_topics_or_grant_itself_acls(floor):
 def test_only_the_worker_uses_its_transactional_ids(floor):
     app_id = floor.p.app_id
     before = floor.snapshot()
-    for role in ("table-controller", "viewer", "archive", "audit", "floor-view"):
+    for role in ("controller", "viewer", "archive", "audit", "floor"):
         producer = KafkaProducer(bootstrap_servers=floor.p.bootstrap, transactional_id=f"{app_id}-0",
                                  max_block_ms=5000, **FAST, **security_settings(role))
         try:
