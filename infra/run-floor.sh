@@ -9,12 +9,18 @@ HOURS="${HOURS:-8}"
 WEB_PORT="${CRAPS_WEB_PORT:-6066}"
 PROM_PORT="${PROM_PORT:-9090}"
 RUN=.run
+KEEP_RUNS="${KEEP_RUNS:-3}"  # the topics of the newest runs are kept for replay and audit
 # Each run is a fresh floor on its own topics: the simulator numbers every table's events from 1,
 # so on the topics of an earlier run they would all be duplicates of what is already settled.
 RUN_ID="$(date +%Y%m%d-%H%M%S)"
 export CRAPS_TOPIC_PREFIX="${CRAPS_TOPIC_PREFIX:-craps.run-$RUN_ID.}"
 export CRAPS_APP_ID="${CRAPS_APP_ID:-craps-streams-run-$RUN_ID}"
 mkdir -p "$RUN"
+# The run's context, for a second terminal: `source .run/floor.env` (the banner says so).
+cat >"$RUN/floor.env" <<ENV
+export CRAPS_TOPIC_PREFIX=$CRAPS_TOPIC_PREFIX
+export CRAPS_APP_ID=$CRAPS_APP_ID
+ENV
 pids=()
 started_kafka=0
 
@@ -33,6 +39,7 @@ if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
   started_kafka=1
 fi
 python3 -m streams.cli topics >/dev/null
+python3 -m streams.cli topics --prune-runs "$KEEP_RUNS" >&2
 
 craps-streams worker --web-port "$WEB_PORT" --loglevel info >"$RUN/worker.log" 2>&1 &
 pids+=($!)
@@ -52,11 +59,17 @@ pids+=($!)
 
 cat <<TXT
 
-craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on topics ${CRAPS_TOPIC_PREFIX}*.
-  floor page   http://127.0.0.1:$WEB_PORT/
+craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on topics ${CRAPS_TOPIC_PREFIX}*
+(the newest $KEEP_RUNS runs' topics are kept; older ones were deleted).
+  floor page   http://127.0.0.1:$WEB_PORT/      (its data: /floor.json)
   metrics      http://127.0.0.1:$WEB_PORT/metrics
   Prometheus   $prom_url
   logs         $RUN/worker.log  $RUN/floor.log  $RUN/prometheus.log
+In a second terminal, on this run's topics:
+  source $RUN/floor.env
+  craps-streams tail --topics settlements,alerts,rejections
+  craps-streams replay --from-topic --only none
+  craps-streams audit --from-topic --settlements-topic
 Settlements and alerts follow (Ctrl-C stops everything):
 
 TXT

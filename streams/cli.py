@@ -238,6 +238,12 @@ def cmd_topics(args) -> int:
     from streams.kafka.topics import create_topics, describe_topics, spec_drift
 
     bootstrap = args.bootstrap or default_bootstrap()
+    if args.prune_runs is not None:
+        from streams.kafka.topics import prune_runs
+
+        deleted = prune_runs(args.prune_runs, bootstrap, args.timeout)
+        print(f"deleted {len(deleted)} topics of earlier runs" + (f": {', '.join(deleted)}" if deleted else ""))
+        return 0
     if not args.list:
         for name, status in create_topics(bootstrap, timeout_s=args.timeout).items():
             print(f"{status:8} {name}")
@@ -352,6 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("--bootstrap", help="default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092")
     tp.add_argument("--list", action="store_true", help="only print the existing topics")
     tp.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    tp.add_argument("--prune-runs", type=int, metavar="N",
+                    help="only delete the topics of `make run` floors (craps.run-*) but the newest N runs'")
     tp.set_defaults(run=cmd_topics)
     return p
 

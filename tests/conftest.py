@@ -16,6 +16,15 @@ import time
 import uuid
 
 import pytest
+from hypothesis import Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+# Property tests (tests/exploration.py): CI is deterministic, exploration is by hand.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True,
+                          phases=(Phase.explicit, Phase.generate, Phase.target))
+settings.register_profile("explore", derandomize=False, print_blob=True,
+                          database=DirectoryBasedExampleDatabase(str(pathlib.Path(__file__).resolve().parents[1] / ".hypothesis")))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BOOTSTRAP = os.environ.get("CRAPS_KAFKA_BOOTSTRAP", "127.0.0.1:9092")

@@ -76,9 +76,12 @@ cmd_fetch() {
   rm -rf "$tmp"
   mkdir -p "$(dirname "$LIB")"
   local mvnlog="$LIB.mvn.log"
-  # Output goes to a file (mvn -q still prints stray ANSI resets); shown only on failure.
-  if ! mvn -q -B -f "$HERE/pom.xml" "-Dkafka.version=$WANT_VERSION" \
-        dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$tmp" >"$mvnlog" 2>&1; then
+  # Maven's output goes to a file (shown only on failure); a person waiting sees a count of the
+  # artifacts downloaded so far, on one line.
+  if ! mvn -B -f "$HERE/pom.xml" "-Dkafka.version=$WANT_VERSION" \
+        dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$tmp" 2>&1 \
+      | tee "$mvnlog" | awk '/Downloaded from/ { n++; printf "\rkafka.sh: %d artifacts downloaded", n > "/dev/stderr"; fflush() }
+                              END { if (n) print "" > "/dev/stderr" }'; then  # pipefail: mvn's status
     cat "$mvnlog" >&2
     rm -rf "$tmp"
     die "maven fetch failed (is kafka_2.13:$WANT_VERSION on Maven Central? try KAFKA_VERSION=4.1.1)"
@@ -90,6 +93,9 @@ cmd_fetch() {
   mv "$tmp" "$LIB"
   log "fetched $(ls "$LIB"/*.jar | wc -l) jars ($(du -sh "$LIB" | cut -f1))"
 }
+
+# The security mode the data dir was formatted with (none recorded: before the broker was secured).
+formatted_security() { cat "$DATA/security" 2>/dev/null || echo plaintext; }
 
 # pid of our running broker, or nothing. Guards against stale pid files / pid reuse.
 running_pid() {
@@ -302,6 +308,8 @@ format_storage() {
 cmd_start() {
   local pid
   if pid="$(running_pid)"; then
+    [[ "$(formatted_security)" == "$SECURITY" ]] \
+      || die "a broker with KAFKA_SECURITY=$(formatted_security) is running on $DATA: \`kafka.sh stop\` it first"
     log "already running (pid $pid) on 127.0.0.1:$PORT, data $DATA"
     return 0
   fi
@@ -310,9 +318,13 @@ cmd_start() {
     port_open "$p" && die "127.0.0.1:$p is already in use by another process (set KAFKA_PORT / KAFKA_CONTROLLER_PORT, or stop it)"
   done
   render_config
-  # A data dir formatted for one security mode has the other's logins (or none): refuse to mix.
-  if [[ -f "$DATA/metadata/meta.properties" && "$(cat "$DATA/security" 2>/dev/null || echo plaintext)" != "$SECURITY" ]]; then
-    die "$DATA was formatted with KAFKA_SECURITY=$(cat "$DATA/security" 2>/dev/null || echo plaintext); run \`kafka.sh reset\` first"
+  # A data dir formatted for one security mode has the other's logins (or none): never mixed. One
+  # from before the broker was secured is moved aside (kept, not deleted) and a new one formatted.
+  if [[ -f "$DATA/metadata/meta.properties" && "$(formatted_security)" != "$SECURITY" ]]; then
+    local aside; aside="$DATA.$(formatted_security)-$(date +%Y%m%d-%H%M%S)"
+    log "$DATA was formatted with KAFKA_SECURITY=$(formatted_security): moved to $aside, formatting a new one"
+    mv "$DATA" "$aside"
+    render_config
   fi
   format_storage
   echo "$SECURITY" >"$DATA/security"
@@ -374,6 +386,10 @@ cmd_stop() {
 cmd_status() {
   local pid
   if pid="$(running_pid)"; then
+    if [[ "$(formatted_security)" != "$SECURITY" ]]; then
+      echo "running pid=$pid port=$PORT security=$(formatted_security), not the wanted $SECURITY data=$DATA"
+      return 4
+    fi
     local ready="starting"
     grep -q 'Kafka Server started' "$LOGFILE" 2>/dev/null && port_open "$PORT" && ready="ready"
     echo "running ($ready) pid=$pid port=$PORT security=$SECURITY controller_port=$CPORT data=$DATA version=$WANT_VERSION"

@@ -74,10 +74,25 @@ async def _report_lag(worker, metrics) -> None:
                 metrics.lag.labels(str(tp.partition)).set(max(0, highwater - position))
 
 
+class ExpectedRetries(logging.Filter):
+    """Kafka 4 answers a produce that races the previous transaction's markers with a retriable
+    NOT_ENOUGH_REPLICAS (KIP-890 transaction verification, for clients that do not speak the new
+    protocol, as aiokafka does not); aiokafka logs each such retry as a WARNING although it is the
+    expected path and the batch is re-sent at once. A log a person reads must show what matters,
+    so these become DEBUG records (kept only at --loglevel debug); other warnings pass untouched."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and "NotEnoughReplicas" in record.getMessage():
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+
 def serve(web_port: int, loglevel: str = "warning") -> int:
     logging.basicConfig(level=loglevel.upper(),
                         format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
     for noisy in ("aiokafka", "kafka"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+        logging.getLogger(noisy).setLevel(logging.DEBUG if loglevel.lower() == "debug" else logging.WARNING)
+    logging.getLogger("aiokafka.producer.sender").addFilter(ExpectedRetries())
     asyncio.run(_main(web_port))
     return 0

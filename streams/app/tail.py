@@ -11,17 +11,24 @@ TOPICS = {"settlements": SETTLEMENTS, "markers": LAYOUT_MARKERS, "alerts": SURVE
           "rejections": REJECTIONS}
 
 
+def dollars(cents: int) -> str:
+    return f"${cents / 100:,.2f}"
+
+
 def line_of(record: dict) -> str:
+    """One line per output, in fixed columns (table, seq, wager, position, stake, outcome) so the
+    eye can run down a column however long the amounts are."""
     kind = record["type"]
+    head = f"{record['table_id'] or '?':<8} seq {record['seq']:>6}  "
     if kind == "WagerSettled":
-        money = f"won ${record['won_cents'] / 100:,.2f}" if record["outcome"] == "win" else record["outcome"]
-        return (f"{record['table_id']} seq {record['seq']:>6}  {record['wager']:<15} pos {record['position']:>2}  "
-                f"stake ${record['stake_cents'] / 100:,.2f}  {money:<16} {record['detail']}")
+        outcome = f"won {dollars(record['won_cents'])}" if record["outcome"] == "win" else record["outcome"]
+        return (f"{head}{record['wager']:<15} pos {record['position']:>2}  "
+                f"stake {dollars(record['stake_cents']):>10}  {outcome:<18} {record['detail']}")
     if kind == "SurveillanceAlerted":
-        return f"{record['table_id']} seq {record['seq']:>6}  ALERT {record['alert']}: {record['message']}"
+        return f"{head}ALERT {record['alert']}: {record['message']}"
     if kind == "EventRejected":
-        return f"{record['table_id'] or '?'} seq {record['seq']:>6}  REJECTED {record['reason']}: {record['message']}"
-    return f"{record['table_id']} seq {record['seq']:>6}  {kind} {record.get('layout')} {record.get('marker') or record.get('reason')}"
+        return f"{head}REJECTED {record['reason']}: {record['message']}"
+    return f"{head}{kind} {record.get('layout')} {record.get('marker') or record.get('reason')}"
 
 
 def follow(kinds: list[str], from_beginning: bool, limit: int = 0, bootstrap: str | None = None) -> Iterator[str]:

@@ -156,6 +156,18 @@ def apply_grants(admin, grants: Iterable[Grant], timeout_s: float = 30.0) -> int
     return len(missing)
 
 
+def revoke_topics(admin, names: Iterable[str]) -> None:
+    """Delete the LITERAL ACLs that name these topics (a deleted floor's), so a topic created later
+    under the same name starts with no rights for anyone."""
+    from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePatternFilter, ResourceType
+
+    filters = [ACLFilter(principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+                         resource_pattern=ResourcePatternFilter(ResourceType.TOPIC, n, ACLResourcePatternType.LITERAL))
+               for n in names]
+    if filters:
+        admin.delete_acls(filters)
+
+
 def grant_floor(admin, prefix: str, app_id: str) -> int:
     return apply_grants(admin, floor_grants(prefix, app_id))
 

@@ -141,3 +141,27 @@ def spec_drift(name: str, info: dict) -> list[str]:
     if info["partitions"] != spec.partitions:
         bad.append(f"partitions (want {spec.partitions})")
     return bad
+
+
+RUN_PREFIX = "craps.run-"
+
+
+def prune_runs(keep: int, bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> List[str]:
+    """Delete the topics of `make run`'s floors (`craps.run-<time>.*`) but those of the newest
+    `keep` runs, so `.kafka-data` does not grow with every run, and the ACLs that named them.
+    Returns the deleted topic names."""
+    admin = _admin(bootstrap, timeout_s)
+    try:
+        names = [n for n in admin.list_topics() if n.startswith(RUN_PREFIX)]
+        runs = sorted({n[len(RUN_PREFIX):].split(".", 1)[0] for n in names})  # <time> sorts by age
+        kept = set(runs[-keep:]) if keep > 0 else set()
+        doomed = sorted(n for n in names if n[len(RUN_PREFIX):].split(".", 1)[0] not in kept)
+        if doomed:
+            admin.delete_topics(doomed, timeout_ms=int(timeout_s * 1000))
+            if client_settings("admin", bootstrap).get("security_protocol") != "PLAINTEXT":
+                from streams.kafka.access import revoke_topics
+
+                revoke_topics(admin, doomed)
+        return doomed
+    finally:
+        admin.close()

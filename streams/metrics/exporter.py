@@ -11,7 +11,7 @@ player positions. Money is in cents (`_cents`), times in seconds.
 """
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from streams.odds import all_wager_odds
@@ -19,6 +19,10 @@ from streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 MONEY = ("table", "wager", "paytable")
+
+# Counters' `*_created` series (one per label set) are noise to a Prometheus user: it derives
+# resets from the counter itself.
+disable_created_metrics()
 
 
 class FloorMetrics:

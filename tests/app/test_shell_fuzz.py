@@ -8,16 +8,18 @@ import collections
 import json
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+
+from tests.exploration import examples
 
 from streams.app.shell import SettlementShell
 from streams.surveillance.booking import APPLIED, DUPLICATE, HELD, REJECTED
 from streams.codec import encode_event
-from streams.rules import WagerSettled
+from streams.rules import SurveillanceAlerted, WagerSettled
 from streams.sim.floor import floor_events
 
-FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 FIELD_VALUES = st.one_of(st.none(), st.integers(-2**40, 2**40), st.text(max_size=12), st.booleans(),
                          st.sampled_from([0, 1, 6, 7, 17, -1, "T001", "fire", "hot_shooter", "seven_out"]))
@@ -60,15 +62,28 @@ def encoded(item) -> bytes:
         return json.dumps(item, default=str).encode()  # unencodable: the raw bytes a broken feed sends
 
 
+# The feed's own alerts about a gap belong to the event that ends or moves it: their seq is that
+# event's, even when the event itself is rejected (streams/rules/sequence.py).
+FEED_ALERTS = ("sequence_resumed", "sequence_gap")
+
+
 @FUZZ
-@given(seed=st.integers(0, 10_000), rate=st.floats(0.0, 0.5), data=st.data())
-def test_adversarial_feed_never_crashes_and_every_message_is_accounted_for(seed, rate, data):
+@given(seed=st.integers(0, 10_000), rate=st.floats(0.0, 0.5), values=st.lists(FIELD_VALUES, max_size=64))
+# Found in CI (issue 10): a rejected WagerPlaced (seq 36, out_of_window) fills a gap, releases the
+# held 37 and 38 (both rejected too), and the sequence_resumed alert carries seq 36.
+@example(seed=606, rate=0.484375, values=[])
+# Found by the derandomized run: a WagerPlaced re-sent with a later seq (24) is held, then applied
+# after its first placement (seq 20) settled; the id is reused by a second placement.
+@example(seed=153, rate=0.0874894504572943,
+         values=[432, "\xaa\xbd\U0005cf0a6", -68, True, "8t\xda\U000ca4c6\U0003077f\x80CA\xd7\xb2", -49, True])
+def test_adversarial_feed_never_crashes_and_every_message_is_accounted_for(seed, rate, values):
     rng = random.Random(seed)
     clean = [r for r in floor_events(2, 0.5, seed) if isinstance(r, dict)]
+    drawn = iter(values)
     items = []
     for r in clean:
         if rng.random() < rate:
-            items.append(mutate(rng, r, lambda: data.draw(FIELD_VALUES)))
+            items.append(mutate(rng, r, lambda: next(drawn, None)))
             if rng.random() < 0.7:
                 items.append(r)  # and the floor re-sends the real one
         else:
@@ -95,13 +110,23 @@ def test_adversarial_feed_never_crashes_and_every_message_is_accounted_for(seed,
                 # game changes by those alone, and every other output is theirs.
                 seq = handled.event.seq
                 assert handled.state.received_seq >= seq + released
-                assert all(o.seq > seq for o in handled.outputs[1:])
+                assert all(o.seq > seq or (type(o) is SurveillanceAlerted and o.alert in FEED_ALERTS
+                                           and o.seq == seq) for o in handled.outputs[1:])
+                assert any(type(o) is SurveillanceAlerted and o.alert in FEED_ALERTS and o.seq == seq
+                           for o in handled.outputs)
         for o in handled.outputs:
             if type(o) is WagerSettled:
                 settled[(o.table_id, o.wager_id)] += 1
         assert all(len(m) == 3 and isinstance(m[2], bytes) for m in handled.messages)
     assert sum(verdicts.values()) == len(items)
-    assert not [k for k, n in settled.items() if n > 1], "a wager settled twice"
+    # A wager id is unique among the wagers in action on its table (duplicate_wager_id); a forged or
+    # mistaken placement that reuses the id of a wager already settled is another wager (README,
+    # readings). So each placement, told apart by its seq, is settled at most once.
+    placements = collections.defaultdict(set)
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "WagerPlaced":
+            placements[(item.get("table_id"), item.get("wager_id"))].add(item.get("seq"))
+    assert not [k for k, n in settled.items() if n > len(placements[k])], "a wager settled twice"
 
 
 @FUZZ
@@ -111,7 +136,7 @@ def test_random_bytes_are_rejected_with_their_bytes(blob):
     assert handled.verdict == REJECTED and len(handled.messages) == 1
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 10_000), window=st.integers(2, 40))
 def test_reordered_feed_with_duplicates_ends_with_nothing_held(seed, window):
     clean = [r for r in floor_events(2, 1.0, seed) if isinstance(r, dict)]

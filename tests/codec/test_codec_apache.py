@@ -19,6 +19,8 @@ from codec_strategies import (
 )
 from hypothesis import HealthCheck, given, settings
 
+from tests.exploration import examples
+
 from streams.codec import (
     HEADER_LEN,
     MAGIC,
@@ -31,7 +33,7 @@ from streams.codec import (
     write_container,
 )
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CODEC = default_codec()
 APACHE = {name: avro.schema.parse(s.path.read_text()) for name, s in CODEC.schemas.items()}
 

@@ -13,6 +13,8 @@ import pytest
 from codec_strategies import ANY_EVENT, ANY_OUTPUT, wire_fields
 from hypothesis import HealthCheck, given, settings
 
+from tests.exploration import examples
+
 from streams.codec import default_codec
 from streams.codec.compatibility import (
     backward_problems,
@@ -66,7 +68,7 @@ def _new_parsed(name):
     return fastavro.parse_schema(copy.deepcopy(CURRENT[name]), named_schemas={}, _force=True)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ANY_EVENT)
 def test_real_events_written_with_head_read_with_the_working_tree(record):
     name = next(n for n in FILES if CURRENT[n]["name"] == "TableEvent")
@@ -76,7 +78,7 @@ def test_real_events_written_with_head_read_with_the_working_tree(record):
     fastavro.schemaless_reader(buf, _old_parsed(name), _new_parsed(name))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ANY_OUTPUT)
 def test_real_outputs_written_with_head_read_with_the_working_tree(record):
     name = next(n for n in FILES if CURRENT[n]["name"] == record["type"])

@@ -12,6 +12,8 @@ from codec_strategies import ANY_EVENT, expected_event
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.exploration import examples
+
 from streams.codec import (
     CodecError,
     default_container_codec,
@@ -49,7 +51,7 @@ def test_round_trip(tmp_path, codec):
     assert not list(tmp_path.glob("*.tmp"))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(ANY_EVENT, max_size=30))
 def test_every_kind_in_a_file_object(records):
     buf = io.BytesIO()

@@ -6,6 +6,8 @@ from codec_strategies import ANY_EVENT, ANY_OUTPUT
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.exploration import examples
+
 from streams.codec import (
     MAGIC,
     CodecError,
@@ -16,7 +18,7 @@ from streams.codec import (
     encode_output,
 )
 
-FUZZ = settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DECODERS = (decode_event, decode_output, lambda b: default_codec().decode(b))
 HEADERS = [MAGIC + s.fingerprint for s in default_codec().schemas.values()]
 
@@ -64,7 +66,7 @@ def test_mutated_messages(data, draw):
     _decodes_or_codec_error(bytes(b) + draw.draw(st.binary(min_size=1, max_size=8)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.one_of(ANY_EVENT.map(encode_event), ANY_OUTPUT.map(encode_output)), st.data())
 def test_truncated_or_extended_messages_always_fail(data, draw):
     cut = draw.draw(st.integers(0, len(data) - 1))

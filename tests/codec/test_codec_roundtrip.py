@@ -16,6 +16,8 @@ from codec_strategies import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.exploration import examples
+
 from streams.codec import (
     HEADER_LEN,
     MAGIC,
@@ -29,7 +31,7 @@ from streams.codec import (
     to_json_line,
 )
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 EXAMPLES = [
     {"table_id": "T1", "seq": 1, "ts": 1_700_000_000_000, "type": "TableOpened", "table_kind": "live",

@@ -69,3 +69,12 @@ def test_a_worker_taking_the_tables_over_exports_the_same_money():
                  "craps_settlements_total", "craps_throws_total", "craps_hold_z_score"):
         assert a[name] == b[name] and a[name], name
     assert json.dumps(sorted(a["craps_table_open"].items())) == json.dumps(sorted(b["craps_table_open"].items()))
+
+
+def test_no_created_series_for_the_counters():
+    shell, handled = shell_after(tables=2, hours=1)
+    metrics = FloorMetrics(tables=owned(shell))
+    metrics.observe(handled, 0.0)
+    text = generate_latest(metrics.registry).decode()
+    assert "craps_events_total{" in text
+    assert "_created" not in text

@@ -12,6 +12,8 @@ from functools import lru_cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.exploration import examples
+
 from streams.odds.bonus_craps import TARGETS, all_before_seven, bonus_odds
 from streams.odds.fire_bet import distinct_points_distribution
 from streams.odds.hot_shooter import hot_shooter_odds, throws_distribution
@@ -104,7 +106,7 @@ def test_bonus_inclusion_exclusion_equals_chain():
             assert odds.house_edge == 1 - (paytable.odds_for(wager) + 1) * win
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.sets(st.sampled_from((2, 3, 4, 5, 6, 8, 9, 10, 11, 12)), max_size=5))
 def test_inclusion_exclusion_any_totals(totals):
     assert all_before_seven(tuple(sorted(totals))) == bonus_by_chain(frozenset(totals))
@@ -152,7 +154,7 @@ def test_hot_shooter_distribution_against_sequence_counts():
                     "N = 32..39": 6, "N = 40..44": 11, "N = 45..49": 29, "N >= 50": 99}
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.lists(st.tuples(st.integers(3, 60), st.sampled_from((PUSH, 1, 5, 50))),
                 min_size=1, max_size=5, unique_by=lambda t: t[0]))
 def test_hot_shooter_any_paytable(bands):

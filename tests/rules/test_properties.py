@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.exploration import examples
+
 from streams.rules import (
     ContractError,
     EventRejected,
@@ -50,8 +52,8 @@ from .table_script import Script, output_bytes, snapshot
 
 KINDS = ("fire", "all_small", "all_tall", "all_or_nothing", "hot_roller", "hot_shooter")
 BONUS_KINDS = ("all_small", "all_tall", "all_or_nothing")
-# derandomize: the same examples on every run, so that a run fails or passes for the code alone.
-SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, database=None,
+# Derandomized in CI by the "ci" profile (tests/exploration.py), random under `make explore`.
+SETTINGS = settings(max_examples=examples(200), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # ---------------------------------------------------------------- RULES.md, written out again
@@ -602,7 +604,7 @@ def test_replay_is_deterministic_and_equals_live(ops, table_kind, rules):
     assert len(ids) == len(set(ids)), "output ids are unique"
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=examples(60))
 @given(ops=ops_strategy, table_kind=table_kinds, rules=rules_strategy(), cut=st.integers(0, 10**6))
 def test_restore_once_mid_history_equals_live(ops, table_kind, rules, cut):
     """RULES.md, Bad input (nothing lost): a restored state is the state. A single snapshot at a
@@ -634,7 +636,7 @@ def test_restore_once_mid_history_equals_live(ops, table_kind, rules, cut):
     assert output_bytes(out) == output_bytes(live)
 
 
-@settings(SETTINGS, max_examples=25)
+@settings(SETTINGS, max_examples=examples(25))
 @given(ops=ops_strategy, table_kind=table_kinds, rules=rules_strategy())
 def test_per_throw_work_independent_of_the_number_of_wagers(ops, table_kind, rules):
     """RULES.md: markers and counts are kept per cohort (once per table per window), so per-throw

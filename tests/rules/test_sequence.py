@@ -9,6 +9,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.exploration import examples
+
 from streams.rules import (
     EventRejected,
     SurveillanceAlerted,
@@ -86,7 +88,7 @@ def test_reordered_within_the_window_settles_as_in_order():
     assert alerts == ["sequence_gap", "sequence_resumed"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 10_000), block=st.integers(2, 12), shuffle_seed=st.integers(0, 2**32))
 def test_any_bounded_reordering_gives_the_same_settlements_and_state(seed, block, shuffle_seed):
     """Property: events displaced by less than the window (here, shuffled within blocks) produce

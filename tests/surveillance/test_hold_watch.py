@@ -9,6 +9,8 @@ import pathlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.exploration import examples
+
 from streams.rules import SurveillanceAlerted, WagerSettled, apply, record_to_event
 from streams.sim.floor import floor_events
 from streams.surveillance import HoldBook, HoldWatch
@@ -119,7 +121,7 @@ def test_the_alert_rearms_when_the_hold_recovers():
     assert len(alerts) == 2 and alerts[0].id != alerts[1].id
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=st.integers(0, 1000), cut=st.integers(1, 4000))
 def test_a_book_restored_from_its_record_continues_identically(seed, cut):
     watch = HoldWatch(threshold=1.5, min_settled=3)

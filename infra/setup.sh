@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# What a fresh Debian machine lacks for `make run` / `make test`, installed once (each step is
+# skipped when already done):
+#   infra/setup.sh run    Java and Maven, Prometheus, the Python package, the Kafka jars
+#   infra/setup.sh test   the same, and Chromium for the browser tests
+# Debian packages need root (or password-less sudo); without it, one line says what to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+goal="${1:-run}"
+need=()
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || need+=(maven)
+command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+if [[ $goal == test ]] && ! command -v chromium >/dev/null 2>&1; then need+=(chromium); fi
+if ((${#need[@]})); then
+  if [[ $(id -u) == 0 ]]; then
+    sudo=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo=(sudo)
+  else
+    echo "setup: missing ${need[*]}: run 'sudo apt-get install -y ${need[*]}', then 'make $goal' again" >&2
+    exit 1
+  fi
+  echo "setup: installing ${need[*]} from Debian's packages (a minute or two) ..." >&2
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+echo "setup: the Python package and its dependencies ..." >&2
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
+infra/kafka/kafka.sh fetch

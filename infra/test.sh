@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# `make test`: every test CI runs, on the real broker. Starts the broker if it is not up and stops
+# it again at the end (a broker that was already running is left as it was). About 5 minutes on a
+# 2-core machine; pytest shows each test file as it goes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=0
+stop_broker() { if [[ $started == 1 ]]; then infra/kafka/kafka.sh stop || true; fi; }
+trap stop_broker EXIT
+if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
+  infra/kafka/kafka.sh up
+  started=1
+fi
+start=$SECONDS
+status=0
+python3 -m pytest -ra -p no:cacheprovider "$@" || status=$?
+echo "make test: $((SECONDS - start)) s of tests, exit $status" >&2
+exit $status
