@@ -22,6 +22,7 @@
 #                                                                 default: sasl_ssl
 #   CRAPS_SECRETS_DIR      CA, broker cert, passwords, client configs (0700, files 0600)
 #                                                                 default: $REPO/.secrets
+#   CRAPS_BROKER_SAN       the broker certificate's names         default: IP:127.0.0.1,DNS:localhost
 #   KAFKA_CONTROLLER_PORT  KRaft controller port on 127.0.0.1     default: 9093
 #   KAFKA_VERSION          org.apache.kafka:kafka_2.13 version    default: from pom.xml (4.4.0)
 #   KAFKA_LIB_DIR          where the jars go                      default: infra/kafka/lib
@@ -46,6 +47,8 @@ HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
 JVM_OPTS="${KAFKA_JVM_OPTS:-} -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true"
 SECRETS="${CRAPS_SECRETS_DIR:-$REPO/.secrets}"
 SECURITY="${KAFKA_SECURITY:-sasl_ssl}"
+# The names clients reach the broker by (its certificate's SAN). docker-compose.yml adds DNS:kafka.
+BROKER_SAN="${CRAPS_BROKER_SAN:-IP:127.0.0.1,DNS:localhost}"
 # One principal per role (README, Security). admin: the only super user a person uses; broker: the
 # broker's own inter-broker login (super user); kraft: the controller listener's PLAIN login.
 # The roles of streams/kafka/settings.py; their principals' names (User:<name>) where they differ.
@@ -146,7 +149,7 @@ sign_broker_cert() {  # into $SECRETS/broker.{key,crt,pem}
   ( umask 077; mkdir -p "$tmp"
     openssl req -new -newkey rsa:2048 -noenc -keyout "$tmp/broker.key" -out "$tmp/broker.csr" \
       -subj "/O=craps-streams/CN=localhost" 2>/dev/null
-    printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=critical,CA:FALSE" \
+    printf '%s\n' "subjectAltName=$BROKER_SAN" "basicConstraints=critical,CA:FALSE" \
       "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth,clientAuth" >"$tmp/ext"
     openssl x509 -req -in "$tmp/broker.csr" -CA "$SECRETS/ca.crt" -CAkey "$SECRETS/ca.key" \
       -set_serial "0x$(openssl rand -hex 16)" -days 397 -sha256 -extfile "$tmp/ext" -out "$tmp/broker.crt" 2>/dev/null
@@ -172,7 +175,7 @@ cmd_secrets() {
     rm -f "$SECRETS/broker.pem"  # a new CA: the old broker certificate no longer chains to it
   fi
   if [[ ! -f "$SECRETS/broker.pem" ]]; then
-    log "signing the broker certificate (SAN IP:127.0.0.1, DNS:localhost)"
+    log "signing the broker certificate (SAN $BROKER_SAN)"
     sign_broker_cert
   fi
   local name
@@ -406,7 +409,7 @@ cmd_reset() {
   log "deleted $DATA"
 }
 
-usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 case "${1:-}" in
   fetch)  cmd_fetch ;;
