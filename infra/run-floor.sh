@@ -35,8 +35,8 @@ trap cleanup INT TERM EXIT
 
 infra/kafka/kafka.sh fetch
 if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
+  started_kafka=1  # before `up`: a Ctrl-C while it starts stops it too
   infra/kafka/kafka.sh up
-  started_kafka=1
 fi
 python3 -m streams.cli topics >/dev/null
 python3 -m streams.cli topics --prune-runs "$KEEP_RUNS" >&2
