@@ -229,10 +229,13 @@ class Feeder:
 
 
 def _consumer(bootstrap: str, isolation: str = "read_committed") -> KafkaConsumer:
-    return KafkaConsumer(**client_settings("admin", bootstrap), group_id=None, enable_auto_commit=False,
+    # The checker reads everything: it logs in as the administrator (whose settings carry a timeout
+    # of their own, replaced here).
+    settings = {**client_settings("admin", bootstrap), "request_timeout_ms": 10000}
+    return KafkaConsumer(**settings, group_id=None, enable_auto_commit=False,
                          client_id=f"craps-faults-{uuid.uuid4().hex[:6]}", isolation_level=isolation,
                          auto_offset_reset="earliest", reconnect_backoff_max_ms=1000,
-                         request_timeout_ms=10000, max_partition_fetch_bytes=8 * 1024 * 1024)
+                         max_partition_fetch_bytes=8 * 1024 * 1024)
 
 
 class Collector(threading.Thread):
@@ -402,8 +405,8 @@ class GroupWatch:
 
     def _clients(self):
         if self._admin is None:
-            self._admin = KafkaAdminClient(**client_settings("admin", self.run.bootstrap), reconnect_backoff_max_ms=1000,
-                                           request_timeout_ms=5000, client_id="craps-faults-watch")
+            self._admin = KafkaAdminClient(**{**client_settings("admin", self.run.bootstrap), "request_timeout_ms": 5000},
+                                           reconnect_backoff_max_ms=1000, client_id="craps-faults-watch")
             self._consumer = _consumer(self.run.bootstrap)
         return self._admin, self._consumer
 
