@@ -31,6 +31,9 @@ REJECTIONS = TOPIC_PREFIX + "rejections"
 # The state of every table, the worker's changelog: compacted, one record per table kept.
 TABLE_STATE = TOPIC_PREFIX + "table-state"
 
+# `make run` gives each floor topics of its own, craps.run-<time>.* (pruned by `topics --prune-runs`).
+RUN_PREFIX = "craps.run-"
+
 PARTITIONS = 8
 RETAIN_FOREVER_MS = -1
 SEVEN_DAYS_MS = 7 * 24 * 60 * 60 * 1000

@@ -5,7 +5,10 @@ assigned partition (transactional.id = app id + partition, so a new owner of a p
 the old one: a zombie worker can never commit). For each partition's batch of events, one Kafka
 transaction holds the outputs, the new table states (compacted changelog TABLE_STATE) and the
 consumed offsets: all of them commit, or none. After a failed transaction the partition's tables
-are rebuilt from the changelog and the partition is re-read from its committed offset.
+are rebuilt from the changelog and the partition is re-read from its committed offset. A message
+whose settling raises (a bug) aborts its batch the same way, so a table half-changed by the bug is
+never committed nor used again; when re-read, that message is rejected ("internal_error", its raw
+bytes kept) instead of applied.
 
 Ownership is taken as soon as the group assigns a partition, in a fixed order: init_transactions
 first (it fences the previous owner and finishes or aborts its open transaction), then the tables
@@ -28,6 +31,7 @@ import asyncio
 import logging
 import os
 import time
+from dataclasses import dataclass
 
 from streams.app.recovery import recover_partition
 from streams.app.shell import SettlementShell
@@ -48,6 +52,26 @@ log = logging.getLogger("craps.worker")
 
 def _env_ms(name: str, default: int) -> int:
     return int(os.environ.get(name) or default)
+
+
+class _InternalError(Exception):
+    """Settling a message raised (a bug, not bad input): abort its batch's transaction."""
+
+    def __init__(self, offset: int, error: BaseException):
+        super().__init__(f"offset {offset}: {error!r}")
+        self.offset = offset
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedTable:
+    """One table of the worker's read model (`SettlingWorker.tables()`)."""
+
+    table_id: str
+    partition: int
+    state: object  # TableState, as of the last committed or in-flight event
+    book: object  # HoldBook or None (no settlement yet)
+    stored_text: str  # what the changelog gets for it: state and hold book, JSON
+    recovered_text: str | None  # what the changelog held when this worker took the partition over
 
 
 class PartitionOwner:
@@ -76,10 +100,33 @@ class SettlingWorker:
         self.stopping = asyncio.Event()
         self.assigned: set[int] = set()  # partitions the group gave this worker
         self.generation = 0  # bumped by every rebalance callback
+        # partition -> {offset: exception} of messages whose settling raised: rejected when re-read
+        self.failed: dict[int, dict[int, BaseException]] = {}
         self.session_timeout_ms = _env_ms("CRAPS_SESSION_TIMEOUT_MS", 10_000)
         self.heartbeat_interval_ms = _env_ms("CRAPS_HEARTBEAT_INTERVAL_MS", max(self.session_timeout_ms // 5, 100))
         self.transaction_timeout_ms = _env_ms("CRAPS_TRANSACTION_TIMEOUT_MS", 60_000)
         self.max_poll_interval_ms = _env_ms("CRAPS_MAX_POLL_INTERVAL_MS", 120_000)
+
+    # ------------------------------------------------------------ the read model
+
+    def tables(self) -> list[OwnedTable]:
+        """Every table of the partitions this worker owns now, loaded or only recovered so far
+        (a recovered one is loaded from its changelog text here), sorted by table id. For the
+        metrics, the floor page and /state: none of them reads the owners or shells directly."""
+        out = []
+        for owner in list(self.owners.values()):
+            shell = owner.shell
+            for table_id in set(shell.states) | set(owner.recovered):
+                state = shell.state_of(table_id)
+                if state is not None:
+                    out.append(OwnedTable(table_id, owner.partition, state, shell.books.get(table_id),
+                                          shell.stored_text(table_id), owner.recovered.get(table_id)))
+        out.sort(key=lambda t: t.table_id)
+        return out
+
+    def partitions(self) -> list[int]:
+        """The partitions this worker owns now."""
+        return sorted(self.owners)
 
     # ------------------------------------------------------------ partition ownership
 
@@ -212,16 +259,20 @@ class SettlingWorker:
         started = time.monotonic()
         handled_list = []
         changed: dict[str, None] = {}  # tables whose state changed in this batch, in order
-        rebuild = False
+        failed = self.failed.setdefault(partition, {})
         try:
             async with producer.transaction():
                 for m in messages:
-                    try:
-                        handled = shell.handle(m.value, m.topic, partition, m.offset)
-                    except Exception as e:  # a bug, not bad input: never stop the floor for it
-                        log.exception("partition %s offset %s: internal error", partition, m.offset)
-                        handled = SettlementShell.undecodable(m.value, e, m.topic, partition, m.offset)
-                        rebuild = True  # the tables may be half-changed: rebuild after the commit
+                    error = failed.get(m.offset)
+                    if error is not None:
+                        # Its settling raised last time (a bug): rejected with its bytes, not applied.
+                        handled = SettlementShell.undecodable(m.value, error, m.topic, partition, m.offset,
+                                                              reason="internal_error")
+                    else:
+                        try:
+                            handled = shell.handle(m.value, m.topic, partition, m.offset)
+                        except Exception as e:  # a bug, not bad input: never stop the floor for it
+                            raise _InternalError(m.offset, e) from e  # aborts the transaction
                     handled_list.append(handled)
                     for topic, key, value in handled.messages:
                         await producer.send(topic, value, key=key, partition=partition)
@@ -233,6 +284,16 @@ class SettlingWorker:
                     await producer.send(TABLE_STATE, shell.stored_text(table_id).encode(),
                                         key=table_id.encode(), partition=partition)
                 await producer.send_offsets_to_transaction({tp: messages[-1].offset + 1}, self.app_id)
+        except _InternalError as e:
+            # The table the bug hit may be half-changed: nothing of the batch is committed, the
+            # partition's tables are rebuilt from the changelog (owned again at the next round) and
+            # the batch re-read, with that message rejected instead of applied (compute, then commit).
+            log.error("partition %s offset %s: internal error; batch aborted, the message will be "
+                      "rejected", partition, e.offset, exc_info=e.__cause__)
+            failed[e.offset] = e.__cause__
+            await self._drop(owner)
+            self._rewind(tp, messages[0].offset)
+            return
         except ProducerFenced:
             # Another worker owns this partition now: this one is a zombie and must stop.
             log.error("partition %s: producer fenced; stopping", partition)
@@ -246,7 +307,8 @@ class SettlingWorker:
             await self._drop(owner)
             self._rewind(tp, messages[0].offset)
             return
-        if rebuild:
-            await self._drop(owner)  # owned again, with tables from the changelog, at its next batch
+        if failed:  # committed: offsets below the batch's end are never read again
+            for offset in [o for o in failed if o < messages[-1].offset + 1]:
+                del failed[offset]
         if self.observer is not None:
             self.observer(handled_list, partition, time.monotonic() - started)

@@ -16,7 +16,7 @@ from streams.codec import CodecError, encode_event, read_container
 from streams.kafka.producers import DeliveryError, feed_producer, send_all
 from streams.topics import TABLE_EVENTS
 
-__all__ = ["DeliveryError", "make_producer", "wire_message", "records_of", "Progress", "produce", "paced"]
+__all__ = ["DeliveryError", "make_producer", "wire_message", "records_of", "produce", "paced"]
 
 
 def make_producer(bootstrap: str | None = None):
@@ -53,32 +53,8 @@ def records_of(path: str) -> Iterator:
                 yield line
 
 
-class Progress:
-    """A one-line progress report on stderr for long files: count, rate."""
-
-    def __init__(self, enabled: bool, label: str = "sent"):
-        self.enabled = enabled
-        self.label = label
-        self.start = self.last = time.monotonic()
-        self.count = 0
-
-    def tick(self, n: int = 1) -> None:
-        self.count += n
-        now = time.monotonic()
-        if self.enabled and now - self.last >= 0.5:
-            self.last = now
-            rate = self.count / max(now - self.start, 1e-9)
-            print(f"\r{self.label} {self.count:,} events  {rate:,.0f} events/s", end="", file=sys.stderr)
-
-    def done(self) -> None:
-        elapsed = max(time.monotonic() - self.start, 1e-9)
-        if self.enabled:
-            print(f"\r{self.label} {self.count:,} events in {elapsed:.1f} s "
-                  f"({self.count / elapsed:,.0f} events/s)", file=sys.stderr)
-
-
-def produce(records: Iterable, producer, topic: str = TABLE_EVENTS, progress: Progress | None = None) -> int:
-    """Send every record; raises DeliveryError if any of them was not written: a broker outage the
+def produce(records: Iterable, producer, topic: str = TABLE_EVENTS, progress=None) -> int:
+    """Send every record (`progress`: an object with tick() and done(), or None); raises DeliveryError if any of them was not written: a broker outage the
     producer's retries did not ride out must never look like a complete feed."""
     n = send_all(producer, topic, (wire_message(r) for r in records),
                  on_sent=progress.tick if progress is not None else None)

@@ -11,7 +11,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Ne
 from kafka.errors import TopicAlreadyExistsError
 
 from streams.kafka.settings import client_settings
-from streams.topics import APP_ID, TOPIC_PREFIX, TOPICS, TopicSpec, replication_factor
+from streams.topics import APP_ID, RUN_PREFIX, TOPIC_PREFIX, TOPICS, TopicSpec, replication_factor
 
 
 def _admin(bootstrap: Optional[str], timeout_s: float) -> KafkaAdminClient:
@@ -141,9 +141,6 @@ def spec_drift(name: str, info: dict) -> list[str]:
     if info["partitions"] != spec.partitions:
         bad.append(f"partitions (want {spec.partitions})")
     return bad
-
-
-RUN_PREFIX = "craps.run-"
 
 
 def prune_runs(keep: int, bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> List[str]:

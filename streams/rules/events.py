@@ -7,8 +7,10 @@ their input (wager id, or table id and seq), so a re-processed input can never p
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, fields
+from typing import TYPE_CHECKING
 
-from streams.rules.submission import RulesSubmission
+if TYPE_CHECKING:  # only an annotation: the Rules Submission reads the wager kinds, which build events
+    from streams.rules.submission import RulesSubmission
 
 TABLE_KINDS = ("live", "hybrid", "fully_automated")
 SHOOTER_CHANGE_REASONS = ("table_open", "seven_out", "voluntary", "compulsory")

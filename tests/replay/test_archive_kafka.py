@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from streams.replay.archive import iter_archive, load_index, verify
+from streams.archive import iter_archive, load_index, verify
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.kafka

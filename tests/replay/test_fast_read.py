@@ -10,7 +10,7 @@ import fastavro
 import pytest
 
 from streams.codec import CodecError, default_codec, write_container
-from streams.replay.fastread import read_event_batches, read_events
+from streams.codec.fastread import read_event_batches, read_events
 from streams.rules import record_to_event
 from streams.rules.events import INPUT_TYPES, NEW, OUTPUT_TYPES, DiceThrown, WagerSettled
 
