@@ -107,8 +107,3 @@ def _settings_of(path: str, _mtime: int) -> tuple:
             ("sasl_plain_username", username), ("sasl_plain_password", password),
             ("ssl_context", context))
 
-
-def principal(role: str) -> str:
-    """The Kafka principal of a role as its ACLs name it (`User:<name>`)."""
-    settings = security_settings(role)
-    return f"User:{settings.get('sasl_plain_username', 'ANONYMOUS')}"
