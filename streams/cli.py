@@ -205,13 +205,18 @@ def cmd_simulate(args) -> int:
     if args.tables < 1 or args.hours <= 0 or not 0 <= args.bad_rate <= 1 or args.speed <= 0:
         print("simulate: --tables >= 1, --hours > 0, --speed > 0 and --bad-rate in 0..1", file=sys.stderr)
         return 2
+    try:
+        faults = _faults(args)
+    except ValueError as e:
+        print(f"simulate: {e}", file=sys.stderr)
+        return 2
     if args.live:
-        return _simulate_live(args)
+        return _simulate_live(args, faults)
     out = _open_out(args.output)
     dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
     write = out.write
     try:
-        for record in floor_events(args.tables, args.hours, args.seed, args.bad_rate):
+        for record in floor_events(args.tables, args.hours, args.seed, args.bad_rate, faults=faults):
             write(record if type(record) is str else dumps(record))
             write("\n")
         out.flush()
@@ -220,7 +225,24 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def _simulate_live(args) -> int:
+def _faults(args) -> dict:
+    """--fault SPEC on the tables of --fault-tables (default T001): table id -> Fault."""
+    from streams.sim.floor import Fault
+
+    if not args.fault:
+        if args.fault_tables:
+            raise ValueError("--fault-tables needs --fault")
+        return {}
+    fault = Fault.parse(args.fault)
+    tables = [t.strip() for t in (args.fault_tables or "T001").split(",") if t.strip()]
+    known = {f"T{n:03d}" for n in range(1, args.tables + 1)}
+    unknown = [t for t in tables if t not in known]
+    if unknown:
+        raise ValueError(f"--fault-tables: no such table on this floor: {', '.join(unknown)}")
+    return {t: fault for t in tables}
+
+
+def _simulate_live(args, faults: dict) -> int:
     import time
 
     from streams.ingest.producer import make_producer, paced, produce
@@ -234,7 +256,8 @@ def _simulate_live(args) -> int:
             yield record
 
     start_ms = time.time_ns() // 1_000_000
-    records = paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms), args.speed)
+    records = paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms, faults=faults),
+                    args.speed)
     producer = make_producer(args.bootstrap)
     try:
         produce(stamped(records), producer, progress=Progress(True, "floor sent", after_s=0.0, every=1, interval_s=0.5))
@@ -263,6 +286,19 @@ def cmd_worker(args) -> int:
     from streams.app.service import serve
 
     return serve(web_port=args.web_port, loglevel=args.loglevel)
+
+
+def cmd_floor(args) -> int:
+    import os
+
+    # Before the Faust app is built (at import): its app id carries the instance name.
+    if args.instance:
+        os.environ["CRAPS_FLOOR_INSTANCE"] = args.instance
+    if args.port:
+        os.environ["CRAPS_FLOOR_PORT"] = str(args.port)
+    from streams.floor.app import serve
+
+    return serve(loglevel=args.loglevel)
 
 
 def cmd_tail(args) -> int:
@@ -372,6 +408,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--live", action="store_true", help="feed the floor to Kafka in real time instead")
     s.add_argument("--speed", type=float, default=1.0, help="with --live: times faster than real time")
     s.add_argument("--bootstrap", help="Kafka bootstrap servers (default 127.0.0.1:9092)")
+    s.add_argument("--fault", help="a table that misbehaves: loaded-dice[:P7] (default 5/36), "
+                   "shaker-drift[:RATE] (die 1's six gains RATE an hour, default 0.02), or "
+                   "past-posting:POSITION (Hot Roller wagers only when the next throw is not a 7)")
+    s.add_argument("--fault-tables", help="comma list of the tables with the fault (default T001)")
     s.set_defaults(run=cmd_simulate)
 
     pr = sub.add_parser("produce", help="send JSON Lines or Avro container files of table events to Kafka")
@@ -382,9 +422,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     w = sub.add_parser("worker", help="run a settling worker against Kafka")
     w.add_argument("--web-port", type=int, default=int(__import__("os").environ.get("CRAPS_WEB_PORT", 6066)),
-                   help="the worker's web server (floor page, /metrics); 0 turns it off")
+                   help="the worker's web server (/metrics, /state); 0 turns it off")
     w.add_argument("--loglevel", default="warning")
     w.set_defaults(run=cmd_worker)
+
+    fl = sub.add_parser("floor", help="the floor view: every table live, with plots (faust-streaming)")
+    fl.add_argument("--port", type=int, help="web port (default $CRAPS_FLOOR_PORT or 6070)")
+    fl.add_argument("--instance", help="this view's name, unique per instance (default $CRAPS_FLOOR_INSTANCE or 1)")
+    fl.add_argument("--loglevel", default="warning")
+    fl.set_defaults(run=cmd_floor)
 
     t = sub.add_parser("tail", help="follow settlements and alerts in the terminal")
     t.add_argument("--topics", default="settlements,alerts",

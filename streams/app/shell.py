@@ -26,6 +26,7 @@ from streams.rules import (
 from streams.rules.verdict import UNDECODABLE
 from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldBook, HoldWatch
+from streams.surveillance.table_watch import TableWatch
 from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
 
 TOPIC_OF = {
@@ -48,8 +49,10 @@ class Handled:
 
 
 def state_to_text(state: TableState, book: HoldBook | None = None) -> str:
-    """What the changelog stores for a table: its state and its hold book, in one record."""
-    record = {"table": state.to_record(), "hold": (book or HoldBook()).to_record()}
+    """What the changelog stores for a table: its state, its hold book and its surveillance (dice,
+    hold tails, positions), in one record."""
+    book = book or HoldBook()
+    record = {"table": state.to_record(), "hold": book.to_record(), "watch": book.watch.to_record()}
     return json.dumps(record, separators=(",", ":"), sort_keys=True)
 
 
@@ -57,7 +60,9 @@ def state_from_text(text: str) -> tuple[TableState, HoldBook]:
     record = json.loads(text)
     if "table" not in record:  # stored before the hold book joined the table's record
         return TableState.from_record(record), HoldBook()
-    return TableState.from_record(record["table"]), HoldBook.from_record(record["hold"])
+    book = HoldBook.from_record(record["hold"])
+    book.watch = TableWatch.from_record(record.get("watch"))  # absent: stored before issue 14
+    return TableState.from_record(record["table"]), book
 
 
 def _messages(outputs: list) -> list:

@@ -13,8 +13,10 @@ The roles differ by the END of a topic's name (`table-events` vs `settlements`),
 patterns match a name's START: a PREFIXED grant on `craps.` would hand the viewer the table events
 too. So topic grants are LITERAL, per floor, made by the administrator when the floor's topics are
 created (streams/kafka/topics.py calls grant_floor); the names the application makes up at run time are
-PREFIXED: the worker's transactional ids `<app id>-<partition>`, the tail's groups `craps-tail-*`,
-and the faust read side's own topics, group and transactional ids `<prefix>floor-view*`.
+PREFIXED: the tail's groups `craps-tail-*`, and the floor view's (faust) own topics, groups and
+transactional ids `<app id>-floor-*` (streams/floor/app.py names its app `<app id>-floor-<instance>`).
+The worker's transactional ids are LITERAL, one per partition (`<app id>-<partition>`), so they do
+not also cover the floor view's.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from streams.kafka.security import ROLES, config_path, security_settings
 
 SCRAM_ITERATIONS = 8192
 TAIL_GROUP_PREFIX = "craps-tail-"  # streams/app/tail.py: one throwaway group per terminal
-FLOOR_VIEW_SUFFIX = "floor-view"  # the faust read side's application id: <topic prefix>floor-view
+FLOOR_VIEW_INFIX = "-floor-"  # the floor view's faust app ids: <app id>-floor-<instance> (streams/floor/app.py)
 
 
 @dataclass(frozen=True)
@@ -43,16 +45,19 @@ class Grant:
     pattern: str = "LITERAL"  # or PREFIXED
 
 
-def floor_view_app_id(prefix: str) -> str:
-    return os.environ.get("CRAPS_FLOOR_VIEW_APP_ID") or prefix + FLOOR_VIEW_SUFFIX
+def floor_view_prefix(app_id: str) -> str:
+    """What every faust app id of the floor's view starts with (its topics, group, transactional ids)."""
+    return app_id + FLOOR_VIEW_INFIX
 
 
-def floor_grants(prefix: str, app_id: str, floor_app_id: str | None = None) -> list[Grant]:
-    """Every ACL of one floor: its topics under `prefix`, its worker group `app_id`."""
+def floor_grants(prefix: str, app_id: str) -> list[Grant]:
+    """Every ACL of one floor: its topics under `prefix`, its worker group `app_id`, its floor view."""
+    from streams.topics import PARTITIONS
+
     events = prefix + "table-events"
     state = prefix + "table-state"
     outputs = [prefix + name for name in ("settlements", "layout-markers", "surveillance", "rejections")]
-    floor_app_id = floor_app_id or floor_view_app_id(prefix)
+    floor_app_id = floor_view_prefix(app_id)
     g: list[Grant] = []
 
     def topic(role, names, *ops, pattern="LITERAL"):
@@ -66,9 +71,9 @@ def floor_grants(prefix: str, app_id: str, floor_app_id: str | None = None) -> l
     topic("worker", [events], "READ", "DESCRIBE")
     topic("worker", [*outputs, state], "WRITE", "DESCRIBE")
     topic("worker", [state], "READ")
-    g += [Grant("worker", "GROUP", app_id, "READ"), Grant("worker", "GROUP", app_id, "DESCRIBE"),
-          Grant("worker", "TRANSACTIONAL_ID", app_id + "-", "WRITE", "PREFIXED"),
-          Grant("worker", "TRANSACTIONAL_ID", app_id + "-", "DESCRIBE", "PREFIXED")]
+    g += [Grant("worker", "GROUP", app_id, "READ"), Grant("worker", "GROUP", app_id, "DESCRIBE")]
+    g += [Grant("worker", "TRANSACTIONAL_ID", f"{app_id}-{p}", op) for p in range(PARTITIONS)
+          for op in ("WRITE", "DESCRIBE")]
     # Archive: the table events it files. Audit (and replay --from-topic): the events it replays and
     # the settlements it checks.
     topic("archive", [events], "READ", "DESCRIBE")
@@ -77,13 +82,13 @@ def floor_grants(prefix: str, app_id: str, floor_app_id: str | None = None) -> l
     topic("viewer", outputs, "READ", "DESCRIBE")
     g += [Grant("viewer", "GROUP", TAIL_GROUP_PREFIX, "READ", "PREFIXED")]
     # The faust read side (floor view): the outputs and states, and its own assignor, changelog
-    # topics, group and transactional ids, all named after its application id.
+    # topics, groups and transactional ids, all named after its application ids.
     topic("floor", [*outputs, state], "READ", "DESCRIBE")
     topic("floor", [floor_app_id], "CREATE", "READ", "WRITE", "DESCRIBE", pattern="PREFIXED")
     g += [Grant("floor", "GROUP", floor_app_id, "READ", "PREFIXED"),
           Grant("floor", "GROUP", floor_app_id, "DESCRIBE", "PREFIXED"),
-          Grant("floor", "TRANSACTIONAL_ID", floor_app_id + "-", "WRITE", "PREFIXED"),
-          Grant("floor", "TRANSACTIONAL_ID", floor_app_id + "-", "DESCRIBE", "PREFIXED")]
+          Grant("floor", "TRANSACTIONAL_ID", floor_app_id, "WRITE", "PREFIXED"),
+          Grant("floor", "TRANSACTIONAL_ID", floor_app_id, "DESCRIBE", "PREFIXED")]
     return g
 
 

@@ -8,13 +8,13 @@ import os
 
 import faust
 
-from streams.kafka.access import floor_view_app_id
+from streams.kafka.access import floor_view_prefix
 from streams.kafka.settings import broker_urls, sasl_credentials
-from streams.topics import SETTLEMENTS, TOPIC_PREFIX
+from streams.topics import APP_ID, SETTLEMENTS
 
 credentials = sasl_credentials("floor")
 app = faust.App(
-    floor_view_app_id(TOPIC_PREFIX),
+    floor_view_prefix(APP_ID) + "sectest",
     broker=broker_urls("floor"),
     broker_credentials=faust.SASLCredentials(**credentials) if credentials else None,
     store="memory://",

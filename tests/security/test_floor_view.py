@@ -12,7 +12,7 @@ import pytest
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
-from streams.kafka.access import admin_client, floor_view_app_id
+from streams.kafka.access import admin_client, floor_view_prefix
 from streams.kafka.settings import client_settings
 from tests.conftest import ROOT
 
@@ -43,7 +43,7 @@ def test_a_faust_read_side_runs_as_the_floor_view(pipeline, tmp_path):
             except subprocess.TimeoutExpired:
                 app.kill()
                 app.wait()
-    app_id = floor_view_app_id(pipeline.prefix)
+    app_id = floor_view_prefix(pipeline.app_id) + "sectest"
     admin = admin_client(pipeline.bootstrap)
     try:
         topics = set(admin.list_topics())
