@@ -94,9 +94,12 @@ def run_full_command(path: str) -> tuple[float, int]:
     The peak is the child's VmHWM (its own address space since exec). Not ru_maxrss, even the
     child's RUSAGE_SELF: Linux keeps ru_maxrss across exec, and a child forked from this process
     (which holds the million decoded events of the core measure, ~300 MiB) starts with the
-    parent's pages resident, so ru_maxrss said 330 MiB for a replay that never exceeds ~45."""
+    parent's pages resident, so ru_maxrss said 330 MiB for a replay that never exceeds ~45.
+
+    The simulated file is untagged, so the command runs with --accept-untagged: this measures
+    replay without the tag check, as before tags; benchmarks/tags_bench.py measures the check."""
     code = ("import os, resource, sys; from streams.cli import main; "
-            f"main(['replay', {path!r}, '-o', os.devnull]); "
+            f"main(['replay', {path!r}, '-o', os.devnull, '--accept-untagged']); "
             "u = resource.getrusage(resource.RUSAGE_SELF); "
             "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]; "
             "print(u.ru_utime + u.ru_stime, hwm[0] if hwm else u.ru_maxrss, file=sys.stderr)")

@@ -42,6 +42,9 @@ fi
 python3 -m streams.cli topics >/dev/null
 python3 -m streams.cli topics --prune-runs "$KEEP_RUNS" >&2
 
+# The table controllers' keys (tags on every event): made at the first start into .secrets/ (0600,
+# git-ignored), kept afterwards; the worker checks every event against them.
+craps-streams keys init >/dev/null
 # TLS and basic auth on the web side when CRAPS_WEB_CONFIG names an exporter-toolkit web config.
 scheme=http
 if [[ -n "${CRAPS_WEB_CONFIG:-}" ]] && grep -q '^tls_server_config:' "$CRAPS_WEB_CONFIG"; then scheme=https; fi

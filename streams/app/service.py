@@ -82,5 +82,11 @@ def serve(web_port: int, loglevel: str = "warning") -> int:
     for noisy in ("aiokafka", "kafka"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if loglevel.lower() == "debug" else logging.WARNING)
     logging.getLogger("aiokafka.producer.sender").addFilter(ExpectedRetries())
-    asyncio.run(_main(web_port))
+    from streams.authenticity import KeyRingError
+
+    try:
+        asyncio.run(_main(web_port))
+    except KeyRingError as e:
+        log.error("the worker checks every event's tag and needs the floor's key ring: %s", e)
+        return 2
     return 0

@@ -71,10 +71,12 @@ def _messages(outputs: list) -> list:
 
 class SettlementShell:
     """Holds the live states of the tables this worker owns; `load` reads a stored state (JSON text)
-    when a table is not in memory yet (after a restart or a rebalance)."""
+    when a table is not in memory yet (after a restart or a rebalance); `tags` checks every event's
+    authentication tag before the core (the worker always gives one)."""
 
-    def __init__(self, load, watch: HoldWatch | None = None):
+    def __init__(self, load, watch: HoldWatch | None = None, tags=None):
         self.load = load
+        self.tags = tags  # the tag check before the core (streams.authenticity.TagCheck)
         self.watch = watch or HoldWatch.from_settings(os.environ)
         self.states: dict[str, TableState] = {}
         self.books: dict[str, HoldBook] = {}  # table id -> its hold book, beside its state
@@ -99,7 +101,7 @@ class SettlementShell:
         except (CodecError, ContractError) as e:
             return self.undecodable(value, e, topic, partition, offset)
         self.state_of(event.table_id)  # loaded from the changelog on first sight
-        verdict, state, outputs = settle_event(self.states, self.books, self.watch, event)
+        verdict, state, outputs = settle_event(self.states, self.books, self.watch, event, self.tags)
         return Handled(verdict, event.table_id, outputs, _messages(outputs), state, event)
 
     @staticmethod

@@ -3,6 +3,10 @@
 Inputs carry the table id, the per-table sequence number `seq` and the event time `ts` (epoch
 milliseconds): the core has no clock of its own. Outputs carry a deterministic `id` derived from
 their input (wager id, or table id and seq), so a re-processed input can never pay twice.
+
+Every input ends with `key_id` and `tag`: the table controller's authentication tag over the
+event's canonical bytes (`streams.authenticity`), checked before the core sees the event. The core
+itself never reads them; they travel with the event so a held event or a rejection keeps them.
 """
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ class TableOpened:
     rules: RulesSubmission
     # The rules object as it was sent, kept for the record and for re-encoding.
     rules_record: dict | None = None
+    key_id: str | None = None
+    tag: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +44,8 @@ class ShooterChanged:
     shooter_id: str
     position: int
     reason: str
+    key_id: str | None = None
+    tag: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +56,8 @@ class DiceThrown:
     die1: int
     die2: int
     valid: bool = True
+    key_id: str | None = None
+    tag: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +69,8 @@ class WagerPlaced:
     position: int
     wager: str
     amount_cents: int
+    key_id: str | None = None
+    tag: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +80,8 @@ class WagerChangeRequested:
     ts: int
     wager_id: str
     amount_cents: int
+    key_id: str | None = None
+    tag: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +90,8 @@ class ComeBetsOnly:
     seq: int
     ts: int
     active: bool
+    key_id: str | None = None
+    tag: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +99,12 @@ class TableClosed:
     table_id: str
     seq: int
     ts: int
+    key_id: str | None = None
+    tag: str | None = None
 
+
+# The authentication fields every input ends with (not judged by the rules).
+TAG_FIELDS = ("key_id", "tag")
 
 TableEvent = (TableOpened | ShooterChanged | DiceThrown | WagerPlaced | WagerChangeRequested
               | ComeBetsOnly | TableClosed)

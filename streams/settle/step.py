@@ -2,13 +2,15 @@
 message takes, live (app/shell.py, after decoding the Kafka message) and in replay
 (replay/engine.py).
 
-    decode -> [verify] -> settle_event: apply (state, outputs, verdict) -> book the hold,
+    decode -> settle_event: verify the tag -> apply (state, outputs, verdict) -> book the hold,
            watch the table (streams.surveillance.table_watch) -> outputs to send
 
 The live worker's shell and replay both settle here, so they cannot drift apart: the same outputs
 (the core's, then the surveillance alerts their throws and settlements raise) and the same
-verdict (streams.rules.verdict). A check that must run before the core (an authentication tag) goes
-before `settle_event` in the shells; a watch over the outputs goes where HoldWatch.watch is.
+verdict (streams.rules.verdict). The authentication tag (streams.authenticity) is checked first:
+an event that fails it is rejected with a forged_event alert and never reaches the core (nor the
+surveillance of the table), so its table's state and money stay exactly as they were. A watch over
+the outputs goes where HoldWatch.watch is.
 
 An input that is not an event at all becomes `undecodable_rejection`, the only place its
 rejection is built (the worker writes it with the raw bytes; replay of an archive rebuilds it
@@ -25,14 +27,20 @@ from streams.surveillance.table_watch import observe
 NOT_AVRO = "not a decodable Avro message"
 
 
-def settle_event(tables: dict, books: dict, watch: HoldWatch, event) -> tuple[str, object, list]:
+def settle_event(tables: dict, books: dict, watch: HoldWatch, event, tags=None) -> tuple[str, object, list]:
     """-> (verdict, table state, outputs) of one event. `tables` (table id -> state) gets the new
     state; `books` (table id -> HoldBook, with the table's surveillance) gains the table's book on
-    its first applied event.
+    its first applied event; `tags` (a `streams.authenticity.TagCheck`: `problem(event)` -> None or
+    (reason, message), `rejection`) judges the event's tag before the core: the worker, replay and
+    audit always pass one; None (no check) is for tests of the rules alone.
 
     The state is None only for an event of a table never opened (rejected)."""
     table_id = event.table_id
     state = tables.get(table_id)
+    if tags is not None:
+        problem = tags.problem(event)
+        if problem is not None:  # not authentic: the core never sees it, the table is untouched
+            return REJECTED, state, tags.rejection(event, *problem)
     # Events held beyond a gap that this one may release (applied in seq order after it).
     waiting = dict(state.held) if state is not None and state.held else None
     state, outputs, verdict = apply(state, event)
