@@ -48,8 +48,22 @@ from streams.ingest.producer import make_producer, produce  # noqa: E402
 from streams.sim.floor import floor_events  # noqa: E402
 from streams.authenticity import TableSigner, keyfile, sign_record  # noqa: E402
 from streams.kafka.settings import client_settings  # noqa: E402
+from streams.kafka.access import admin_client, grant_floor  # noqa: E402
+from streams.kafka.settings import default_bootstrap  # noqa: E402
 from streams.kafka.topics import create_topics  # noqa: E402
 from streams.topics import SETTLEMENTS, TABLE_EVENTS  # noqa: E402
+
+
+def grant(app_id: str) -> None:
+    """The worker role's group and transactional ids for one more application id (each round drains
+    on a fresh group), granted by the administrator as for any floor; nothing on a plaintext broker."""
+    if client_settings("admin").get("security_protocol") == "PLAINTEXT":
+        return
+    admin = admin_client(default_bootstrap())
+    try:
+        grant_floor(admin, PREFIX, app_id)
+    finally:
+        admin.close()
 
 
 class PassThroughWorker(SettlingWorker):
@@ -69,6 +83,7 @@ class PassThroughWorker(SettlingWorker):
 async def drain(worker_cls, app_id: str, total: int) -> tuple[float, int]:
     """Events/s of a worker draining the whole backlog, from its first batch to its last."""
     seen = {"n": 0, "first": None, "last": None}
+    grant(app_id)
     worker = worker_cls(app_id=app_id)
 
     def observer(batch, partition, seconds):
@@ -170,7 +185,9 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
 
 
 def latency(seconds: float, tables: int) -> None:
-    env = {**os.environ, "CRAPS_APP_ID": f"bench-live-{uuid.uuid4().hex[:4]}",
+    app_id = f"bench-live-{uuid.uuid4().hex[:4]}"
+    grant(app_id)
+    env = {**os.environ, "CRAPS_APP_ID": app_id,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--web-port", "0"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -178,9 +195,11 @@ def latency(seconds: float, tables: int) -> None:
     stop = threading.Event()
 
     def consume():
-        consumer = KafkaConsumer(SETTLEMENTS, **client_settings("audit"),
-                                 group_id=f"bench-lat-{uuid.uuid4().hex[:4]}", isolation_level="read_committed",
-                                 auto_offset_reset="latest", enable_auto_commit=False)
+        # A viewer, as a floor's dashboards read settlements (its groups are craps-tail-*).
+        consumer = KafkaConsumer(SETTLEMENTS, **client_settings("viewer"),
+                                 group_id=f"craps-tail-bench-lat-{uuid.uuid4().hex[:4]}",
+                                 isolation_level="read_committed", auto_offset_reset="latest",
+                                 enable_auto_commit=False)
         while not stop.is_set():
             for messages in consumer.poll(timeout_ms=200).values():
                 now_ms = time.time() * 1000
