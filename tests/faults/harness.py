@@ -613,12 +613,29 @@ def check(run: FaultRun, floor: Floor, collector: Collector, scenario: str, reco
     return v
 
 
+def wait_for_every_partition_owned(run: FaultRun, timeout: float = 60.0) -> list[int]:
+    """The web ports of the live workers, once their /state routes together own every partition."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ports = [w.web_port for w in run.live_workers()]
+        owned: set[int] = set()
+        for port in ports:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/state", timeout=10) as r:
+                owned |= set(json.loads(r.read())["partitions"])
+        if owned >= set(range(PARTITIONS)) or time.monotonic() >= deadline:
+            return ports
+        time.sleep(0.5)
+
+
 def money_check(v: Verdict, run: FaultRun, final: list[dict]) -> None:
     """Item 7: the hold recomputed from the settlements topic equals the sum over the live
     workers' /metrics counters, to the cent, per (table, wager, paytable)."""
     from_topic = money_of(final)
-    ports = [w.web_port for w in run.live_workers()]
     try:
+        # A zombie that wakes up may rejoin the group for a moment before it is fenced and stops:
+        # the partitions it was given move back to the survivors only at the next rebalance, after
+        # every event is settled. Compare once the live workers own every partition again.
+        ports = wait_for_every_partition_owned(run)
         from_metrics = metrics_money(ports)
     except OSError as e:
         v.money_error = f"/metrics of {ports}: {e!r}"
