@@ -25,7 +25,6 @@ corrupted files.
 """
 from __future__ import annotations
 
-from dataclasses import fields
 from io import BytesIO
 from itertools import islice
 from operator import itemgetter
@@ -38,7 +37,7 @@ from fastavro.schema import to_parsing_canonical_form
 from streams.codec import CodecError, default_codec, read_container
 from streams.codec.container import record_of
 from streams.codec.schemas import fingerprint64
-from streams.rules.events import INPUT_TYPES, NEW, TableOpened
+from streams.rules.events import INPUT_TYPES, NEW, TableOpened, field_names
 
 EVENT_TYPES = frozenset(INPUT_TYPES.values())
 PRIMITIVES = ("string", "int", "long", "boolean")
@@ -60,7 +59,7 @@ def _plan(codec) -> dict:
         cls = INPUT_TYPES.get(kind)
         if cls is None or cls is TableOpened:
             continue
-        own = [f.name for f in fields(cls)][3:]
+        own = list(field_names(cls)[3:])
         avro = [(f["name"], f["type"]) for f in branch["fields"]]
         if [n for n, _ in avro] != own or any(t not in PRIMITIVES for _, t in avro):
             continue

@@ -94,6 +94,17 @@ def jsonl_source(path: str) -> Iterator[tuple[object, str]]:
         yield from json_lines(stream, name)
 
 
+def jsonl_batches(path: str) -> Iterator[list]:
+    """A JSON Lines file (or stdin) in batches, decoded by msgspec straight into core events where
+    it can (`jsonread`), else as `jsonl_source` gives them."""
+    from streams.replay.jsonread import json_line_batches
+
+    name = "stdin" if path == "-" else path
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")
+    with stream:
+        yield from json_line_batches(stream, name)
+
+
 def archive_source(path, sl: Slice | None = None, fast: bool = True) -> Iterator[tuple[object, str]]:
     """With `fast`, items that need no contract check come as core events (see `fastread`) and
     their `where` is None (it names only what may be rejected as malformed)."""
@@ -198,6 +209,8 @@ def open_history_batches(spec: str | None, *, from_topic: bool = False, topic: s
         return iter_archive_batches(spec, tables=tables, until=sl.until if sl is not None else None)
     if kind == "avro":
         return container_batches([spec, *extra_files])
+    if kind == "jsonl":
+        return jsonl_batches(spec)
     return batched(open_history(spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl,
                                 extra_files=extra_files))
 

@@ -6,8 +6,6 @@ Rule breaks with a well-formed shape (a die of 9, a position of 17) are the core
 """
 from __future__ import annotations
 
-from dataclasses import fields
-
 from streams.rules.events import (
     INPUT_TYPES,
     NEW,
@@ -15,6 +13,7 @@ from streams.rules.events import (
     EventRejected,
     TableOpened,
     WagerSettled,
+    field_names,
 )
 from streams.rules.submission import RulesError, rules_from_record
 
@@ -87,7 +86,7 @@ def record_to_event(record):
         except RulesError as e:
             raise ContractError("invalid_rules", f"rules: {e}") from None
         return TableOpened(table_id, seq, ts, values["table_kind"], rules, values.get("rules"))
-    return NEW[INPUT_TYPES[kind]](table_id, seq, ts, **values)  # INPUT_TYPES[kind](...), faster
+    return NEW[INPUT_TYPES[kind]](table_id, seq, ts, **values)
 
 
 def event_to_record(event) -> dict:
@@ -97,20 +96,18 @@ def event_to_record(event) -> dict:
         if event.rules_record is not None:
             record["rules"] = event.rules_record
         return record
-    for f in fields(event)[3:]:
-        record[f.name] = getattr(event, f.name)
+    for name in field_names(type(event))[3:]:
+        record[name] = getattr(event, name)
     return record
 
 
-_OUTPUT_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in OUTPUT_TYPES.values()}
+_OUTPUT_FIELDS = {cls: field_names(cls) for cls in OUTPUT_TYPES.values()}
 
 
 def output_to_record(output) -> dict:
     record = {"type": type(output).__name__}
-    if type(output) is WagerSettled:
-        record["id"] = output.id
     names = _OUTPUT_FIELDS.get(type(output))
-    for name in (names if names is not None else (f.name for f in fields(output))):
+    for name in (names if names is not None else field_names(type(output))):
         value = getattr(output, name)
         record[name] = list(value) if type(value) is tuple else value
     return record
@@ -118,7 +115,7 @@ def output_to_record(output) -> dict:
 
 def record_to_output(record: dict):
     cls = OUTPUT_TYPES[record["type"]]
-    values = {f.name: record[f.name] for f in fields(cls)}
+    values = {name: record[name] for name in field_names(cls)}
     if "wager_ids" in values:
         values["wager_ids"] = tuple(values["wager_ids"])
     return cls(**values)
