@@ -56,7 +56,7 @@ def peak_rss_mb() -> float:
 
 
 def write(out: Path, events: int, tables: int, seed: int) -> dict:
-    from streams.replay.archive import ArchiveWriter
+    from streams.archive import ArchiveWriter
     from streams.sim.floor import floor_events
 
     hours = events / (tables * EVENTS_PER_TABLE_HOUR) * 1.2 + 0.1
@@ -81,7 +81,7 @@ def write(out: Path, events: int, tables: int, seed: int) -> dict:
 def replay(out: Path) -> dict:
     """One process, as `craps-streams replay DIR --only none`."""
     from streams.cli import format_summary
-    from streams.replay.archive import iter_archive_batches
+    from streams.archive import iter_archive_batches
     from streams.replay.run import ReplayRun, batch_gc
 
     samples = []
@@ -157,7 +157,7 @@ def main() -> int:
         return 2
     try:
         if reuse:
-            from streams.replay.archive import load_index
+            from streams.archive import load_index
 
             n = sum(f["count"] for f in load_index(out)["files"])
             print(f"replaying the archive in {out} ({n:,} events)")

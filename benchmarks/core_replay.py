@@ -53,7 +53,7 @@ def run_core(events: list) -> float:
     get = tables.get
     start = time.process_time()  # CPU seconds of this one thread: "on one core"
     for e in events:
-        state, _ = apply(get(e.table_id), e)
+        state, _, _ = apply(get(e.table_id), e)
         if state is not None:
             tables[e.table_id] = state
     return time.process_time() - start

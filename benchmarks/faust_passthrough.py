@@ -31,7 +31,7 @@ Faust"). So sink mode "topic" does less per message than our transactional loops
 commit with the offsets; sink mode "transaction" does the same work (outputs and offsets in one
 transaction per partition) through Faust's own transactional producers.
 
-Only the worker imports faust; drain_faust() needs kafka-python and streams.topics.
+Only the worker imports faust; drain_faust() needs kafka-python and streams.kafka.
 """
 from __future__ import annotations
 
@@ -55,9 +55,9 @@ from streams.topics import (  # noqa: E402
     TOPIC_PREFIX,
     TOPICS,
     TopicSpec,
-    create_topics,
-    default_bootstrap,
 )
+from streams.kafka.settings import broker_urls, client_settings, default_bootstrap  # noqa: E402
+from streams.kafka.topics import create_topics  # noqa: E402
 
 APP_ID_ENV = "FAUST_PASSTHROUGH_APP_ID"
 SINK_ENV = "FAUST_PASSTHROUGH_SINK"
@@ -79,7 +79,7 @@ def make_app():
     bootstrap = default_bootstrap()
     app = faust.App(
         os.environ.get(APP_ID_ENV) or f"faust-pass-{uuid.uuid4().hex[:8]}",
-        broker=[f"kafka://{hp.strip()}" for hp in bootstrap.split(",") if hp.strip()],
+        broker=broker_urls("floor", bootstrap),
         processing_guarantee=os.environ.get(GUARANTEE_ENV, "exactly_once"),
         store="memory://",
         # Faust makes its datadir even with the memory store; default "{conf.name}-data" in the cwd.
@@ -144,7 +144,7 @@ def delete_topics(names: list[str]) -> None:
     from kafka.errors import KafkaError
 
     try:
-        admin = KafkaAdminClient(bootstrap_servers=default_bootstrap(), client_id="bench-faust-cleanup")
+        admin = KafkaAdminClient(**client_settings("admin"), client_id="bench-faust-cleanup")
     except (KafkaError, OSError) as exc:
         print(f"faust pass-through: topics {names} left on the broker: {exc!r}", file=sys.stderr)
         return
@@ -181,7 +181,7 @@ def drain_faust(total: int, tag: str, guarantee: str = "exactly_once", sink_mode
     app_id = f"{TOPIC_PREFIX}faust-pass-{tag}-{uuid.uuid4().hex[:4]}"
     create_sink(sink)
 
-    consumer = KafkaConsumer(bootstrap_servers=default_bootstrap(), group_id=None,
+    consumer = KafkaConsumer(**client_settings("audit"), group_id=None,
                              isolation_level="read_committed", enable_auto_commit=False,
                              fetch_max_bytes=64 * 1024 * 1024, max_partition_fetch_bytes=8 * 1024 * 1024,
                              max_poll_records=50_000)

@@ -48,7 +48,9 @@ from streams.app.worker import SettlingWorker  # noqa: E402
 from streams.codec import decode_output  # noqa: E402
 from streams.ingest.producer import make_producer, produce  # noqa: E402
 from streams.sim.floor import floor_events  # noqa: E402
-from streams.topics import SETTLEMENTS, TABLE_EVENTS, create_topics, default_bootstrap  # noqa: E402
+from streams.kafka.settings import client_settings  # noqa: E402
+from streams.kafka.topics import create_topics  # noqa: E402
+from streams.topics import SETTLEMENTS, TABLE_EVENTS  # noqa: E402
 
 
 class PassThroughWorker(SettlingWorker):
@@ -180,14 +182,14 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     prefix = f"bench{uuid.uuid4().hex[:6]}."
     env = {**os.environ, "CRAPS_APP_ID": f"bench-live-{uuid.uuid4().hex[:4]}", "CRAPS_TOPIC_PREFIX": prefix,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    subprocess.run([sys.executable, "-m", "streams.topics"], env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "streams.cli", "topics"], env=env, check=True, stdout=subprocess.DEVNULL)
     worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--web-port", "0"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     latencies: list[float] = []
     stop = threading.Event()
 
     def consume():
-        consumer = KafkaConsumer(prefix + "settlements", bootstrap_servers=default_bootstrap(),
+        consumer = KafkaConsumer(prefix + "settlements", **client_settings("audit"),
                                  group_id=f"bench-lat-{uuid.uuid4().hex[:4]}", isolation_level="read_committed",
                                  auto_offset_reset="earliest", enable_auto_commit=False)
         while not stop.is_set():

@@ -35,11 +35,11 @@ trap cleanup INT TERM EXIT
 
 infra/kafka/kafka.sh fetch
 if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
+  started_kafka=1  # before `up`: a Ctrl-C while it starts stops it too
   infra/kafka/kafka.sh up
-  started_kafka=1
 fi
-python3 -m streams.topics >/dev/null
-python3 -m streams.topics --prune-runs "$KEEP_RUNS" >&2
+python3 -m streams.cli topics >/dev/null
+python3 -m streams.cli topics --prune-runs "$KEEP_RUNS" >&2
 
 craps-streams worker --web-port "$WEB_PORT" --loglevel info >"$RUN/worker.log" 2>&1 &
 pids+=($!)

@@ -8,8 +8,8 @@ started=0
 stop_broker() { if [[ $started == 1 ]]; then infra/kafka/kafka.sh stop || true; fi; }
 trap stop_broker EXIT
 if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
+  started=1  # before `up`: an interrupt while it starts stops it too
   infra/kafka/kafka.sh up
-  started=1
 fi
 start=$SECONDS
 status=0

@@ -4,6 +4,44 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+
+class Progress:
+    """A progress line on stderr (events, events/s), shown once a run has lasted `after_s` seconds.
+    Library code is given it as an object with tick(n) and done(); only the CLI prints."""
+
+    def __init__(self, enabled: bool = True, label: str = "replayed", after_s: float = 2.0, stream=None,
+                 every: int = 10_000, interval_s: float = 1.0):
+        self.enabled = enabled
+        self.every = every  # events between two looks at the clock (a replay ticks millions)
+        self.interval_s = interval_s
+        self.label = label
+        self.after_s = after_s
+        self.stream = stream or sys.stderr
+        self.start = self.last = time.monotonic()
+        self.count = 0
+        self.shown = False
+        self._next_check = every
+
+    def tick(self, n: int = 1) -> None:
+        self.count += n
+        if self.count < self._next_check or not self.enabled:
+            return
+        self._next_check = self.count + self.every
+        now = time.monotonic()
+        if now - self.start >= self.after_s and now - self.last >= self.interval_s:
+            self.last = now
+            self.shown = True
+            rate = self.count / max(now - self.start, 1e-9)
+            print(f"\r{self.label} {self.count:,} events  {rate:,.0f} events/s", end="", file=self.stream,
+                  flush=True)
+
+    def done(self) -> None:
+        if self.enabled and (self.shown or self.after_s == 0):
+            elapsed = max(time.monotonic() - self.start, 1e-9)
+            print(f"\r{self.label} {self.count:,} events in {elapsed:.1f} s "
+                  f"({self.count / elapsed:,.0f} events/s)", file=self.stream, flush=True)
+
 
 def _dollars(cents: int) -> str:
     sign = "-" if cents < 0 else ""
@@ -52,7 +90,7 @@ def _slice_of(args, command: str):
 
 def cmd_replay(args) -> int:
     from streams.replay.run import ReplayRun, batch_gc, wanted_types
-    from streams.replay.sources import Progress, history_kind, open_history_batches
+    from streams.replay.sources import history_kind, open_history_batches
 
     try:
         wanted = wanted_types(args.only)
@@ -102,8 +140,6 @@ def cmd_replay(args) -> int:
 
 def _replay_parallel(args, spec: str, sl, wanted) -> int:
     from streams.replay.parallel import replay_archive_parallel
-    from streams.replay.sources import Progress
-
     out = _open_out(args.output)
     progress = Progress(not args.no_progress)
     try:
@@ -118,9 +154,7 @@ def _replay_parallel(args, spec: str, sl, wanted) -> int:
 
 
 def cmd_archive(args) -> int:
-    from streams.replay.archive import archive, verify
-    from streams.replay.sources import Progress
-
+    from streams.archive import archive, verify
     progress = Progress(not args.no_progress, "archived")
     try:
         result = archive(args.out, args.topic, args.bootstrap, progress=progress)
@@ -139,7 +173,7 @@ def cmd_archive(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from streams.replay.audit import run_audit
+    from streams.replay.audit import report_record, run_audit
 
     if not args.history and not args.from_topic:
         print("audit: --history (an archive DIR, a .jsonl file) or --from-topic", file=sys.stderr)
@@ -150,7 +184,19 @@ def cmd_audit(args) -> int:
     sl = _slice_of(args, "audit")
     if sl is None:
         return 2
-    return run_audit(args, sl)
+    try:
+        report = run_audit(args.history, sl, from_topic=args.from_topic, topic=args.topic, recorded=args.recorded,
+                           settlements_topic=args.settlements_topic, bootstrap=args.bootstrap)
+    except (OSError, ValueError) as e:
+        print(f"audit: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        return 2
+    for line in report.lines(args.limit)[:-1]:
+        print(line)
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as fo:
+            json.dump(report_record(report), fo, indent=1, default=str)
+    print(report.summary())
+    return 0 if report.clean else 1
 
 
 def cmd_simulate(args) -> int:
@@ -177,7 +223,7 @@ def cmd_simulate(args) -> int:
 def _simulate_live(args) -> int:
     import time
 
-    from streams.ingest.producer import Progress, make_producer, paced, produce
+    from streams.ingest.producer import make_producer, paced, produce
     from streams.sim.floor import floor_events
 
     def stamped(records):
@@ -191,18 +237,18 @@ def _simulate_live(args) -> int:
     records = paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms), args.speed)
     producer = make_producer(args.bootstrap)
     try:
-        produce(stamped(records), producer, progress=Progress(True, "floor sent"))
+        produce(stamped(records), producer, progress=Progress(True, "floor sent", after_s=0.0, every=1, interval_s=0.5))
     finally:
         producer.close()
     return 0
 
 
 def cmd_produce(args) -> int:
-    from streams.ingest.producer import Progress, make_producer, produce, records_of
+    from streams.ingest.producer import make_producer, produce, records_of
 
     producer = make_producer(args.bootstrap)
     try:
-        n = produce(records_of(args.file), producer, progress=Progress(not args.quiet))
+        n = produce(records_of(args.file), producer, progress=Progress(not args.quiet, "sent", after_s=0.0, every=1, interval_s=0.5))
     except OSError as e:
         print(f"produce: cannot read {args.file}: {e.strerror}", file=sys.stderr)
         return 2
@@ -220,9 +266,42 @@ def cmd_worker(args) -> int:
 
 
 def cmd_tail(args) -> int:
-    from streams.app.tail import tail
+    from streams.app.tail import follow
 
-    return tail(args.bootstrap, args.topics.split(","), args.from_beginning, args.limit)
+    try:
+        for line in follow(args.topics.split(","), args.from_beginning, args.limit, args.bootstrap):
+            print(line, flush=True)
+    except ValueError as e:
+        print(f"tail: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def cmd_topics(args) -> int:
+    from streams.kafka.settings import default_bootstrap
+    from streams.kafka.topics import create_topics, describe_topics, prune_runs, spec_drift
+
+    bootstrap = args.bootstrap or default_bootstrap()
+    if args.prune_runs is not None:
+        deleted = prune_runs(args.prune_runs, bootstrap, args.timeout)
+        print(f"deleted {len(deleted)} topics of earlier runs" + (f": {', '.join(deleted)}" if deleted else ""))
+        return 0
+    if not args.list:
+        for name, status in create_topics(bootstrap, timeout_s=args.timeout).items():
+            print(f"{status:8} {name}")
+    rc = 0
+    print(f"topics on {bootstrap}:")
+    for name, info in describe_topics(bootstrap, timeout_s=args.timeout).items():
+        cfg = info["configs"]
+        shown = " ".join(f"{k}={cfg[k]}" for k in ("cleanup.policy", "retention.ms") if k in cfg)
+        drift = spec_drift(name, info)
+        if drift:
+            rc = 1
+        print(f"  {name:32} partitions={info['partitions']:<3} {shown}"
+              + ("  DIFFERS FROM SPEC: " + ", ".join(drift) if drift else ""))
+    return rc
 
 
 def cmd_odds(args) -> int:
@@ -318,6 +397,14 @@ def build_parser() -> argparse.ArgumentParser:
     o = sub.add_parser("odds", help="exact outcome distribution, house edge and std dev of every wager")
     o.add_argument("--format", choices=("text", "json"), default="text")
     o.set_defaults(run=cmd_odds)
+
+    tp = sub.add_parser("topics", help="create the pipeline topics (idempotent) and list what the broker holds")
+    tp.add_argument("--bootstrap", help="default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092")
+    tp.add_argument("--list", action="store_true", help="only print the existing topics")
+    tp.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    tp.add_argument("--prune-runs", type=int, metavar="N",
+                    help="only delete the topics of `make run` floors (craps.run-*) but the newest N runs'")
+    tp.set_defaults(run=cmd_topics)
     return p
 
 

@@ -69,7 +69,7 @@ class Pipeline:
                               check=check, capture_output=True, text=True, timeout=300, **kw)
 
     def create_topics(self) -> None:
-        subprocess.run([sys.executable, "-m", "streams.topics"], env=self.env, cwd=ROOT, check=True,
+        subprocess.run([sys.executable, "-m", "streams.cli", "topics"], env=self.env, cwd=ROOT, check=True,
                        capture_output=True, timeout=120)
 
     def start_worker(self, name: str = "w1", web_port: int | None = None) -> subprocess.Popen:

@@ -20,16 +20,7 @@ log = logging.getLogger("craps.worker")
 async def _main(web_port: int) -> None:
     worker = SettlingWorker()
 
-    def owned_tables():
-        """(state, hold book) of every table the worker owns, loaded or only recovered so far."""
-        for owner in list(worker.owners.values()):
-            shell = owner.shell
-            for table_id in set(shell.states) | set(owner.recovered):
-                state = shell.state_of(table_id)
-                if state is not None:
-                    yield state, shell.books.get(table_id)
-
-    metrics = FloorMetrics(tables=owned_tables)
+    metrics = FloorMetrics(tables=lambda: ((t.state, t.book) for t in worker.tables()))
 
     def observe(handled_list, partition, seconds):
         metrics.observe(handled_list, time.time())

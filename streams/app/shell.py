@@ -1,9 +1,9 @@
 """One Kafka message in, the outputs to produce and the table state to store out.
 
-No game logic: decode, apply the core, encode. Kept free of Faust so that it is tested without a
-broker and shared by the worker and the benchmarks. It never raises on bad input: an undecodable
-message becomes an EventRejected with its raw bytes, topic, partition and offset (a raised
-exception inside a Faust agent would skip the offset, faust-streaming#527).
+No game logic: decode, settle (streams.settle.step, the step replay runs too), encode. Free of
+Kafka clients so that it is tested without a broker. It never raises on bad input: an undecodable
+message becomes an EventRejected with its raw bytes, topic, partition and offset, so nothing of
+the floor's input is lost.
 """
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ from streams.rules import (
     output_to_record,
     record_to_event,
 )
+from streams.rules.verdict import UNDECODABLE
+from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldBook, HoldWatch
-from streams.surveillance.booking import REJECTED, book_event
 from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
 
 TOPIC_OF = {
@@ -38,7 +39,7 @@ TOPIC_OF = {
 
 @dataclass(slots=True)
 class Handled:
-    verdict: str  # applied | rejected | duplicate | held (beyond a gap, applied when it is filled)
+    verdict: str  # streams.rules.verdict: applied, released, held, duplicate, rejected, undecodable
     table_id: str
     outputs: list = field(default_factory=list)  # core output objects
     messages: list = field(default_factory=list)  # (topic, key bytes, value bytes)
@@ -92,20 +93,22 @@ class SettlementShell:
             event = record_to_event(record)
         except (CodecError, ContractError) as e:
             return self.undecodable(value, e, topic, partition, offset)
-        verdict, state, outputs = book_event(self.state_of(event.table_id), self.books, self.watch, event)
-        if state is not None:
-            self.states[event.table_id] = state
+        self.state_of(event.table_id)  # loaded from the changelog on first sight
+        verdict, state, outputs = settle_event(self.states, self.books, self.watch, event)
         return Handled(verdict, event.table_id, outputs, _messages(outputs), state, event)
 
     @staticmethod
-    def undecodable(value: bytes, error, topic: str, partition: int, offset: int) -> Handled:
-        source = f"{topic}/{partition}/{offset}"
-        reason = getattr(error, "reason", "undecodable")
+    def undecodable(value: bytes, error, topic: str, partition: int, offset: int,
+                    reason: str | None = None) -> Handled:
+        """The rejection of a message that is not an event, written with its raw bytes. `reason`:
+        the decoder's (a ContractError's) or "undecodable"; the worker passes "internal_error"
+        for a message whose settling raised (a bug)."""
+        if reason is None:
+            reason = error.reason if isinstance(error, ContractError) else "undecodable"
+        rejection = undecodable_rejection(topic, partition, offset, reason, str(error))
         record = {
-            "type": "EventRejected", "id": f"rejected/{source}", "table_id": "", "seq": 0, "ts": 0,
-            "reason": reason if isinstance(error, ContractError) else "undecodable",
-            "message": str(error)[:1000], "event_json": None, "raw": bytes(value or b""),
-            "topic": topic, "partition": partition, "offset": offset,
+            "type": "EventRejected", "id": rejection.id, "table_id": "", "seq": 0, "ts": 0,
+            "reason": rejection.reason, "message": str(error)[:1000], "event_json": None,
+            "raw": bytes(value or b""), "topic": topic, "partition": partition, "offset": offset,
         }
-        rejection = EventRejected(record["id"], "", 0, 0, record["reason"], record["message"], {})
-        return Handled(REJECTED, "", [rejection], [(REJECTIONS, b"", encode_output(record))], None)
+        return Handled(UNDECODABLE, "", [rejection], [(REJECTIONS, b"", encode_output(record))], None)

@@ -1,13 +1,11 @@
-"""`craps-streams tail`: follow settlements and alerts in the terminal (read_committed)."""
+"""`craps-streams tail`: follow settlements and alerts, one line each (read_committed)."""
 from __future__ import annotations
 
-import sys
-import uuid
-
-from kafka import KafkaConsumer
+from typing import Iterator
 
 from streams.codec import CodecError, decode_output
-from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE, default_bootstrap
+from streams.kafka.consumers import follower
+from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
 
 TOPICS = {"settlements": SETTLEMENTS, "markers": LAYOUT_MARKERS, "alerts": SURVEILLANCE,
           "rejections": REJECTIONS}
@@ -33,28 +31,22 @@ def line_of(record: dict) -> str:
     return f"{head}{kind} {record.get('layout')} {record.get('marker') or record.get('reason')}"
 
 
-def tail(bootstrap: str | None, kinds: list[str], from_beginning: bool, limit: int) -> int:
+def follow(kinds: list[str], from_beginning: bool, limit: int = 0, bootstrap: str | None = None) -> Iterator[str]:
+    """A line per committed record of the kinds' topics, until `limit` lines (0: follow for ever).
+    Raises ValueError for a kind that is not one of TOPICS."""
     unknown = [k for k in kinds if k not in TOPICS]
     if unknown:
-        print(f"tail: unknown {unknown}; choose from {', '.join(TOPICS)}", file=sys.stderr)
-        return 2
-    consumer = KafkaConsumer(
-        *(TOPICS[k] for k in kinds), bootstrap_servers=bootstrap or default_bootstrap(),
-        group_id=f"craps-tail-{uuid.uuid4().hex[:8]}", isolation_level="read_committed",
-        auto_offset_reset="earliest" if from_beginning else "latest", enable_auto_commit=False,
-    )
+        raise ValueError(f"unknown {unknown}; choose from {', '.join(TOPICS)}")
+    consumer = follower([TOPICS[k] for k in kinds], from_beginning=from_beginning, role="viewer", bootstrap=bootstrap)
     n = 0
     try:
         for message in consumer:
             try:
-                print(line_of(decode_output(message.value)), flush=True)
+                yield line_of(decode_output(message.value))
             except CodecError as e:
-                print(f"undecodable message at {message.topic}/{message.partition}/{message.offset}: {e}")
+                yield f"undecodable message at {message.topic}/{message.partition}/{message.offset}: {e}"
             n += 1
             if limit and n >= limit:
                 break
-    except KeyboardInterrupt:
-        pass
     finally:
         consumer.close()
-    return 0

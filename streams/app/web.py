@@ -18,12 +18,8 @@ def make_web_app(worker, metrics) -> web.Application:
         return web.Response(body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def floor_json(request):
-        tables = [table_view(state, owner.shell.books.get(table_id))
-                  for owner in list(worker.owners.values())
-                  for table_id, state in list(owner.shell.states.items())]
-        tables.sort(key=lambda t: t["table_id"])
-        applied = metrics.events.labels("applied")._value.get()
-        return web.json_response({"tables": tables, "events_applied": int(applied)})
+        tables = [table_view(t.state, t.book) for t in worker.tables()]
+        return web.json_response({"tables": tables, "events_applied": metrics.events_applied()})
 
     async def state_hashes(request):
         # Read-only: sha256 of each owned table's stored record (state and hold book) as canonical
@@ -32,16 +28,11 @@ def make_web_app(worker, metrics) -> web.Application:
             canonical = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
             return hashlib.sha256(canonical.encode()).hexdigest()
 
-        tables, recovered = {}, {}
-        for owner in list(worker.owners.values()):
-            shell, rebuilt = owner.shell, owner.recovered
-            for table, text in list(rebuilt.items()):
-                recovered[table] = digest(text)
-            for table in set(shell.states) | set(rebuilt):
-                tables[table] = digest(shell.stored_text(table) if table in shell.states else rebuilt[table])
-        return web.json_response({"tables": dict(sorted(tables.items())),
-                                  "recovered": dict(sorted(recovered.items())),
-                                  "partitions": sorted(worker.owners)})
+        owned = worker.tables()
+        return web.json_response({"tables": {t.table_id: digest(t.stored_text) for t in owned},
+                                  "recovered": {t.table_id: digest(t.recovered_text) for t in owned
+                                                if t.recovered_text is not None},
+                                  "partitions": worker.partitions()})
 
     async def floor_page(request):
         return web.FileResponse(FLOOR_PAGE)

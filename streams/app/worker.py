@@ -5,7 +5,10 @@ assigned partition (transactional.id = app id + partition, so a new owner of a p
 the old one: a zombie worker can never commit). For each partition's batch of events, one Kafka
 transaction holds the outputs, the new table states (compacted changelog TABLE_STATE) and the
 consumed offsets: all of them commit, or none. After a failed transaction the partition's tables
-are rebuilt from the changelog and the partition is re-read from its committed offset.
+are rebuilt from the changelog and the partition is re-read from its committed offset. A message
+whose settling raises (a bug) aborts its batch the same way, so a table half-changed by the bug is
+never committed nor used again; when re-read, that message is rejected ("internal_error", its raw
+bytes kept) instead of applied.
 
 Ownership is taken as soon as the group assigns a partition, in a fixed order: init_transactions
 first (it fences the previous owner and finishes or aborts its open transaction), then the tables
@@ -28,29 +31,53 @@ import asyncio
 import logging
 import os
 import time
-
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import IllegalOperation, KafkaError, ProducerFenced
-from kafka.errors import KafkaError as SyncKafkaError
+from dataclasses import dataclass
 
 from streams.app.recovery import recover_partition
 from streams.app.shell import SettlementShell
-from streams.topics import TABLE_EVENTS, TABLE_STATE, default_bootstrap
+from streams.kafka.consumers import (
+    TRANSIENT,
+    ConsumerRebalanceListener,
+    IllegalOperation,
+    ProducerFenced,
+    TopicPartition,
+    group_consumer,
+)
+from streams.kafka.producers import transactional_producer
+from streams.kafka.settings import default_bootstrap
+from streams.topics import TABLE_EVENTS, TABLE_STATE
 
 log = logging.getLogger("craps.worker")
-
-# Errors of a broker that is away for a while (restart, network): retry, never stop the floor for them.
-TRANSIENT = (KafkaError, SyncKafkaError, OSError, TimeoutError, asyncio.TimeoutError)
 
 
 def _env_ms(name: str, default: int) -> int:
     return int(os.environ.get(name) or default)
 
 
+class _InternalError(Exception):
+    """Settling a message raised (a bug, not bad input): abort its batch's transaction."""
+
+    def __init__(self, offset: int, error: BaseException):
+        super().__init__(f"offset {offset}: {error!r}")
+        self.offset = offset
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedTable:
+    """One table of the worker's read model (`SettlingWorker.tables()`)."""
+
+    table_id: str
+    partition: int
+    state: object  # TableState, as of the last committed or in-flight event
+    book: object  # HoldBook or None (no settlement yet)
+    stored_text: str  # what the changelog gets for it: state and hold book, JSON
+    recovered_text: str | None  # what the changelog held when this worker took the partition over
+
+
 class PartitionOwner:
     """What a worker holds for one partition it owns: the fencing producer and the live tables."""
 
-    def __init__(self, partition: int, producer: AIOKafkaProducer, shell: SettlementShell,
+    def __init__(self, partition: int, producer, shell: SettlementShell,
                  recovered: dict[str, str] | None = None):
         self.partition = partition
         self.producer = producer
@@ -67,33 +94,47 @@ class SettlingWorker:
         self.bootstrap = bootstrap or default_bootstrap()
         self.max_batch = max_batch
         self.owners: dict[int, PartitionOwner] = {}
-        self.consumer: AIOKafkaConsumer | None = None
+        self.consumer = None  # the group consumer, while running
         # observer(handled_list, partition, seconds) after each committed batch: metrics, floor page
         self.observer = observer
         self.stopping = asyncio.Event()
         self.assigned: set[int] = set()  # partitions the group gave this worker
         self.generation = 0  # bumped by every rebalance callback
+        # partition -> {offset: exception} of messages whose settling raised: rejected when re-read
+        self.failed: dict[int, dict[int, BaseException]] = {}
         self.session_timeout_ms = _env_ms("CRAPS_SESSION_TIMEOUT_MS", 10_000)
         self.heartbeat_interval_ms = _env_ms("CRAPS_HEARTBEAT_INTERVAL_MS", max(self.session_timeout_ms // 5, 100))
         self.transaction_timeout_ms = _env_ms("CRAPS_TRANSACTION_TIMEOUT_MS", 60_000)
         self.max_poll_interval_ms = _env_ms("CRAPS_MAX_POLL_INTERVAL_MS", 120_000)
-        self.retry_backoff_ms = _env_ms("CRAPS_RETRY_BACKOFF_MS", 10)
+
+    # ------------------------------------------------------------ the read model
+
+    def tables(self) -> list[OwnedTable]:
+        """Every table of the partitions this worker owns now, loaded or only recovered so far
+        (a recovered one is loaded from its changelog text here), sorted by table id. For the
+        metrics, the floor page and /state: none of them reads the owners or shells directly."""
+        out = []
+        for owner in list(self.owners.values()):
+            shell = owner.shell
+            for table_id in set(shell.states) | set(owner.recovered):
+                state = shell.state_of(table_id)
+                if state is not None:
+                    out.append(OwnedTable(table_id, owner.partition, state, shell.books.get(table_id),
+                                          shell.stored_text(table_id), owner.recovered.get(table_id)))
+        out.sort(key=lambda t: t.table_id)
+        return out
+
+    def partitions(self) -> list[int]:
+        """The partitions this worker owns now."""
+        return sorted(self.owners)
 
     # ------------------------------------------------------------ partition ownership
 
     async def own(self, tp: TopicPartition) -> PartitionOwner | None:
         """Take the partition over (None: the group took it away meanwhile)."""
         partition, generation = tp.partition, self.generation
-        producer = AIOKafkaProducer(
-            bootstrap_servers=self.bootstrap, transactional_id=f"{self.app_id}-{partition}",
-            enable_idempotence=True, acks="all", linger_ms=2,
-            transaction_timeout_ms=self.transaction_timeout_ms,
-            # A transaction begun while the previous one's markers are still being written gets a
-            # retriable error (Kafka 4's transaction verification, KIP-890, answers older clients
-            # NOT_ENOUGH_REPLICAS): retry in 10 ms, not aiokafka's default 100 ms, which was the
-            # whole p99 of the settlement latency at a floor's real load.
-            retry_backoff_ms=self.retry_backoff_ms,
-        )
+        producer = transactional_producer(f"{self.app_id}-{partition}", self.transaction_timeout_ms,
+                                          role="worker", bootstrap=self.bootstrap)
         try:
             await producer.start()  # init_transactions: fences a previous owner, ends its open transaction
             states, seconds = await asyncio.to_thread(recover_partition, partition, TABLE_STATE, self.bootstrap)
@@ -167,12 +208,9 @@ class SettlingWorker:
                 worker.generation += 1
                 worker.assigned.update(tp.partition for tp in assigned)
 
-        self.consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap, group_id=self.app_id, isolation_level="read_committed",
-            enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=self.session_timeout_ms,
-            heartbeat_interval_ms=self.heartbeat_interval_ms, max_poll_interval_ms=self.max_poll_interval_ms,
-            fetch_max_wait_ms=20,
-        )
+        self.consumer = group_consumer(
+            self.app_id, session_timeout_ms=self.session_timeout_ms, heartbeat_interval_ms=self.heartbeat_interval_ms,
+            max_poll_interval_ms=self.max_poll_interval_ms, role="worker", bootstrap=self.bootstrap)
         self.consumer.subscribe([TABLE_EVENTS], listener=Rebalance())
         await self.consumer.start()
         try:
@@ -221,16 +259,20 @@ class SettlingWorker:
         started = time.monotonic()
         handled_list = []
         changed: dict[str, None] = {}  # tables whose state changed in this batch, in order
-        rebuild = False
+        failed = self.failed.setdefault(partition, {})
         try:
             async with producer.transaction():
                 for m in messages:
-                    try:
-                        handled = shell.handle(m.value, m.topic, partition, m.offset)
-                    except Exception as e:  # a bug, not bad input: never stop the floor for it
-                        log.exception("partition %s offset %s: internal error", partition, m.offset)
-                        handled = SettlementShell.undecodable(m.value, e, m.topic, partition, m.offset)
-                        rebuild = True  # the tables may be half-changed: rebuild after the commit
+                    error = failed.get(m.offset)
+                    if error is not None:
+                        # Its settling raised last time (a bug): rejected with its bytes, not applied.
+                        handled = SettlementShell.undecodable(m.value, error, m.topic, partition, m.offset,
+                                                              reason="internal_error")
+                    else:
+                        try:
+                            handled = shell.handle(m.value, m.topic, partition, m.offset)
+                        except Exception as e:  # a bug, not bad input: never stop the floor for it
+                            raise _InternalError(m.offset, e) from e  # aborts the transaction
                     handled_list.append(handled)
                     for topic, key, value in handled.messages:
                         await producer.send(topic, value, key=key, partition=partition)
@@ -242,6 +284,16 @@ class SettlingWorker:
                     await producer.send(TABLE_STATE, shell.stored_text(table_id).encode(),
                                         key=table_id.encode(), partition=partition)
                 await producer.send_offsets_to_transaction({tp: messages[-1].offset + 1}, self.app_id)
+        except _InternalError as e:
+            # The table the bug hit may be half-changed: nothing of the batch is committed, the
+            # partition's tables are rebuilt from the changelog (owned again at the next round) and
+            # the batch re-read, with that message rejected instead of applied (compute, then commit).
+            log.error("partition %s offset %s: internal error; batch aborted, the message will be "
+                      "rejected", partition, e.offset, exc_info=e.__cause__)
+            failed[e.offset] = e.__cause__
+            await self._drop(owner)
+            self._rewind(tp, messages[0].offset)
+            return
         except ProducerFenced:
             # Another worker owns this partition now: this one is a zombie and must stop.
             log.error("partition %s: producer fenced; stopping", partition)
@@ -255,7 +307,8 @@ class SettlingWorker:
             await self._drop(owner)
             self._rewind(tp, messages[0].offset)
             return
-        if rebuild:
-            await self._drop(owner)  # owned again, with tables from the changelog, at its next batch
+        if failed:  # committed: offsets below the batch's end are never read again
+            for offset in [o for o in failed if o < messages[-1].offset + 1]:
+                del failed[offset]
         if self.observer is not None:
             self.observer(handled_list, partition, time.monotonic() - started)

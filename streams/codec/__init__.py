@@ -15,7 +15,7 @@ from streams.codec.container import (
     read_container,
     write_container,
 )
-from streams.codec.errors import CodecError
+from streams.codec.errors import CodecError, RawMessage
 from streams.codec.jsonl import from_json_line, to_json_line
 from streams.codec.wire import (
     HEADER_LEN,

@@ -1,5 +1,7 @@
-"""The one exception the codec lets out."""
+"""The one exception the codec lets out, and what is kept of a message it cannot decode."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 class CodecError(ValueError):
@@ -9,3 +11,17 @@ class CodecError(ValueError):
     unknown schema fingerprint, a field of the wrong type, invalid UTF-8, bad JSON ...) surfaces as
     this, with the original exception chained as ``__cause__``.
     """
+
+
+@dataclass(slots=True)
+class RawMessage:
+    """A message of the table-events topic that is not a decodable event, as the worker saw it:
+    kept whole (raw bytes, Kafka coordinates, the decoder's error) so nothing is lost. The topic
+    replay and the archive yield it; replay turns it into the worker's rejection."""
+
+    value: bytes
+    key: bytes | None
+    topic: str
+    partition: int
+    offset: int
+    error: str = ""

@@ -12,22 +12,16 @@ import sys
 import time
 from typing import Iterable, Iterator
 
-from kafka import KafkaProducer
-
 from streams.codec import CodecError, encode_event, read_container
-from streams.topics import TABLE_EVENTS, default_bootstrap
+from streams.kafka.producers import DeliveryError, feed_producer, send_all
+from streams.topics import TABLE_EVENTS
+
+__all__ = ["DeliveryError", "make_producer", "wire_message", "records_of", "produce", "paced"]
 
 
-def make_producer(bootstrap: str | None = None) -> KafkaProducer:
-    return KafkaProducer(
-        bootstrap_servers=bootstrap or default_bootstrap(),
-        enable_idempotence=True,
-        acks="all",
-        linger_ms=5,
-        batch_size=256 * 1024,
-        max_in_flight_requests_per_connection=5,
-        retries=2**31 - 1,
-    )
+def make_producer(bootstrap: str | None = None):
+    """The floor's feed producer (role "controller": it sends table events in)."""
+    return feed_producer("controller", bootstrap)
 
 
 def wire_message(record) -> tuple[bytes, bytes]:
@@ -59,49 +53,11 @@ def records_of(path: str) -> Iterator:
                 yield line
 
 
-class Progress:
-    """A one-line progress report on stderr for long files: count, rate."""
-
-    def __init__(self, enabled: bool, label: str = "sent"):
-        self.enabled = enabled
-        self.label = label
-        self.start = self.last = time.monotonic()
-        self.count = 0
-
-    def tick(self, n: int = 1) -> None:
-        self.count += n
-        now = time.monotonic()
-        if self.enabled and now - self.last >= 0.5:
-            self.last = now
-            rate = self.count / max(now - self.start, 1e-9)
-            print(f"\r{self.label} {self.count:,} events  {rate:,.0f} events/s", end="", file=sys.stderr)
-
-    def done(self) -> None:
-        elapsed = max(time.monotonic() - self.start, 1e-9)
-        if self.enabled:
-            print(f"\r{self.label} {self.count:,} events in {elapsed:.1f} s "
-                  f"({self.count / elapsed:,.0f} events/s)", file=sys.stderr)
-
-
-class DeliveryError(RuntimeError):
-    """Events the producer gave up on (the broker away longer than the delivery timeout)."""
-
-
-def produce(records: Iterable, producer: KafkaProducer, topic: str = TABLE_EVENTS,
-            progress: Progress | None = None) -> int:
-    """Send every record; raises DeliveryError if any of them was not written: a broker outage the
+def produce(records: Iterable, producer, topic: str = TABLE_EVENTS, progress=None) -> int:
+    """Send every record (`progress`: an object with tick() and done(), or None); raises DeliveryError if any of them was not written: a broker outage the
     producer's retries did not ride out must never look like a complete feed."""
-    n = 0
-    failures: list = []
-    for record in records:
-        key, value = wire_message(record)
-        producer.send(topic, key=key, value=value).add_errback(failures.append)
-        n += 1
-        if progress is not None:
-            progress.tick()
-    producer.flush()
-    if failures:
-        raise DeliveryError(f"{len(failures):,} of {n:,} events were not delivered to {topic}: {failures[0]!r}")
+    n = send_all(producer, topic, (wire_message(r) for r in records),
+                 on_sent=progress.tick if progress is not None else None)
     if progress is not None:
         progress.done()
     return n

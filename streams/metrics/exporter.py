@@ -41,6 +41,12 @@ class FloorMetrics:
             self.edge.labels(odds.wager, odds.paytable, odds.reading or "-").set(float(odds.house_edge))
         r.register(_OwnedTables(tables))
 
+    def events_applied(self) -> int:
+        """Input events applied so far by this process (a gap-filling event that released held
+        ones is applied too), read through the registry's public sample API."""
+        get = self.registry.get_sample_value
+        return int(sum(get("craps_events_total", {"verdict": v}) or 0 for v in ("applied", "released")))
+
     def observe(self, handled_list, now_s: float) -> None:
         """Count a committed batch."""
         events, latency = self.events, self.latency

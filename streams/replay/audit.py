@@ -278,9 +278,9 @@ def recorded_from_jsonl(path: str) -> Iterator[tuple[object, str]]:
 
 def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[object, str]]:
     from streams.codec import CodecError, decode_output
-    from streams.replay.topic_reader import read_topic
+    from streams.kafka.reader import read_committed
 
-    for m in read_topic(topic, bootstrap, timeout_s=300):
+    for m in read_committed(topic, "audit", bootstrap=bootstrap):
         where = f"{m.topic}/{m.partition}/{m.offset}"
         try:
             record = decode_output(m.value)
@@ -291,40 +291,40 @@ def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[obj
         yield record, where
 
 
-def run_audit(args, sl) -> int:
+def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str | None = None,
+              recorded: str | None = None, settlements_topic: str | None = None,
+              bootstrap: str | None = None):
+    """Replay `history` (an archive directory, a .jsonl or .avro file, "-"; or with `from_topic`
+    the table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
+    settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
+    settlements topic). Returns the report (`.clean`, `.lines(limit)`, `.summary()`); raises
+    OSError or ValueError for a history or recording it cannot read."""
     from streams.replay.sources import open_history
 
-    def history(fast=True):
-        return open_history(args.history, from_topic=args.from_topic, topic=args.topic,
-                            bootstrap=args.bootstrap, sl=sl, fast=fast)
+    def history_items(fast=True):
+        return open_history(history, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl, fast=fast)
 
-    try:
-        replayed, rejected, _tally = replay_settlements(history(), sl)
-        if args.recorded:
-            recorded = recorded_from_jsonl(args.recorded)
-        else:
-            topic = args.settlements_topic
-            if not topic:
-                from streams.topics import SETTLEMENTS
+    replayed, rejected, _tally = replay_settlements(history_items(), sl)
+    if recorded:
+        recorded_items = recorded_from_jsonl(recorded)
+    else:
+        if not settlements_topic:
+            from streams.topics import SETTLEMENTS
 
-                topic = SETTLEMENTS
-            recorded = recorded_from_topic(topic, args.bootstrap)
-        if sl.active:
-            recorded = ((r, w) for r, w in recorded if not _settlement_of(r) or _in_slice(r, sl))
-        report = compare(replayed, recorded)
-        if report.findings and (args.from_topic or args.history != "-"):
-            explain(report, history(fast=False), rejected)
-    except (OSError, ValueError) as e:
-        print(f"audit: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
-        return 2
-    for line in report.lines(args.limit)[:-1]:
-        print(line)
-    if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as fo:
-            json.dump({"summary": report.summary(), "replayed": report.replayed, "recorded": report.recorded,
-                       "findings": [f.to_record() for f in report.findings]}, fo, indent=1, default=str)
-    print(report.summary())
-    return 0 if report.clean else 1
+            settlements_topic = SETTLEMENTS
+        recorded_items = recorded_from_topic(settlements_topic, bootstrap)
+    if sl.active:
+        recorded_items = ((r, w) for r, w in recorded_items if not _settlement_of(r) or _in_slice(r, sl))
+    report = compare(replayed, recorded_items)
+    if report.findings and (from_topic or history != "-"):
+        explain(report, history_items(fast=False), rejected)
+    return report
+
+
+def report_record(report) -> dict:
+    """The report as JSON-able data (the --json file)."""
+    return {"summary": report.summary(), "replayed": report.replayed, "recorded": report.recorded,
+            "findings": [f.to_record() for f in report.findings]}
 
 
 def _in_slice(record: dict, sl) -> bool:

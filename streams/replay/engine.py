@@ -1,8 +1,10 @@
 """Replay: drive the rules core over a history and account for every input event.
 
-The same `book_event` (the rules core, then the hold books) that runs live settles here, so a
-replay that disagrees with the live settlements is an audit finding. Every input ends as applied, held (beyond a sequence gap, applied
-when it is filled), rejected or duplicate.
+The same step that runs live (streams.settle.step: the rules core, then the hold books) settles
+here, so a replay that disagrees with the live settlements is an audit finding. Every input ends
+with a verdict (streams.rules.verdict); the tally counts released events as applied and
+undecodable ones as rejected. No storage code here: the sources (replay/sources.py, the archive
+package) turn files and topics into items.
 """
 from __future__ import annotations
 
@@ -11,12 +13,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from streams.replay.archive import RawMessage
 from streams.rules import ContractError, EventRejected, malformed, record_to_event
 from streams.rules.events import INPUT_TYPES
 from streams.rules.hold import HoldLedger, HoldLine
+from streams.rules.verdict import APPLIED, DUPLICATE, REJECTED, RELEASED
+from streams.codec.errors import RawMessage
+from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldWatch
-from streams.surveillance.booking import APPLIED, DUPLICATE, REJECTED, book_event
 
 EVENT_TYPES = frozenset(INPUT_TYPES.values())
 
@@ -44,7 +47,7 @@ class Replay:
 
     @property
     def tally(self) -> ReplayTally:
-        """The counts so far; the hold is the tables' books (booked once, by `book_event`)."""
+        """The counts so far; the hold is the tables' books (booked once, by `settle_event`)."""
         t = self._tally
         t.hold = hold = HoldLedger()
         for table_id, book in self.books.items():
@@ -56,10 +59,8 @@ class Replay:
     def feed_event(self, event) -> list:
         tally = self._tally
         tally.read += 1
-        verdict, state, outputs = book_event(self.tables.get(event.table_id), self.books, self.watch, event)
-        if state is not None:
-            self.tables[event.table_id] = state
-        if verdict is APPLIED:
+        verdict, _, outputs = settle_event(self.tables, self.books, self.watch, event)
+        if verdict is APPLIED or verdict is RELEASED:
             tally.applied += 1
         elif verdict is REJECTED:
             self._count_rejection(outputs[0])
@@ -84,14 +85,13 @@ class Replay:
 
     def feed_item(self, item, where) -> list:
         """Feed one history item that is not a checked core event: a contract record, a torn line
-        (str), or an undecodable Kafka message (`archive.RawMessage`), which becomes the rejection
-        the worker writes for it (reason "undecodable", id "rejected/topic/partition/offset")."""
+        (str), or an undecodable Kafka message (`RawMessage`), which becomes the rejection the
+        worker writes for it (`undecodable_rejection`)."""
         if type(item) in EVENT_TYPES:
             return self.feed_event(item)
         if type(item) is RawMessage:
             self._tally.read += 1
-            rejection = EventRejected(f"rejected/{item.topic}/{item.partition}/{item.offset}", "", 0, 0,
-                                      "undecodable", item.error[:1000] or "not a decodable Avro message", {})
+            rejection = undecodable_rejection(item.topic, item.partition, item.offset, "undecodable", item.error)
             self._count_rejection(rejection)
             return [rejection]
         return self.feed_record(item, where)
@@ -103,9 +103,7 @@ class Replay:
 
         The replay's hot loop: `feed_event` with the lookups bound once and the counts summed per
         batch."""
-        tables = self.tables
-        get = tables.get
-        books, watch = self.books, self.watch
+        tables, books, watch = self.tables, self.books, self.watch
         out: list = []
         extend = out.extend
         events = applied = duplicates = held = 0
@@ -114,13 +112,10 @@ class Replay:
                 extend(self.feed_item(*event))
                 continue
             events += 1
-            table_id = event.table_id
-            verdict, state, outputs = book_event(get(table_id), books, watch, event)
-            if state is not None:
-                tables[table_id] = state
+            verdict, _, outputs = settle_event(tables, books, watch, event)
             if outputs:
                 extend(outputs)
-            if verdict is APPLIED:
+            if verdict is APPLIED or verdict is RELEASED:
                 applied += 1
             elif verdict is REJECTED:
                 self._count_rejection(outputs[0])

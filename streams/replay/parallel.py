@@ -23,7 +23,7 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from streams.replay.archive import iter_archive_batches, partition_groups
+from streams.archive import iter_archive_batches, partition_groups
 from streams.replay.engine import ReplayTally, merge_tallies
 from streams.replay.run import ReplayRun, batch_gc
 

@@ -17,16 +17,16 @@ decided after `until` is not.
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from streams.codec import CodecError, decode_event, read_container
-from streams.replay.archive import RawMessage, archive_topic, iter_archive, iter_archive_batches, iter_archive_fast
+from streams.archive import archive_topic, iter_archive, iter_archive_batches, iter_archive_fast
+from streams.codec import RawMessage
 from streams.replay.engine import Replay, json_lines
-from streams.replay.fastread import EVENT_TYPES
+from streams.codec.fastread import EVENT_TYPES
 
 
 def parse_time(text: str | None) -> int | None:
@@ -123,13 +123,13 @@ def container_source(paths: Iterable[str]) -> Iterator[tuple[object, str]]:
 
 
 def topic_source(topic: str | None = None, bootstrap: str | None = None) -> Iterator[tuple[object, str]]:
-    from streams.replay.topic_reader import read_topic
+    from streams.kafka.reader import read_committed
 
     if topic is None:
         from streams.topics import TABLE_EVENTS
 
         topic = TABLE_EVENTS
-    for m in read_topic(topic, bootstrap, timeout_s=300):
+    for m in read_committed(topic, "audit", bootstrap=bootstrap):
         where = f"{m.topic}/{m.partition}/{m.offset}"
         try:
             item = decode_event(m.value)
@@ -192,7 +192,7 @@ def batched(pairs: Iterable[tuple[object, str]], size: int = 512) -> Iterator[li
 def container_batches(paths: Iterable[str]) -> Iterator[list]:
     """Avro container files in batches, core events straight from the Avro records (`fastread`),
     the others with their "file:record" (from 1), as `container_source` names them."""
-    from streams.replay.fastread import read_event_batches
+    from streams.codec.fastread import read_event_batches
 
     for path in paths:
         yield from read_event_batches(path, (lambda path: lambda n: f"{path}:{n + 1}")(path))
@@ -218,36 +218,3 @@ def open_history_batches(spec: str | None, *, from_topic: bool = False, topic: s
 def reopenable(spec: str | None, from_topic: bool) -> bool:
     """Whether a second pass over this history is possible (stdin is read once)."""
     return from_topic or spec not in (None, "-")
-
-
-class Progress:
-    """A progress line on stderr (events, events/s), shown once a run has lasted `after_s` seconds."""
-
-    def __init__(self, enabled: bool = True, label: str = "replayed", after_s: float = 2.0, stream=None):
-        self.enabled = enabled
-        self.label = label
-        self.after_s = after_s
-        self.stream = stream or sys.stderr
-        self.start = self.last = time.monotonic()
-        self.count = 0
-        self.shown = False
-        self._next_check = 10_000
-
-    def tick(self, n: int = 1) -> None:
-        self.count += n
-        if self.count < self._next_check or not self.enabled:
-            return
-        self._next_check = self.count + 10_000
-        now = time.monotonic()
-        if now - self.start >= self.after_s and now - self.last >= 1.0:
-            self.last = now
-            self.shown = True
-            rate = self.count / max(now - self.start, 1e-9)
-            print(f"\r{self.label} {self.count:,} events  {rate:,.0f} events/s", end="", file=self.stream,
-                  flush=True)
-
-    def done(self) -> None:
-        if self.enabled and self.shown:
-            elapsed = max(time.monotonic() - self.start, 1e-9)
-            print(f"\r{self.label} {self.count:,} events in {elapsed:.1f} s "
-                  f"({self.count / elapsed:,.0f} events/s)", file=self.stream, flush=True)

@@ -1,4 +1,4 @@
-"""The rules core: pure, standard library only. `apply(state, event) -> (state, outputs)`."""
+"""The rules core: pure, standard library only. `apply(state, event) -> (state, outputs, verdict)`."""
 from streams.rules.contract import (
     ContractError,
     event_to_record,

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from streams.rules.events import new_marker_placed
 from streams.rules.paytables import BonusPaytable
+from streams.rules.kinds import WagerSpec
 from streams.rules.wager import Cohort, Wager, output_id, settled
 
-# § 623a.3(43) as RULES.md states it: the totals each wager needs, as bit masks over the total.
+# § 623a.3(43) as docs/rules.md states it: the totals each wager needs, as bit masks over the total.
 NEEDS = {
     "all_small": sum(1 << t for t in (2, 3, 4, 5, 6)),
     "all_tall": sum(1 << t for t in (8, 9, 10, 11, 12)),
@@ -57,3 +58,8 @@ class BonusCrapsCohort(Cohort):
     def from_record(cls, record: dict) -> "BonusCrapsCohort":
         return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
                    sum(1 << t for t in record["marks"]))
+
+
+_WHY = "Bonus Craps is placed only before a new shooter's initial come-out roll (§ 623a.12(1))"
+SPECS = tuple(WagerSpec(kind, "bonus_craps", BonusCrapsCohort, "fire_and_bonus_window_open", _WHY, "bonus")
+              for kind in ("all_small", "all_tall", "all_or_nothing"))

@@ -14,11 +14,12 @@ and the wording of every rejection; the tests hold the two to the same yes.
 """
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
-from streams.rules.submission import RulesSubmission
+if TYPE_CHECKING:  # only an annotation: the Rules Submission reads the wager kinds, which build events
+    from streams.rules.submission import RulesSubmission
 
 TABLE_KINDS = ("live", "hybrid", "fully_automated")
 SHOOTER_CHANGE_REASONS = ("table_open", "seven_out", "voluntary", "compulsory")

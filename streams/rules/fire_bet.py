@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from streams.rules.events import new_marker_placed
 from streams.rules.paytables import Paytable
+from streams.rules.kinds import WagerSpec
 from streams.rules.wager import Cohort, Wager, by_paytable, output_id
 
 FOUR_POINTS = 4  # § 623a.11(a)(6): surveillance is notified at four different unique points
@@ -41,3 +42,8 @@ class FireCohort(Cohort):
     def from_record(cls, record: dict) -> "FireCohort":
         return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
                    tuple(record["marks"]))
+
+
+SPECS = (WagerSpec(
+    "fire", "fire", FireCohort, "fire_and_bonus_window_open",
+    "a Fire Bet is placed only before a new shooter's initial come-out roll (§ 623a.11(a)(1))", "fire"),)

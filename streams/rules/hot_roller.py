@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from streams.rules.events import new_marker_placed
 from streams.rules.paytables import Paytable
+from streams.rules.kinds import WagerSpec
 from streams.rules.wager import Cohort, Wager, by_paytable, output_id
 
 # § 623c.1(a)(2)(iii): the combinations of each number, the order of the dice not mattering.
@@ -75,3 +76,10 @@ class HotRollerCohort(Cohort):
     def from_record(cls, record: dict) -> "HotRollerCohort":
         return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
                    record["marks"])
+
+
+SPECS = (WagerSpec(
+    "hot_roller", "hot_roller", HotRollerCohort, "hot_roller_window_open",
+    "a Hot Roller wager is made only before the come-out roll of a fresh cycle (§ 623c.1(b))", "hot_roller",
+    change_locked=("hot_roller_locked", "a Hot Roller wager may not be reduced, increased or removed "
+                   "until resolved (§ 623c.1(b))")),)

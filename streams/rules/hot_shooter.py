@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from streams.rules.paytables import Paytable
+from streams.rules.kinds import WagerSpec
 from streams.rules.wager import Cohort, Wager, by_paytable
 
 # § 623c.4(a): only on fully automated electronic or hybrid tables.
@@ -28,3 +29,12 @@ class HotShooterCohort(Cohort):
     def from_record(cls, record: dict) -> "HotShooterCohort":
         return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
                    record["marks"])
+
+
+SPECS = (WagerSpec(
+    "hot_shooter", "hot_shooter", HotShooterCohort, "hot_shooter_window_open",
+    "a Hot Shooter wager is placed only before the come-out roll (§ 623c.4(c))", "hot_shooter",
+    table_kinds=HOT_SHOOTER_TABLE_KINDS,
+    table_kind_rejection=("hot_shooter_live_table", "the Hot Shooter jackpot is offered only on fully "
+                          "automated electronic or hybrid tables (§ 623c.4(a))"),
+    markers=False),)

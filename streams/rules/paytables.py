@@ -1,7 +1,7 @@
 """Paytables of the four side wagers, each named after the section that sets it.
 
 A paytable maps the count that decides a wager (distinct points, completed numbers, throws)
-to a result. "X to 1" on a stake S wins X*S and returns S (RULES.md, Words).
+to a result. "X to 1" on a stake S wins X*S and returns S (docs/rules.md, Words).
 Odds are integers: every paytable in the regulations is whole "X to 1".
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ class BonusPaytable:
         return getattr(self, wager)
 
 
-# § 623a.5 (not reproduced in the texts here; RULES.md default): 4 points 24 to 1,
+# § 623a.5 (not reproduced in the texts here; docs/rules.md default): 4 points 24 to 1,
 # 5 points 249 to 1, 6 points 999 to 1; fewer than 4 loses.
 FIRE_STANDARD = Paytable("fire-623a.5", ((4, 24), (5, 249), (6, 999)))
 

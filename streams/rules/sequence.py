@@ -2,9 +2,9 @@
 
 A table's controller numbers every event it sends, 1, 2, 3, ... (the event contract). The feed
 keeps a cursor, `received_seq`: the last seq of the unbroken run received so far, whether the event
-was applied or rejected (a rejected event was still received: its seq is used, RULES.md, Bad input).
+was applied or rejected (a rejected event was still received: its seq is used, docs/rules.md, Bad input).
 
-- seq at or below the last applied seq: a duplicate, counted, never applied (RULES.md, Duplicates).
+- seq at or below the last applied seq: a duplicate, counted, never applied (docs/rules.md, Duplicates).
 - seq above the last applied one but at or below the cursor: a re-send of an event that was
   rejected; it is judged again, in place.
 - seq = cursor + 1: applied, then every held event that now follows without a gap.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from streams.rules.contract import event_to_record
 from streams.rules.events import EventRejected, SurveillanceAlerted
+from streams.rules.verdict import APPLIED, DUPLICATE, HELD, REJECTED, RELEASED
 
 # Per table: ~10 minutes of a busy table's events. Bounded so a table whose feed lost an event for
 # good cannot grow its state without limit; beyond it arrivals are rejected, not dropped.
@@ -29,35 +30,38 @@ SEQUENCE_WINDOW = 256
 
 
 def receive(state, event, dispatch):
-    """Route one event of a known, sequenced table (`state.received_seq` set) through the feed.
+    """Route one event of a known, sequenced table (`state.received_seq` set) through the feed:
+    -> (state, outputs, verdict).
 
     `dispatch(state, event) -> (state, outputs)` judges one in-order event (the game rules)."""
     seq = event.seq
     if seq <= state.last_seq:
         state.duplicates += 1
-        return state, []
+        return state, [], DUPLICATE
     cursor = state.received_seq
     if seq <= cursor:
-        return _judged(state, event, dispatch)  # a re-send of a rejected event
+        state, out = _judged(state, event, dispatch)  # a re-send of a rejected event
+        return state, out, _own_verdict(event, out, APPLIED)
     held = state.held
     if seq > cursor + 1:
         if seq in held:
             state.duplicates += 1
-            return state, []
+            return state, [], DUPLICATE
         if len(held) >= SEQUENCE_WINDOW:
             return state, [EventRejected(
                 f"{event.table_id}/{seq}/rejected", event.table_id, seq, event.ts, "sequence_window_full",
                 f"seq {seq} arrived while the table waits for seq {cursor + 1}; {len(held)} events are "
                 f"already held (the window is {SEQUENCE_WINDOW}): re-send it after the gap is filled",
-                event_to_record(event))]
+                event_to_record(event))], REJECTED
         alerts = [] if held else [_gap_alert(state, event, cursor + 1, seq - 1)]
         held[seq] = event
-        return state, alerts
+        return state, alerts, HELD
 
     state, out = _judged(state, event, dispatch)
     state.received_seq = seq
     if not held:
-        return state, out
+        return state, out, _own_verdict(event, out, APPLIED)
+    verdict = _own_verdict(event, out, RELEASED)
     out = list(out)
     drained = 0
     while state.received_seq + 1 in held:
@@ -73,7 +77,13 @@ def receive(state, event, dispatch):
             f"{event.table_id}/{seq}/sequence_resumed", event.table_id, seq, event.ts, "sequence_resumed",
             state.shooter_id or "", f"table {event.table_id}: the gap is filled by seq {seq}; held events "
             f"applied up to seq {state.received_seq}, settlement resumed", ()))
-    return state, out
+    return state, out, (verdict if drained else _own_verdict(event, out, APPLIED))
+
+
+def _own_verdict(event, out: list, otherwise: str) -> str:
+    """rejected if the event's own rejection is the first output, else `otherwise`."""
+    first = out[0] if out else None
+    return REJECTED if type(first) is EventRejected and first.seq == event.seq else otherwise
 
 
 def _judged(state, event, dispatch):

@@ -1,4 +1,4 @@
-"""The Rules Submission (§ 601a.2): the per-casino paytables and readings, with RULES.md defaults.
+"""The Rules Submission (§ 601a.2): the per-casino paytables and readings, with docs/rules.md defaults.
 
 A `TableOpened` may carry a `rules` object overriding any of these; the rules in force are the
 ones of the table's latest opening, so replaying old history uses the rules then in force.
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from streams.rules.kinds import SPEC_OF, WAGER_KINDS, kinds_of_group
 from streams.rules.paytables import (
     BONUS_PAYTABLES,
     BONUS_STANDARD,
@@ -20,8 +21,7 @@ from streams.rules.paytables import (
     Paytable,
 )
 
-WAGER_KINDS = ("fire", "all_small", "all_tall", "all_or_nothing", "hot_roller", "hot_shooter")
-BONUS_KINDS = ("all_small", "all_tall", "all_or_nothing")
+BONUS_KINDS = kinds_of_group("bonus_craps")
 
 # On a voluntary or compulsory surrender before a loser 7 (§ 623a.11(a)(2), used for every side
 # wager by default): "carry" keeps the wager in action with the successor, "push" returns it.
@@ -66,13 +66,7 @@ class RulesSubmission:
         return None
 
     def paytable_for(self, kind: str) -> Paytable | BonusPaytable:
-        if kind == "fire":
-            return self.fire
-        if kind == "hot_roller":
-            return self.hot_roller
-        if kind == "hot_shooter":
-            return self.hot_shooter
-        return self.bonus
+        return getattr(self, SPEC_OF[kind].paytable)
 
     def to_record(self) -> dict:
         return {
@@ -131,7 +125,7 @@ def _fire_custom(record) -> Paytable:
 
 
 def rules_from_record(record) -> RulesSubmission:
-    """Overrides from a TableOpened `rules` object on top of RULES.md defaults."""
+    """Overrides from a TableOpened `rules` object on top of docs/rules.md defaults."""
     if record is None:
         return DEFAULT_RULES
     if not isinstance(record, dict):

@@ -1,13 +1,17 @@
 """A table's state and `apply`, the one entry point of the rules core.
 
-`apply(state, event) -> (state, outputs)`: no clock, randomness or I/O. The state is owned by
-`apply` and mutated in place for speed (the core benchmark sets the pace: a copy per throw halves
-it); every check runs before the first mutation, so a rejected event leaves the state exactly as
-it was. Serialize with `state.to_record()` / `TableState.from_record()`.
+`apply(state, event) -> (state, outputs, verdict)`: no clock, randomness or I/O; the verdict is
+one of streams.rules.verdict (applied, released, held, duplicate, rejected).
+
+The state is owned by `apply` and updated in place, not copied: a copy per throw halves the core's
+speed (benchmarks/core_replay.py). Every check runs before the first change, so a rejected event
+leaves the state exactly as it was. The one case left, a bug raising half-way through a change,
+is handled by the caller committing in units it can roll back: the worker aborts the batch's
+transaction and rebuilds the partition's tables from the committed changelog (app/worker.py);
+replay stops. Serialize with `state.to_record()` / `TableState.from_record()`.
 """
 from __future__ import annotations
 
-from streams.rules.bonus_craps import BonusCrapsCohort
 from streams.rules.contract import event_to_record, record_to_event
 from streams.rules.events import (
     ComeBetsOnly,
@@ -21,27 +25,23 @@ from streams.rules.events import (
     WagerPlaced,
     WagerSettled,
 )
-from streams.rules.fire_bet import FireCohort
-from streams.rules.hot_roller import HotRollerCohort
-from streams.rules.hot_shooter import HOT_SHOOTER_TABLE_KINDS, HotShooterCohort
+from streams.rules.kinds import COHORT_CLASS, GROUP_OF, GROUPS, REGISTRY, SPEC_OF
 from streams.rules.submission import (
     FIRE_MAX_CENTS,
     FIRE_MIN_CENTS,
     FIRE_STEP_CENTS,
-    WAGER_KINDS,
     RulesSubmission,
     rules_from_record,
 )
+from streams.rules.kinds import WAGER_KINDS
 from streams.rules.sequence import receive
+from streams.rules.verdict import APPLIED, REJECTED
 from streams.rules.wager import Wager, output_id, settled
 
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
 POSITIONS = range(1, 17)  # § 623c.1(a)(2)(i): at most 16 positions, 1 left of the boxperson
-GROUP_OF = {"fire": "fire", "all_small": "bonus_craps", "all_tall": "bonus_craps",
-            "all_or_nothing": "bonus_craps", "hot_roller": "hot_roller", "hot_shooter": "hot_shooter"}
-GROUPS = ("fire", "bonus_craps", "hot_roller", "hot_shooter")
-COHORT_CLASS = {"fire": FireCohort, "bonus_craps": BonusCrapsCohort, "hot_roller": HotRollerCohort,
-                "hot_shooter": HotShooterCohort}
+# Lookups derived from the wager kinds' specifications (streams/rules/kinds.py), bound here for
+# the hot paths.
 
 
 class TableState:
@@ -82,7 +82,7 @@ class TableState:
         self.throws = throws
         self.last_throw_ts = last_throw_ts
 
-    # ------------------------------------------------------------ windows (RULES.md, Windows)
+    # ------------------------------------------------------------ windows (docs/rules.md, Windows)
 
     def fire_and_bonus_window_open(self) -> bool:
         """§ 623a.11(a)(1), § 623a.12(1): before a new shooter's initial come-out roll; open while
@@ -146,30 +146,29 @@ class TableState:
             yield from self.cohorts[g]
 
 
-_WINDOW_OF_GROUP = {
-    "fire": TableState.fire_and_bonus_window_open,
-    "bonus_craps": TableState.fire_and_bonus_window_open,
-    "hot_roller": TableState.hot_roller_window_open,
-    "hot_shooter": TableState.hot_shooter_window_open,
-}
+_WINDOW_OF_GROUP = {s.group: getattr(TableState, s.window) for s in REGISTRY}
+_HAS_MARKERS = {s.group: s.markers for s in REGISTRY}
 
 
 # ---------------------------------------------------------------- the entry point
 
 
-def apply(state: TableState | None, event) -> tuple[TableState | None, list]:
-    """Apply one event to a table's state; returns the state and the outputs of the event.
+def apply(state: TableState | None, event) -> tuple[TableState | None, list, str]:
+    """Apply one event to a table's state; returns the state, the outputs of the event and its
+    verdict (streams.rules.verdict). The state is None only for an event of a table never opened.
 
-    A duplicate (seq at or below the last applied seq) only counts (RULES.md, Duplicates); events
-    of an open table go through its feed, in seq order (streams/rules/sequence.py).
+    A duplicate (seq at or below the last applied seq) only counts (docs/rules.md, Duplicates);
+    events of an open table go through its feed, in seq order (streams/rules/sequence.py).
     """
     if state is None:
-        return _dispatch(state, event)
+        state, out = _dispatch(state, event)
+        return state, out, (REJECTED if state is None or (out and type(out[0]) is EventRejected) else APPLIED)
     if event.seq == state.received_seq + 1 and not state.held and type(event) is not TableOpened:
         # The common case, in order with nothing held: judged, and the seq is received.
         state, out = _HANDLERS[type(event)](state, event)
         state.received_seq = event.seq
-        return state, out
+        # A handler's own rejection is its only output (the checks run before any change).
+        return state, out, (REJECTED if out and type(out[0]) is EventRejected else APPLIED)
     return receive(state, event, _dispatch)
 
 
@@ -194,7 +193,7 @@ def _on_table_opened(state: TableState | None, event: TableOpened):
     if state is not None and not state.closed:
         return state, [rejected(event, "table_already_open",
                                 "the table is open: close it before opening it with new rules")]
-    # A reopened table starts a fresh game under the rules now in force (RULES.md, rule versions).
+    # A reopened table starts a fresh game under the rules now in force (docs/rules.md, rule versions).
     if state is None:
         return TableState(event), []
     return TableState(event, state.duplicates, state.throws, state.last_throw_ts), []
@@ -237,9 +236,9 @@ def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
     state.cycle_fresh = True
     if reason in ("table_open", "seven_out"):
         # § 623a.11(a)(6) once per hand: only a seven-out ends the hand (the point survives a
-        # voluntary or compulsory change, RULES.md).
+        # voluntary or compulsory change, docs/rules.md).
         state.fire_alerted = False
-    # The point survives a voluntary or compulsory change (RULES.md): the successor throws for it.
+    # The point survives a voluntary or compulsory change (docs/rules.md): the successor throws for it.
     _forget_settled(state, out)
     return state, out
 
@@ -258,7 +257,7 @@ def _surrender(state: TableState, event, out: list) -> None:
                                    f"{event.reason} surrender of the dice"))
             if cohort.wagers:
                 keep.append(cohort)
-            elif group != "hot_shooter":
+            elif SPEC_OF[kind].markers:
                 cohort.cleared(event, out, "surrendered")
         state.cohorts[group] = keep
 
@@ -387,12 +386,7 @@ def _stake_problem(state: TableState, event: WagerPlaced) -> str | None:
     return None
 
 
-_WINDOW_WHY = {
-    "fire": "a Fire Bet is placed only before a new shooter's initial come-out roll (§ 623a.11(a)(1))",
-    "bonus_craps": "Bonus Craps is placed only before a new shooter's initial come-out roll (§ 623a.12(1))",
-    "hot_roller": "a Hot Roller wager is made only before the come-out roll of a fresh cycle (§ 623c.1(b))",
-    "hot_shooter": "a Hot Shooter wager is placed only before the come-out roll (§ 623c.4(c))",
-}
+_WINDOW_WHY = {s.group: s.window_why for s in REGISTRY}
 
 
 def _on_wager_placed(state: TableState | None, event: WagerPlaced):
@@ -412,9 +406,9 @@ def _on_wager_placed(state: TableState | None, event: WagerPlaced):
     why = _stake_problem(state, event)
     if why:
         return state, [rejected(event, "stake_out_of_limits", why)]
-    if kind == "hot_shooter" and state.table_kind not in HOT_SHOOTER_TABLE_KINDS:
-        return state, [rejected(event, "hot_shooter_live_table", "the Hot Shooter jackpot is offered "
-                                "only on fully automated electronic or hybrid tables (§ 623c.4(a))")]
+    spec = SPEC_OF[kind]
+    if spec.table_kinds is not None and state.table_kind not in spec.table_kinds:
+        return state, [rejected(event, *spec.table_kind_rejection)]
     group = GROUP_OF[kind]
     if not _WINDOW_OF_GROUP[group](state):
         return state, [rejected(event, "out_of_window", _WINDOW_WHY[group])]
@@ -436,9 +430,9 @@ def _on_wager_change_requested(state: TableState | None, event: WagerChangeReque
     wager = state.pending.get(event.wager_id)
     if wager is None:
         return state, [rejected(event, "unknown_wager", f"wager {event.wager_id!r} is not in action")]
-    if wager.wager == "hot_roller":
-        return state, [rejected(event, "hot_roller_locked", "a Hot Roller wager may not be reduced, "
-                                "increased or removed until resolved (§ 623c.1(b))")]
+    locked = SPEC_OF[wager.wager].change_locked
+    if locked is not None:
+        return state, [rejected(event, *locked)]
     return state, [rejected(event, "wager_locked", f"a {wager.wager} wager remains on the layout until "
                             "collected or paid (§ 623a.11(a)(3), § 623a.12(2), § 623c.4)")]
 
@@ -467,12 +461,12 @@ def _on_table_closed(state: TableState | None, event: TableClosed):
     if problem:
         return state, [problem]
     out: list = []
-    # RULES.md: closing a table pushes every wager still pending, settled at the close's seq.
+    # docs/rules.md: closing a table pushes every wager still pending, settled at the close's seq.
     for cohort in state.all_cohorts():
         for w in cohort.wagers.values():
             out.append(settled(w, event, "push", 0, state.rules.paytable_for(w.wager).name, "table closed"))
         cohort.wagers = {}
-        if cohort.layout != "hot_shooter":
+        if _HAS_MARKERS[cohort.layout]:
             cohort.cleared(event, out, "table_closed")
     state.open_cohorts = {g: None for g in GROUPS}
     state.cohorts = {g: [] for g in GROUPS}

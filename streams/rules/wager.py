@@ -48,7 +48,7 @@ def output_id(event, out: list) -> str:
 
 
 class Cohort:
-    """Wagers placed in one window share one set of markers (RULES.md, "Marks belong to the wagers
+    """Wagers placed in one window share one set of markers (docs/rules.md, "Marks belong to the wagers
     that saw them"), so per-throw work grows with the number of cohorts, not of wagers."""
 
     __slots__ = ("cohort_id", "wagers")

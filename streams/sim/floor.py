@@ -141,7 +141,7 @@ class TableSimulation:
             first_throw = True
             cycle_fresh = True
             while True:
-                # Wagers in the windows a dealer would accept (RULES.md, Windows).
+                # Wagers in the windows a dealer would accept (docs/rules.md, Windows).
                 if not come_bets_only:
                     for player in self.players:
                         for kind, like in player.likes.items():

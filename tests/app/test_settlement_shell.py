@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from streams.app.shell import SettlementShell, state_from_text
-from streams.surveillance.booking import DUPLICATE, HELD, REJECTED
+from streams.rules.verdict import APPLIED, DUPLICATE, HELD, REJECTED, RELEASED, UNDECODABLE
 from streams.codec import encode_event
 from streams.rules import SurveillanceAlerted, WagerSettled
 from streams.sim.floor import floor_events
@@ -74,3 +74,8 @@ def test_verdicts_of_a_rejected_a_duplicate_and_a_held_event():
     assert shell.handle(rec(5, "DiceThrown", die1=2, die2=2, valid=True), "t", 0, 4).verdict == DUPLICATE
     h = shell.handle(rec(4, "DiceThrown", die1=1, die2=3, valid=True), "t", 0, 5)
     assert h.outputs[-1].alert == "sequence_resumed" and shell.states["T9"].point == 0
+    assert h.verdict == RELEASED  # applied, and the held seq 5 behind it
+    h = shell.handle(rec(6, "DiceThrown", die1=3, die2=3, valid=True), "t", 0, 6)
+    assert h.verdict == APPLIED and shell.states["T9"].point == 6
+    h = shell.handle(b"\x00torn", "t", 0, 7)
+    assert h.verdict == UNDECODABLE and h.outputs[0].id == "rejected/t/0/7" and h.state is None

@@ -45,3 +45,45 @@ def test_import_linter_contracts_hold():
     result = subprocess.run(["lint-imports", str(ROOT / "pyproject.toml")], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _contract(name_start: str) -> dict:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    for contract in config["tool"]["importlinter"]["contracts"]:
+        if contract["name"].startswith(name_start):
+            return contract
+    raise AssertionError(f"no import contract named {name_start!r}...")
+
+
+def _top_level_modules() -> set[str]:
+    return {f"streams.{p.stem}" for p in (ROOT / "streams").iterdir()
+            if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
+
+
+def test_every_module_but_the_kafka_adapter_is_kept_from_the_kafka_libraries():
+    """A forbidden contract covers only the modules it lists: a new package must be listed."""
+    contract = _contract("Only the Kafka adapter")
+    assert set(contract["forbidden_modules"]) == {"aiokafka", "kafka"}
+    assert set(contract["source_modules"]) == _top_level_modules() - {"streams.kafka", "streams.floor"}
+
+
+def test_every_module_but_the_floor_view_is_kept_from_faust():
+    contract = _contract("Only the floor view")
+    assert set(contract["source_modules"]) == _top_level_modules() - {"streams.floor"}
+
+
+def test_no_module_outside_the_adapter_names_a_kafka_library():
+    """Belt and braces beside import-linter: also catches an import inside a function or a string
+    passed to importlib."""
+    offenders = []
+    for path in sorted((ROOT / "streams").rglob("*.py")):
+        if path.is_relative_to(ROOT / "streams" / "kafka"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                          if n.split(".")[0] in ("aiokafka", "kafka")]
+    assert offenders == []

@@ -31,6 +31,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from streams.codec import decode_output, encode_output
+from streams.kafka.settings import client_settings
 from streams.replay.engine import Replay, json_lines
 from tests.conftest import ROOT, Pipeline, free_port
 
@@ -228,7 +229,7 @@ class Feeder:
 
 
 def _consumer(bootstrap: str, isolation: str = "read_committed") -> KafkaConsumer:
-    return KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+    return KafkaConsumer(**client_settings("audit", bootstrap), group_id=None, enable_auto_commit=False,
                          client_id=f"craps-faults-{uuid.uuid4().hex[:6]}", isolation_level=isolation,
                          auto_offset_reset="earliest", reconnect_backoff_max_ms=1000,
                          request_timeout_ms=10000, max_partition_fetch_bytes=8 * 1024 * 1024)
@@ -401,7 +402,7 @@ class GroupWatch:
 
     def _clients(self):
         if self._admin is None:
-            self._admin = KafkaAdminClient(bootstrap_servers=self.run.bootstrap, reconnect_backoff_max_ms=1000,
+            self._admin = KafkaAdminClient(**client_settings("admin", self.run.bootstrap), reconnect_backoff_max_ms=1000,
                                            request_timeout_ms=5000, client_id="craps-faults-watch")
             self._consumer = _consumer(self.run.bootstrap)
         return self._admin, self._consumer

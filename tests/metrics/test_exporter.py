@@ -71,6 +71,15 @@ def test_a_worker_taking_the_tables_over_exports_the_same_money():
     assert json.dumps(sorted(a["craps_table_open"].items())) == json.dumps(sorted(b["craps_table_open"].items()))
 
 
+def test_events_applied_counts_the_applied_and_released_verdicts():
+    shell, handled = shell_after(tables=2, hours=1, seed=5)
+    metrics = FloorMetrics(tables=owned(shell))
+    assert metrics.events_applied() == 0
+    metrics.observe(handled, 0.0)
+    expected = sum(1 for h in handled if h.verdict in ("applied", "released"))
+    assert expected > 0 and metrics.events_applied() == expected
+
+
 def test_no_created_series_for_the_counters():
     shell, handled = shell_after(tables=2, hours=1)
     metrics = FloorMetrics(tables=owned(shell))

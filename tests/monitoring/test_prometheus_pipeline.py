@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from streams.codec import decode_output
-from streams.replay.topic_reader import read_topic
+from streams.kafka.reader import read_committed
 from tests.conftest import free_port, wait_for
 from tests.pipeline.test_pipeline import replayed, write_floor
 
@@ -63,7 +63,7 @@ def test_prometheus_hold_equals_settlements_topic_to_the_cent(pipeline, promethe
     pipeline.run("produce", str(tmp_path / "floor.jsonl"), "--quiet")
 
     def settled():
-        records = [decode_output(m.value) for m in read_topic(pipeline.prefix + "settlements", pipeline.bootstrap)]
+        records = [decode_output(m.value) for m in read_committed(pipeline.prefix + "settlements", "audit", bootstrap=pipeline.bootstrap)]
         return records if len(records) >= expected_count else None
 
     settlements = wait_for(settled, 120, f"{expected_count} settlements")

@@ -25,7 +25,7 @@ POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
 
 
 def next_point(point: int | None, total: int) -> tuple[int | None, str]:
-    """(point after the throw, what happened): the pass-line flow of RULES.md Words."""
+    """(point after the throw, what happened): the pass-line flow of docs/rules.md Words."""
     if point is None:
         return (total, "established") if total in POINT_NUMBERS else (None, "come-out")
     if total == 7:

@@ -8,7 +8,7 @@ import pytest
 
 from streams.codec import decode_output, encode_output
 from streams.replay.engine import Replay, json_lines
-from streams.replay.topic_reader import read_topic
+from streams.kafka.reader import read_committed
 from streams.rules import output_to_record
 from streams.sim.floor import floor_events
 from streams.codec import to_json_line
@@ -33,7 +33,7 @@ def replayed(lines: list[str]):
 
 
 def committed(pipeline, name: str) -> list[dict]:
-    return [decode_output(m.value) | {"_raw": m.value} for m in read_topic(pipeline.prefix + name, pipeline.bootstrap)]
+    return [decode_output(m.value) | {"_raw": m.value} for m in read_committed(pipeline.prefix + name, "audit", bootstrap=pipeline.bootstrap)]
 
 
 def expected_settlement_bytes(outputs) -> dict[str, bytes]:

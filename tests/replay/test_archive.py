@@ -7,7 +7,8 @@ import json
 import pytest
 
 from streams.codec import decode_event, read_container
-from streams.replay.archive import ArchiveWriter, RawMessage, day_of, iter_archive, load_index, verify
+from streams.codec import RawMessage
+from streams.archive import ArchiveWriter, day_of, iter_archive, load_index, verify
 from tests.replay.replay_fixtures import PARTITIONS, floor_lines, messages_of
 
 TOPIC = "x.table-events"

@@ -7,27 +7,22 @@ import json
 
 import pytest
 
-from streams.replay.archive import iter_archive, load_index, verify
+from streams.archive import iter_archive, load_index, verify
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.kafka
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    from kafka import KafkaConsumer, TopicPartition
+    from streams.kafka.reader import end_offsets as topic_end_offsets
 
-    c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
-    try:
-        tps = [TopicPartition(topic, p) for p in sorted(c.partitions_for_topic(topic))]
-        return {tp.partition: o for tp, o in c.end_offsets(tps).items()}
-    finally:
-        c.close()
+    return topic_end_offsets(topic, "audit", bootstrap=bootstrap)
 
 
 def settlement_count(pipeline) -> int:
-    from streams.replay.topic_reader import read_topic
+    from streams.kafka.reader import read_committed
 
-    return sum(1 for _ in read_topic(pipeline.prefix + "settlements", pipeline.bootstrap))
+    return sum(1 for _ in read_committed(pipeline.prefix + "settlements", "audit", bootstrap=pipeline.bootstrap))
 
 
 def test_archive_replay_and_audit_on_kafka(pipeline, tmp_path):

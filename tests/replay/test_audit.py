@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from streams.replay.archive import ArchiveWriter
+from streams.archive import ArchiveWriter
 from streams.replay.audit import compare, explain, replay_settlements
 from streams.replay.sources import jsonl_source
 from tests.replay.replay_fixtures import floor_lines, messages_of, write_lines

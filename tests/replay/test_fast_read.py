@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import io
 import pickle
+import typing
 
 import fastavro
 import msgspec
 import pytest
 
 from streams.codec import CodecError, default_codec, write_container
-from streams.replay.fastread import read_event_batches, read_events
+from streams.codec.fastread import read_event_batches, read_events
 from streams.rules import record_to_event
-from streams.rules.events import INPUT_TYPES, NEW, OUTPUT_TYPES, DiceThrown, WagerSettled, settlement_id
+from streams.rules.events import (
+    INPUT_TYPES,
+    NEW,
+    OUTPUT_TYPES,
+    DiceThrown,
+    WagerSettled,
+    field_names,
+    settlement_id,
+)
+from streams.rules.submission import RulesSubmission
 
 TS = 1_767_225_600_000
 
@@ -113,9 +123,8 @@ def test_corrupt_blocks_fail_both_ways(tmp_path):
 
 def test_events_are_frozen_values():
     for cls in (*INPUT_TYPES.values(), *OUTPUT_TYPES.values()):
-        values = []
-        for f in msgspec.structs.fields(cls):
-            values.append({int: 7, bool: True, str: "x"}.get(getattr(f.type, "__origin__", f.type), ("a", "b")))
+        hints = typing.get_type_hints(cls, localns={"RulesSubmission": RulesSubmission})
+        values = [{int: 7, bool: True, str: "x"}.get(hints[name], ("a", "b")) for name in field_names(cls)]
         a, b = cls(*values), NEW[cls](*values)
         assert type(b) is cls and a == b and hash(a) == hash(b) and repr(a) == repr(b)
         assert pickle.loads(pickle.dumps(b)) == a and msgspec.structs.replace(b) == a

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from streams.replay.archive import ArchiveWriter, iter_archive_batches, partition_groups
+from streams.archive import ArchiveWriter, iter_archive_batches, partition_groups
 from streams.replay.engine import Replay
 from streams.replay.parallel import replay_archive_parallel
 from streams.replay.run import ReplayRun, wanted_types

@@ -47,7 +47,8 @@ def test_replay_and_the_worker_shell_derive_the_same_outputs():
     assert alerts["hold_anomaly"] and alerts["sequence_gap"] and alerts["sequence_resumed"]
     t = replay.tally
     assert (t.applied, t.held, t.rejected, t.duplicates) == (
-        verdicts["applied"], verdicts["held"], verdicts["rejected"], verdicts["duplicate"])
+        verdicts["applied"] + verdicts["released"], verdicts["held"], verdicts["rejected"], verdicts["duplicate"])
+    assert verdicts["released"] and set(verdicts) <= {"applied", "released", "held", "rejected", "duplicate"}
     batch = Replay(watch)
     events = []
     for r in shuffled_floor(seed=8):

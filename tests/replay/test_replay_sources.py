@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from streams.codec import write_container
-from streams.replay.archive import ArchiveWriter
+from streams.archive import ArchiveWriter
 from streams.replay.sources import Slice, parse_time
 from tests.replay.replay_fixtures import floor_lines, messages_of, replay_settlements_of, write_lines
 
@@ -137,7 +137,7 @@ def test_slice_feeds_history_up_to_until_and_keeps_outputs_by_deciding_ts():
 def test_progress_line_on_long_runs():
     import io
 
-    from streams.replay.sources import Progress
+    from streams.cli import Progress
 
     out = io.StringIO()
     p = Progress(True, after_s=0.0, stream=out)

@@ -3,7 +3,7 @@ the earlier wagers by the paytables then in force and the later ones by the new.
 from __future__ import annotations
 
 from streams.codec import encode_event
-from streams.replay.archive import ArchiveWriter
+from streams.archive import ArchiveWriter
 from streams.replay.engine import Replay
 from streams.replay.sources import archive_source, feed_item
 from streams.rules import WagerSettled

@@ -37,7 +37,7 @@ def snapshot(state):
     """A deep, comparable copy of a state's game record (None for a table never opened).
 
     Leaves out the feed's cursor: a rejected event was still received, so the cursor moves past its
-    seq (streams/rules/sequence.py) while the game stays exactly as it was (RULES.md, Bad input)."""
+    seq (streams/rules/sequence.py) while the game stays exactly as it was (docs/rules.md, Bad input)."""
     if state is None:
         return None
     record = copy.deepcopy(state.to_record())
@@ -70,7 +70,7 @@ class Script:
     def send(self, record: dict) -> list:
         event = record_to_event(record)
         self.records.append(record)
-        self.state, out = apply(self.state, event)
+        self.state, out, _ = apply(self.state, event)
         self.last = out
         self.outputs.extend(out)
         return out

@@ -101,7 +101,7 @@ def test_bonus_placed_before_new_shooters_come_out_only_623a_12_1():
 
 
 def test_bonus_carried_to_successor_keeps_markers_623a_11_a_2_rules_md():
-    """RULES.md (§ 623a.11(a)(2) applied to every side wager): on a voluntary surrender the wager
+    """docs/rules.md (§ 623a.11(a)(2) applied to every side wager): on a voluntary surrender the wager
     stays in action with its markers; a wager placed for the successor starts from none."""
     s = bonus_table(("old", "all_small", 100))
     s.throw(2, 3, 4)                # point 4 on

@@ -1,4 +1,4 @@
-"""Fire Bet (§ 623a.11; paytable § 623a.5 as RULES.md states it)."""
+"""Fire Bet (§ 623a.11; paytable § 623a.5 as docs/rules.md states it)."""
 import pytest
 
 from .table_script import Script, assert_settled
@@ -133,7 +133,7 @@ def test_fire_four_points_alert_again_in_next_hand_623a_11_a_6():
 
 
 def test_fire_four_points_alert_once_per_hand_across_a_voluntary_change_623a_11_a_6():
-    """RULES.md: the alert goes out once per hand, and "only a seven-out ends the hand" (the point
+    """docs/rules.md: the alert goes out once per hand, and "only a seven-out ends the hand" (the point
     and the hand survive a voluntary or compulsory change of shooter)."""
     s = fire_table(("f1", 100, 3))
     make_points(s, 4, 5, 6, 8)                   # ann: four points, the hand's alert
@@ -199,7 +199,7 @@ def test_fire_carried_to_successor_keeps_its_points_623a_11_a_2():
 
 
 def test_fire_large_win_alerts_surveillance():
-    """RULES.md (engine reading): a win at or above large_win_alert_cents (default $1,000) also
+    """docs/rules.md (engine reading): a win at or above large_win_alert_cents (default $1,000) also
     alerts surveillance; § 623a.11(a)(6) asks surveillance to confirm Fire payouts."""
     s = fire_table(("big", 500, 2), ("small", 100, 5))
     make_points(s, 4, 5, 6, 8, 9)

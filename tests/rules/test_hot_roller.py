@@ -124,7 +124,7 @@ def test_hot_roller_position_outside_1_to_16_rejected_623c_1_a_2_i(pos):
 
 
 def test_hot_roller_each_cycle_its_own_layout_623c_1_d():
-    """RULES.md: marks belong to the wagers that saw them: a wager made after a 7 starts from none."""
+    """docs/rules.md: marks belong to the wagers that saw them: a wager made after a 7 starts from none."""
     s = roller_table(("old", 100, 1))
     complete(s, 4, 5)
     s.roll(5, 2)                                    # come-out 7: old loses (literal reading)
@@ -135,7 +135,7 @@ def test_hot_roller_each_cycle_its_own_layout_623c_1_d():
 
 
 def test_hot_roller_carried_to_successor_keeps_markers_623a_11_a_2_rules_md():
-    """RULES.md: a voluntary change before a loser 7 carries the wager with its markers."""
+    """docs/rules.md: a voluntary change before a loser 7 carries the wager with its markers."""
     s = roller_table(("h", 100, 1))
     complete(s, 4, 5)
     s.roll(1, 5)                                    # point 6

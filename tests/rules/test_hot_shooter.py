@@ -89,7 +89,7 @@ def test_hot_shooter_invalid_rolls_do_not_count_623a_8():
 
 
 def test_hot_shooter_carried_to_successor_keeps_count_623a_11_a_2_rules_md():
-    """RULES.md: on a voluntary change the wager stays with the successor with its count."""
+    """docs/rules.md: on a voluntary change the wager stays with the successor with its count."""
     s = shooter_table(("h", 100))
     s.throw(4, *[11] * 10)                     # 11 throws, point 4 on
     s.shooter("bob", 8, "voluntary")

@@ -6,8 +6,8 @@ come-bets-only toggles, invalid rolls, bad events, duplicates, malformed records
 unknown table and closes/reopens; it always ends with a close. Checked:
 
 - every input ends as applied, rejected or a duplicate; a rejected event leaves `to_record()`
-  unchanged (RULES.md, Bad input; Duplicates);
-- an independent per-wager model of RULES.md (no cohorts) agrees on acceptance and on every
+  unchanged (docs/rules.md, Bad input; Duplicates);
+- an independent per-wager model of docs/rules.md (no cohorts) agrees on acceptance and on every
   settlement, four-point alert (§ 623a.11(a)(6)) and large-win alert;
 - every accepted wager is settled at most once, and exactly once once the table closes;
 - money: stakes settled equal stakes accepted; won_cents == odds * stake from the paytable named in
@@ -56,7 +56,7 @@ BONUS_KINDS = ("all_small", "all_tall", "all_or_nothing")
 SETTINGS = settings(max_examples=examples(200), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-# ---------------------------------------------------------------- RULES.md, written out again
+# ---------------------------------------------------------------- docs/rules.md, written out again
 
 FIRE_STANDARD = {4: 24, 5: 249, 6: 999}
 BONUS_ODDS = {"standard": {"all_small": 34, "all_tall": 34, "all_or_nothing": 175},
@@ -117,7 +117,7 @@ class ModelWager:
 
 
 class ModelTable:
-    """One table by RULES.md, tracking every wager on its own (no cohorts, no shared markers)."""
+    """One table by docs/rules.md, tracking every wager on its own (no cohorts, no shared markers)."""
 
     def __init__(self, ev: TableOpened, rules_record, dups: int):
         self.kind = ev.table_kind
@@ -199,7 +199,7 @@ class ModelTable:
             self.shooter, self.throws, self.must_pass = True, 0, False
             self.cbo, self.fresh = False, True
             if ev.reason in ("table_open", "seven_out"):
-                # RULES.md: the four-point alert goes out once per hand, and only a seven-out ends
+                # docs/rules.md: the four-point alert goes out once per hand, and only a seven-out ends
                 # the hand (it survives a voluntary or compulsory change).
                 self.alerted = False
         elif t is WagerPlaced:
@@ -420,7 +420,7 @@ def run(history, *, restore: bool = False, check: bool = True):
             state = TableState.from_record(json.loads(json.dumps(state.to_record())))
         before = snapshot(state) if check else None
         duplicate = state is not None and ev.seq <= state.last_seq
-        state, out = apply(state, ev)
+        state, out, _ = apply(state, ev)
         states[ev.table_id] = state
         rejected = [o for o in out if type(o) is EventRejected]
         if duplicate:
@@ -488,7 +488,7 @@ def rules_strategy(draw):
 @given(ops=ops_strategy, table_kind=table_kinds, rules=rules_strategy())
 def test_engine_agrees_with_a_per_wager_model_of_rules_md(ops, table_kind, rules):
     """Acceptance, settlements (outcome, amount, stake, deciding seq), four-point alerts
-    (§ 623a.11(a)(6)) and large-win alerts all as an independent per-wager reading of RULES.md."""
+    (§ 623a.11(a)(6)) and large-win alerts all as an independent per-wager reading of docs/rules.md."""
     history = build_history(ops, table_kind, rules)
     _, log = run(history)
     model = Model()
@@ -526,7 +526,7 @@ def _record_of(history, ev):
 @SETTINGS
 @given(ops=ops_strategy, table_kind=table_kinds, rules=rules_strategy())
 def test_every_accepted_wager_settled_exactly_once_and_money_conserved(ops, table_kind, rules):
-    """RULES.md: nothing is lost: every accepted wager settles at most once while the table plays
+    """docs/rules.md: nothing is lost: every accepted wager settles at most once while the table plays
     and exactly once by the close; stakes in = stakes settled; won = odds * stake by the paytable."""
     from streams.rules.paytables import (
         BONUS_PAYTABLES,
@@ -592,7 +592,7 @@ def test_every_accepted_wager_settled_exactly_once_and_money_conserved(ops, tabl
 @SETTINGS
 @given(ops=ops_strategy, table_kind=table_kinds, rules=rules_strategy())
 def test_replay_is_deterministic_and_equals_live(ops, table_kind, rules):
-    """RULES.md, Bad input (nothing lost) and Duplicates: the engine is a pure function of its
+    """docs/rules.md, Bad input (nothing lost) and Duplicates: the engine is a pure function of its
     inputs. The same history twice gives the same bytes; a state restored from its record after every
     event (replay from a snapshot) then continued gives the same bytes as the live run."""
     history = build_history(ops, table_kind, rules)
@@ -607,7 +607,7 @@ def test_replay_is_deterministic_and_equals_live(ops, table_kind, rules):
 @settings(SETTINGS, max_examples=examples(60))
 @given(ops=ops_strategy, table_kind=table_kinds, rules=rules_strategy(), cut=st.integers(0, 10**6))
 def test_restore_once_mid_history_equals_live(ops, table_kind, rules, cut):
-    """RULES.md, Bad input (nothing lost): a restored state is the state. A single snapshot at a
+    """docs/rules.md, Bad input (nothing lost): a restored state is the state. A single snapshot at a
     random point, restored, continued: the same outputs as live."""
     history = build_history(ops, table_kind, rules)
     live, _ = run(history, check=False)
@@ -621,7 +621,7 @@ def test_restore_once_mid_history_equals_live(ops, table_kind, rules, cut):
         except ContractError as e:
             out.append(malformed(rec, e, f"history:{i}"))
             continue
-        states[ev.table_id], o = apply(states.get(ev.table_id), ev)
+        states[ev.table_id], o, _ = apply(states.get(ev.table_id), ev)
         out += o
     saved = json.dumps({t: (s.to_record() if s is not None else None) for t, s in states.items()})
     states = {t: (TableState.from_record(r) if r is not None else None) for t, r in json.loads(saved).items()}
@@ -631,7 +631,7 @@ def test_restore_once_mid_history_equals_live(ops, table_kind, rules, cut):
         except ContractError as e:
             out.append(malformed(rec, e, f"history:{i}"))
             continue
-        states[ev.table_id], o = apply(states.get(ev.table_id), ev)
+        states[ev.table_id], o, _ = apply(states.get(ev.table_id), ev)
         out += o
     assert output_bytes(out) == output_bytes(live)
 
@@ -639,7 +639,7 @@ def test_restore_once_mid_history_equals_live(ops, table_kind, rules, cut):
 @settings(SETTINGS, max_examples=examples(25))
 @given(ops=ops_strategy, table_kind=table_kinds, rules=rules_strategy())
 def test_per_throw_work_independent_of_the_number_of_wagers(ops, table_kind, rules):
-    """RULES.md: markers and counts are kept per cohort (once per table per window), so per-throw
+    """docs/rules.md: markers and counts are kept per cohort (once per table per window), so per-throw
     work stays independent of the number of wagers: with 1 or 200 wagers per placement the
     cohorts and the markers are the same at every throw."""
     profiles = []
@@ -654,7 +654,7 @@ def test_per_throw_work_independent_of_the_number_of_wagers(ops, table_kind, rul
                 continue
             prior = states.get(ev.table_id)
             duplicate = prior is not None and ev.seq <= prior.last_seq
-            state, out = apply(prior, ev)
+            state, out, _ = apply(prior, ev)
             states[ev.table_id] = state
             applied = not duplicate and not any(type(o) is EventRejected for o in out)
             if type(ev) is DiceThrown and applied:

@@ -1,4 +1,4 @@
-"""Bad input: a clear rejection, and nothing lost (RULES.md, last section).
+"""Bad input: a clear rejection, and nothing lost (docs/rules.md, last section).
 
 Every rule break yields one EventRejected with a stable reason code and the offending event, and
 leaves `state.to_record()` exactly as it was; a record that cannot be an event raises ContractError
@@ -62,7 +62,7 @@ CASES = [
     ("bonus_out_of_window_623a_12_1", mid_game, lambda s: s.wager("x", "all_tall", 100, 1), "out_of_window"),
     ("hot_roller_out_of_window_623c_1_b", mid_game, lambda s: s.wager("x", "hot_roller", 100, 1), "out_of_window"),
     ("hot_shooter_out_of_window_623c_4_c", mid_game, lambda s: s.wager("x", "hot_shooter", 100, 1), "out_of_window"),
-    # a stake out of limits (§ 623a.11(b)(1); RULES.md Stakes)
+    # a stake out of limits (§ 623a.11(b)(1); docs/rules.md Stakes)
     ("fire_stake_150_623a_11_b_1", sevened_out, lambda s: s.wager("x", "fire", 150, 1), "stake_out_of_limits"),
     ("fire_stake_600_623a_11_b_1", sevened_out, lambda s: s.wager("x", "fire", 600, 1), "stake_out_of_limits"),
     ("zero_stake_rules_md", sevened_out, lambda s: s.wager("x", "all_small", 0, 1), "stake_out_of_limits"),
@@ -114,7 +114,7 @@ CASES = [
 @pytest.mark.parametrize("build, action, reason",
                          [pytest.param(b, a, r, id=n) for n, b, a, r in CASES])
 def test_rejected_with_reason_and_state_unchanged(build, action, reason):
-    """RULES.md, Bad input: a rejection record with the reason and the offending event; the state exactly as it was."""
+    """docs/rules.md, Bad input: a rejection record with the reason and the offending event; the state exactly as it was."""
     s = build()
     last_seq = s.state.last_seq
     r = s.rejected(reason, action, s)
@@ -125,7 +125,7 @@ def test_rejected_with_reason_and_state_unchanged(build, action, reason):
 @pytest.mark.parametrize("build, action, reason",
                          [pytest.param(b, a, r, id=n) for n, b, a, r in CASES])
 def test_rejected_event_leaves_the_rest_of_the_game_unchanged(build, action, reason):
-    """RULES.md, Bad input: Nothing lost: the game after a rejection plays as if it had never been sent."""
+    """docs/rules.md, Bad input: Nothing lost: the game after a rejection plays as if it had never been sent."""
     s, t = build(), build()
     s.rejected(reason, action, s)
 
@@ -155,7 +155,7 @@ def test_rejected_event_leaves_the_rest_of_the_game_unchanged(build, action, rea
 
 
 def test_rejected_seq_can_be_reused_by_the_corrected_event():
-    """RULES.md, Duplicates (a seq at or below the last *applied* seq): a rejected event does
+    """docs/rules.md, Duplicates (a seq at or below the last *applied* seq): a rejected event does
     not advance last_seq, so the corrected event with the same seq applies."""
     s = mid_game()
     bad = s.record("DiceThrown", die1=7, die2=1, valid=True)
@@ -176,7 +176,7 @@ def test_rejected_seq_can_be_reused_by_the_corrected_event():
     {"type": "TableClosed"},
 ], ids=lambda r: r["type"])
 def test_unknown_table_rejected(record):
-    """RULES.md: an event for a table never opened is rejected (`unknown_table`), except the opening."""
+    """docs/rules.md: an event for a table never opened is rejected (`unknown_table`), except the opening."""
     s = Script("ghost")
     full = s.record(record.pop("type"), **record)
     out = s.send(full)
@@ -231,7 +231,7 @@ MALFORMED = [
 
 @pytest.mark.parametrize("record, reason", [pytest.param(r, c, id=n) for n, r, c in MALFORMED])
 def test_malformed_record_raises_contract_error(record, reason):
-    """RULES.md: a malformed message is rejected with a reason; nothing is silently dropped."""
+    """docs/rules.md: a malformed message is rejected with a reason; nothing is silently dropped."""
     with pytest.raises(ContractError) as e:
         record_to_event(record)
     assert e.value.reason == reason and e.value.message
@@ -241,18 +241,18 @@ def test_malformed_record_raises_contract_error(record, reason):
 
 
 def test_well_formed_records_round_trip_through_the_contract():
-    """RULES.md, Bad input: a rejection carries the offending event, so events and records must convert both ways."""
+    """docs/rules.md, Bad input: a rejection carries the offending event, so events and records must convert both ways."""
     s = mid_game()
     for record in s.records:
         assert event_to_record(record_to_event(record)) == record
 
 
 def test_restored_state_rejects_the_same_way():
-    """RULES.md, Bad input: a state restored from its record rejects alike and stays unchanged."""
+    """docs/rules.md, Bad input: a state restored from its record rejects alike and stays unchanged."""
     s = mid_game()
     restored = TableState.from_record(s.state.to_record())
     bad = s.record("DiceThrown", die1=0, die2=0, valid=True)
-    _, out1 = apply(s.state, record_to_event(bad))
-    _, out2 = apply(restored, record_to_event(bad))
+    _, out1, _ = apply(s.state, record_to_event(bad))
+    _, out2, _ = apply(restored, record_to_event(bad))
     assert out1 == out2 and out1[0].reason == "die_out_of_range"
     assert snapshot(restored) == snapshot(s.state)

@@ -38,7 +38,7 @@ def table_history(seed: int, hours: float = 2.0) -> list[dict]:
 def run(records, state=None):
     outputs = []
     for r in records:
-        state, out = apply(state, record_to_event(r))
+        state, out, _ = apply(state, record_to_event(r))
         outputs.extend(out)
     return state, outputs
 

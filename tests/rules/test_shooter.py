@@ -1,5 +1,5 @@
 """Shooter continuation (§ 623a.10) and the carry-over of side wagers on a surrender
-(§ 623a.11(a)(2), RULES.md "Shooter continuation")."""
+(§ 623a.11(a)(2), docs/rules.md "Shooter continuation")."""
 import pytest
 
 from .table_script import Script, assert_settled
@@ -85,7 +85,7 @@ def test_pass_after_any_throw_623a_10_a(reason):
 
 @pytest.mark.parametrize("reason", ["voluntary", "compulsory"])
 def test_point_survives_a_change_of_shooter_rules_md_623a_10_c(reason):
-    """RULES.md: on a voluntary or compulsory change the successor throws for the point; only a
+    """docs/rules.md: on a voluntary or compulsory change the successor throws for the point; only a
     seven-out ends the hand."""
     s = table()
     s.wager("f", "fire", 500, 1)
@@ -117,7 +117,7 @@ def place_all(s, prefix, pos=1):
 
 @pytest.mark.parametrize("reason", ["voluntary", "compulsory"])
 def test_surrender_carries_every_side_wager_with_its_marks_623a_11_a_2(reason):
-    """§ 623a.11(a)(2) and RULES.md (the same default for every side wager): pending wagers stay in
+    """§ 623a.11(a)(2) and docs/rules.md (the same default for every side wager): pending wagers stay in
     action with the successor and settle on the successor's deciding throw, marks and counts kept."""
     s = table()
     place_all(s, "a")
@@ -147,7 +147,7 @@ def test_surrender_carries_every_side_wager_with_its_marks_623a_11_a_2(reason):
 
 
 def test_wagers_for_the_successor_start_from_none_rules_md():
-    """RULES.md, marks belong to the wagers that saw them."""
+    """docs/rules.md, marks belong to the wagers that saw them."""
     s = table()
     s.wager("a-fire", "fire", 100, 1)
     s.throw(4, 4, 5, 5, 6, 6, 8)                  # three points made, point 8 on
@@ -160,7 +160,7 @@ def test_wagers_for_the_successor_start_from_none_rules_md():
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_surrender_push_configurable_623a_11_a_2_rules_md(kind):
-    """RULES.md: configurable per wager to `push` instead: the wager in action is returned at the
+    """docs/rules.md: configurable per wager to `push` instead: the wager in action is returned at the
     change's seq; the other kinds still carry."""
     s = table(rules={"surrender": {kind: "push"}})
     place_all(s, "a")

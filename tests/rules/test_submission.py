@@ -111,7 +111,7 @@ def test_bonus_paytable_standard_or_alternate_623b_3(rules, name, odds):
 
 
 def test_fire_custom_paytable_rules_md():
-    """RULES.md: the Fire Bet paytable is configurable (`fire_custom`, points -> odds)."""
+    """docs/rules.md: the Fire Bet paytable is configurable (`fire_custom`, points -> odds)."""
     rules = {"fire_custom": {"3": 10, "4": 50, "6": 500}}
     results = {}
     for points in range(7):
@@ -137,12 +137,12 @@ def test_fire_stake_limits_within_623a_11_b_1():
     w.rejected("stake_out_of_limits", w.wager, "d", "fire", 600, 1)
 
 
-# ---------------------------------------------------------------- limits (RULES.md Stakes)
+# ---------------------------------------------------------------- limits (docs/rules.md Stakes)
 
 
 @pytest.mark.parametrize("kind", ["all_small", "all_tall", "all_or_nothing", "hot_roller", "hot_shooter"])
 def test_table_limits_per_wager_rules_md(kind):
-    """RULES.md Stakes: any positive cents unless the rules set table limits for that wager."""
+    """docs/rules.md Stakes: any positive cents unless the rules set table limits for that wager."""
     s = started({"limits": {kind: [500, 10000]}})
     s.rejected("stake_out_of_limits", s.wager, "lo", kind, 499, 1)
     s.rejected("stake_out_of_limits", s.wager, "hi", kind, 10001, 1)
@@ -190,7 +190,7 @@ def test_large_win_just_below_threshold_no_alert():
 def test_surrender_choice_parsed_per_kind_623a_11_a_2():
     r = rules_from_record({"surrender": {"fire": "push", "hot_roller": "carry"}})
     assert r.surrender_for("fire") == "push" and r.surrender_for("hot_roller") == "carry"
-    assert r.surrender_for("all_small") == "carry", "RULES.md default: carry"
+    assert r.surrender_for("all_small") == "carry", "docs/rules.md default: carry"
 
 
 def test_defaults_are_rules_md():
@@ -249,7 +249,7 @@ def test_bad_rules_rejected_601a_2(rules):
 
 
 def test_rules_null_is_the_default():
-    """Rules Submission (§ 601a.2): a null `rules` means the RULES.md defaults."""
+    """Rules Submission (§ 601a.2): a null `rules` means the docs/rules.md defaults."""
     record = {"type": "TableOpened", "table_id": "T1", "seq": 1, "ts": 0, "table_kind": "live",
               "rules": None}
     assert record_to_event(record).rules == DEFAULT_RULES

@@ -1,4 +1,4 @@
-"""Opening, closing, reopening, duplicates and serialization of a table (RULES.md "Readings",
+"""Opening, closing, reopening, duplicates and serialization of a table (docs/rules.md "Readings",
 "Bad input"; the Rules Submission § 601a.2 in force is the latest opening's)."""
 import json
 
@@ -35,7 +35,7 @@ def busy_table(rules=None):
 
 
 def test_close_pushes_every_pending_wager_at_the_close_seq_rules_md():
-    """RULES.md: closing a table pushes every wager still pending (stake returned), settled at the
+    """docs/rules.md: closing a table pushes every wager still pending (stake returned), settled at the
     close's seq; every layout is cleared."""
     s = busy_table()
     s.throw(7)                                    # seven-out: everything in action settles
@@ -66,7 +66,7 @@ def test_close_pushes_wagers_still_in_their_window_rules_md():
 
 
 def test_close_with_nothing_pending_settles_nothing():
-    """RULES.md, Closing a table: nothing pending, nothing settled."""
+    """docs/rules.md, Closing a table: nothing pending, nothing settled."""
     s = Script().open("live")
     assert s.close() == []
     assert s.state.closed
@@ -90,7 +90,7 @@ def test_reopen_after_close_new_rules_fresh_game_601a_2():
 
 
 def test_table_opened_on_an_open_table_rejected():
-    """RULES.md, Bad input (engine reading): a TableOpened on an open table is `table_already_open`."""
+    """docs/rules.md, Bad input (engine reading): a TableOpened on an open table is `table_already_open`."""
     s = busy_table()
     before = snapshot(s.state)
     r, = s.open("fully_automated", {"hot_roller_paytable": "B"}).last
@@ -100,7 +100,7 @@ def test_table_opened_on_an_open_table_rejected():
 
 @pytest.mark.parametrize("index", [0, 1, 3, -1])
 def test_duplicate_counted_never_applied_rules_md(index):
-    """RULES.md Duplicates: seq at or below the last applied seq: counted, no output."""
+    """docs/rules.md Duplicates: seq at or below the last applied seq: counted, no output."""
     s = busy_table()
     before = snapshot(s.state)
     assert s.resend(index) == []
@@ -121,7 +121,7 @@ def test_duplicate_even_if_different_content_rules_md():
 
 
 def test_rejected_event_resent_is_rejected_again_not_a_duplicate():
-    """RULES.md, Duplicates: a rejected event was never applied, so its seq is not a duplicate."""
+    """docs/rules.md, Duplicates: a rejected event was never applied, so its seq is not a duplicate."""
     s = busy_table()
     bad = s.record("WagerPlaced", wager_id="x", position=1, wager="fire", amount_cents=100)
     assert s.send(bad)[0].reason == "out_of_window"
@@ -130,7 +130,7 @@ def test_rejected_event_resent_is_rejected_again_not_a_duplicate():
 
 
 def test_duplicate_after_close_is_a_duplicate_not_a_rejection():
-    """RULES.md, Duplicates: counted even on a closed table."""
+    """docs/rules.md, Duplicates: counted even on a closed table."""
     s = busy_table()
     s.close()
     assert s.resend(-2) == [] and s.resend(-1) == []
@@ -138,7 +138,7 @@ def test_duplicate_after_close_is_a_duplicate_not_a_rejection():
 
 
 def test_output_ids_are_deterministic_and_unique():
-    """RULES.md (nothing paid twice): settlement ids `{table}/{seq}/settle/{wager}`; markers and
+    """docs/rules.md (nothing paid twice): settlement ids `{table}/{seq}/settle/{wager}`; markers and
     alerts `{table}/{seq}/{index}`."""
     s = busy_table({"large_win_alert_cents": 1})
     s.throw(10, 4, 4, 5, 5, 6, 6, 8, 8, 9, 7)     # Fire: 4, 10, 5, 6, 8 made: 249 to 1
@@ -163,7 +163,7 @@ def test_output_ids_are_deterministic_and_unique():
 @pytest.mark.parametrize("stage", ["opened", "shooter", "in_window", "busy", "point_on_after_change",
                                    "come_bets_only", "sevened_out", "closed", "reopened"])
 def test_state_record_round_trip(stage):
-    """RULES.md (replay equals live):
+    """docs/rules.md (replay equals live):
     `TableState.from_record(s.to_record()).to_record() == s.to_record()`, through JSON too,
     and the restored state plays on exactly like the original."""
     s = Script().open("hybrid", {"surrender": {"hot_roller": "push"}, "limits": {"all_tall": [100, 900]}})
@@ -219,14 +219,14 @@ def test_state_record_round_trip(stage):
 
 
 def test_state_record_is_json():
-    """RULES.md (Money is integer cents): the state record is plain JSON."""
+    """docs/rules.md (Money is integer cents): the state record is plain JSON."""
     s = busy_table()
     text = json.dumps(s.state.to_record(), sort_keys=True)
     assert json.loads(text) == s.state.to_record()
 
 
 def test_unknown_table_state_stays_none():
-    """RULES.md, Bad input: an unknown table is rejected and no table comes into being."""
-    state, out = apply(None, record_to_event(
+    """docs/rules.md, Bad input: an unknown table is rejected and no table comes into being."""
+    state, out, _ = apply(None, record_to_event(
         {"type": "DiceThrown", "table_id": "nowhere", "seq": 4, "ts": 0, "die1": 1, "die2": 1}))
     assert state is None and out[0].reason == "unknown_table"

@@ -1,4 +1,4 @@
-"""Wager windows (RULES.md "Windows"): Fire Bet § 623a.11(a)(1), Bonus Craps § 623a.12(1),
+"""Wager windows (docs/rules.md "Windows"): Fire Bet § 623a.11(a)(1), Bonus Craps § 623a.12(1),
 Hot Roller § 623c.1(b), Hot Shooter § 623c.4(c); come-bets-only § 623a.10(b); invalid rolls § 623a.8."""
 import pytest
 
@@ -72,7 +72,7 @@ for name, (build, fb, hr, hs) in SCENARIOS.items():
 
 @pytest.mark.parametrize("build, kind, is_open", CASES)
 def test_window_623a_11_a_1_623a_12_1_623c_1_b_623c_4_c(build, kind, is_open):
-    """RULES.md Windows: Fire/Bonus while the next valid throw is a shooter's first; Hot Roller with
+    """docs/rules.md Windows: Fire/Bonus while the next valid throw is a shooter's first; Hot Roller with
     the point off and no valid throw since the last 7 or shooter change; Hot Shooter with the point
     off; none in come-bets-only mode; an invalid roll changes nothing."""
     s = build()

@@ -36,7 +36,7 @@ def book_floor(watch, tables=6, hours=6, seed=1):
     states, books, outputs = {}, {}, []
     for r in floor_events(tables, hours, seed):
         e = record_to_event(r)
-        states[e.table_id], out = apply(states.get(e.table_id), e)
+        states[e.table_id], out, _ = apply(states.get(e.table_id), e)
         outputs += out
         if states[e.table_id] is not None:
             outputs += watch.watch(books.setdefault(e.table_id, HoldBook()), states[e.table_id], out)
@@ -132,7 +132,7 @@ def test_a_book_restored_from_its_record_continues_identically(seed, cut):
         out = []
         for r in records:
             e = record_to_event(r)
-            states[e.table_id], o = apply(states.get(e.table_id), e)
+            states[e.table_id], o, _ = apply(states.get(e.table_id), e)
             out += o
             if states[e.table_id] is not None:
                 out += watch.watch(books.setdefault(e.table_id, HoldBook()), states[e.table_id], o)

@@ -1,0 +1,153 @@
+"""Topic admin: create the pipeline topics (idempotent), describe what the broker holds.
+
+Works with kafka-python 2.x and 3.x result shapes. Topic names and configs: streams.topics.
+"""
+from __future__ import annotations
+
+import time
+from typing import Dict, List, Mapping, Optional
+
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+from kafka.errors import TopicAlreadyExistsError
+
+from streams.kafka.settings import client_settings
+from streams.topics import RUN_PREFIX, TOPICS, TopicSpec, replication_factor
+
+
+def _admin(bootstrap: Optional[str], timeout_s: float) -> KafkaAdminClient:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return KafkaAdminClient(**client_settings("admin", bootstrap), client_id="craps-streams-topics")
+        except Exception:  # NoBrokersAvailable while the broker is still starting
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _describe(admin, names: List[str]) -> Dict[str, dict]:
+    """name -> {"partitions": n, "leaders_ok": bool} for the topics that exist."""
+    out: Dict[str, dict] = {}
+    if not names:
+        return out
+    for t in admin.describe_topics(names):
+        name = t.get("name", t.get("topic"))
+        if t.get("error_code", 0) != 0 or name is None:
+            continue
+        parts = t.get("partitions") or []
+        leaders_ok = bool(parts) and all(
+            p.get("error_code", 0) == 0 and p.get("leader_id", p.get("leader", -1)) >= 0 for p in parts
+        )
+        out[name] = {"partitions": len(parts), "leaders_ok": leaders_ok}
+    return out
+
+
+def _topic_configs(admin, names: List[str]) -> Dict[str, Dict[str, str]]:
+    """Best effort: name -> {config: value}; {} if the client's result shape is unknown."""
+    if not names:
+        return {}
+    try:
+        res = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, n) for n in names])
+    except Exception:
+        return {}
+    out: Dict[str, Dict[str, str]] = {}
+    if isinstance(res, dict):  # kafka-python 3.x: {"topic": {name: {key: {"value": ...}}}}
+        for name, entries in (res.get("topic") or {}).items():
+            out[name] = {k: (v.get("value") if isinstance(v, dict) else v) for k, v in entries.items()}
+        return out
+    for resp in res or []:  # kafka-python 2.x: DescribeConfigsResponse objects
+        for resource in getattr(resp, "resources", []):
+            _err, _msg, _rtype, rname, entries = resource[:5]
+            out[rname] = {e[0]: e[1] for e in entries}
+    return out
+
+
+def create_topics(
+    bootstrap: Optional[str] = None,
+    topics: Optional[Mapping[str, TopicSpec]] = None,
+    timeout_s: float = 30.0,
+) -> Dict[str, str]:
+    """Idempotently create the pipeline topics.
+
+    Returns {topic: "created" | "exists"}. Waits until every topic has a leader
+    for all partitions, so producers can be used right after this returns.
+    Existing topics are left alone (their partition count / configs are not changed).
+    """
+    specs = dict(topics if topics is not None else TOPICS)
+    rf = replication_factor()
+    admin = _admin(bootstrap, timeout_s)
+    try:
+        existing = set(admin.list_topics())
+        result: Dict[str, str] = {}
+        for spec in specs.values():
+            if spec.name in existing:
+                result[spec.name] = "exists"
+                continue
+            try:
+                # NewTopic is deprecated in kafka-python 3.x but still accepted, and it is
+                # the only form kafka-python 2.x understands.
+                admin.create_topics(
+                    [NewTopic(spec.name, spec.partitions, rf, topic_configs=dict(spec.configs))],
+                    timeout_ms=int(timeout_s * 1000),
+                )
+                result[spec.name] = "created"
+            except TopicAlreadyExistsError:  # lost a race with another creator
+                result[spec.name] = "exists"
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            described = _describe(admin, list(specs))
+            missing = [n for n in specs if not described.get(n, {}).get("leaders_ok")]
+            if not missing:
+                break
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"topics not ready after {timeout_s}s: {missing}")
+            time.sleep(0.2)
+        return result
+    finally:
+        admin.close()
+
+
+def describe_topics(bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> Dict[str, dict]:
+    """{topic: {"partitions": n, "configs": {...}}} for every non-internal topic."""
+    admin = _admin(bootstrap, timeout_s)
+    try:
+        names = sorted(n for n in admin.list_topics() if not n.startswith("__"))
+        described = _describe(admin, names)
+        configs = _topic_configs(admin, names)
+        return {
+            n: {"partitions": described.get(n, {}).get("partitions", 0), "configs": configs.get(n, {})}
+            for n in names
+        }
+    finally:
+        admin.close()
+
+
+
+
+def spec_drift(name: str, info: dict) -> list[str]:
+    """What of a described topic differs from its spec in streams.topics ([] if none or no spec)."""
+    spec = TOPICS.get(name)
+    if spec is None:
+        return []
+    cfg = info["configs"]
+    bad = [k for k, v in spec.configs.items() if cfg and cfg.get(k) != v]
+    if info["partitions"] != spec.partitions:
+        bad.append(f"partitions (want {spec.partitions})")
+    return bad
+
+
+def prune_runs(keep: int, bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> List[str]:
+    """Delete the topics of `make run`'s floors (`craps.run-<time>.*`) but those of the newest
+    `keep` runs, so `.kafka-data` does not grow with every run. Returns the deleted topic names."""
+    admin = _admin(bootstrap, timeout_s)
+    try:
+        names = [n for n in admin.list_topics() if n.startswith(RUN_PREFIX)]
+        runs = sorted({n[len(RUN_PREFIX):].split(".", 1)[0] for n in names})  # <time> sorts by age
+        kept = set(runs[-keep:]) if keep > 0 else set()
+        doomed = sorted(n for n in names if n[len(RUN_PREFIX):].split(".", 1)[0] not in kept)
+        if doomed:
+            admin.delete_topics(doomed, timeout_ms=int(timeout_s * 1000))
+        return doomed
+    finally:
+        admin.close()
