@@ -188,7 +188,7 @@ def core_loop():
         get = tables.get
         settled = []
         for e in events:
-            state, out = apply(get(e.table_id), e)
+            state, out, _ = apply(get(e.table_id), e)
             if state is not None:
                 tables[e.table_id] = state
             if out:
