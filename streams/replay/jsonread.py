@@ -5,9 +5,10 @@ by field in Python: together most of a JSON Lines replay's time. Here msgspec de
 into the core's event itself (a frozen Struct, `streams.rules.events`), validating as it parses,
 in one pass and in C: a tagged union on `type`, every field with its exact type (a str is a str, an
 int an int, never a bool or a float), non-empty strings, seq >= 1, ts >= 0, no unknown fields. A
-line it decodes is the event `record_to_event` would build, equal field by field; any other line (a TableOpened, with its rules to parse; a null optional field; a line that
-is not JSON, or breaks the contract) comes out as the plain path's item, the `json.loads` record
-(or the torn line as str) with its "file:line", and `record_to_event` decides it. So the contract's
+line it decodes is the event `record_to_event` would build, equal field by field; any other line
+(a TableOpened, with its rules to parse; a null optional field; a line that is not JSON, or breaks
+the contract) comes out as the plain path's item, the `json.loads` record (or the torn line as
+str) with its "file:line", and `record_to_event` decides it. So the contract's
 rejections keep their reasons and exact messages (the checker words them, in its order of checks),
 and msgspec is only ever the faster way to the same yes.
 
@@ -35,7 +36,7 @@ _ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 
 def line_item(line: str):
-    """The core event of one JSON line, or None when the plain path must read it."""
+    """The core event of one JSON line, or None when the plain path must read it (for tests)."""
     try:
         return _decode(line)
     except _ERRORS:
