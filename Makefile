@@ -9,9 +9,10 @@ SEED ?= 1
 
 install:
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
+	infra/floor/fetch-assets.sh
 
-# The main job: Kafka, a worker, Prometheus and a simulated floor fed live (infra/run-floor.sh).
-# infra/setup.sh installs what a fresh Debian machine lacks (Java, Maven, Prometheus, the jars).
+# The main job: Kafka, a worker, the floor view, Prometheus and a simulated floor fed live (infra/run-floor.sh).
+# infra/setup.sh installs what a fresh Debian machine lacks (Java, Maven, Prometheus, the jars, Chart.js).
 run:
 	@bash infra/setup.sh run
 	bash infra/run-floor.sh

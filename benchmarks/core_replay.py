@@ -5,7 +5,10 @@
 Simulates a floor (at least a million events by default), then measures side by side in one run:
   1. the core alone: `apply` over pre-decoded events, no I/O (median of --repeat runs);
   2. decode + core: JSON text -> record -> event -> apply;
-  3. the full command: `craps-streams replay FILE -o /dev/null` in a child process, with its peak RSS.
+  3. the full command: `craps-streams replay FILE -o /dev/null` in a child process, with its peak RSS;
+  4. booked as the worker and replay book (`settle_event`: core, hold book, surveillance), in memory,
+     with and without issue 14's statistics (dice CUSUMs, hold tails, positions) side by side:
+     their cost per event.
 Rates are per CPU second of the measured process (one thread, so one core), which keeps them
 comparable on a shared, noisy 2-core machine.
 Target (issue 2): the core at 200,000 events/s or more on one core.
@@ -68,15 +71,35 @@ def run_decode_and_core(path: str) -> tuple[float, int]:
     return time.process_time() - start, replay.tally.read
 
 
+def run_booked(events: list, surveillance: bool) -> float:
+    """CPU seconds of `Replay.feed_batch` (settle_event per event) over the decoded events; without
+    `surveillance`, the table watch (issue 14) is switched off: the booking as it was before it."""
+    from streams.settle import step
+
+    saved = step.observe
+    if not surveillance:
+        step.observe = lambda *args: ()
+    try:
+        replay = Replay()
+        start = time.process_time()
+        replay.feed_batch(events)
+        return time.process_time() - start
+    finally:
+        step.observe = saved
+
+
 def run_full_command(path: str) -> tuple[float, int]:
     """CPU seconds and peak RSS (KiB) of `craps-streams replay` in a child process of its own.
 
     The peak is the child's VmHWM (its own address space since exec). Not ru_maxrss, even the
     child's RUSAGE_SELF: Linux keeps ru_maxrss across exec, and a child forked from this process
     (which holds the million decoded events of the core measure, ~300 MiB) starts with the
-    parent's pages resident, so ru_maxrss said 330 MiB for a replay that never exceeds ~45."""
+    parent's pages resident, so ru_maxrss said 330 MiB for a replay that never exceeds ~45.
+
+    The simulated file is untagged, so the command runs with --accept-untagged: this measures
+    replay without the tag check, as before tags; benchmarks/tags_bench.py measures the check."""
     code = ("import os, resource, sys; from streams.cli import main; "
-            f"main(['replay', {path!r}, '-o', os.devnull]); "
+            f"main(['replay', {path!r}, '-o', os.devnull, '--accept-untagged']); "
             "u = resource.getrusage(resource.RUSAGE_SELF); "
             "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]; "
             "print(u.ru_utime + u.ru_stime, hwm[0] if hwm else u.ru_maxrss, file=sys.stderr)")
@@ -99,10 +122,12 @@ def main() -> int:
     print(f"simulated {n:,} events ({args.tables} tables x {args.hours} h) in {time.perf_counter() - t:.1f} s")
     events = decoded_events(args.file)
 
-    core, decode, full = [], [], []
+    core, decode, full, before, after = [], [], [], [], []
     peak_kib = 0
-    for _ in range(args.repeat):  # interleaved, so the three see the same machine noise
+    for _ in range(args.repeat):  # interleaved, so the measures see the same machine noise
         core.append(len(events) / run_core(events))
+        before.append(run_booked(events, surveillance=False))
+        after.append(run_booked(events, surveillance=True))
         seconds, read = run_decode_and_core(args.file)
         decode.append(read / seconds)
         seconds, peak_kib = run_full_command(args.file)
@@ -114,6 +139,11 @@ def main() -> int:
     print(f"{'craps-streams replay (full)':<34}{full_eps:>20,.0f}   {', '.join(f'{x:,.0f}' for x in full)}")
     print(f"ratio full/core {full_eps / core_eps:.2f}, decode+core/core {decode_eps / core_eps:.2f}")
     print(f"peak RSS of the full replay: {peak_kib / 1024:.0f} MiB")
+    b, a = statistics.median(before), statistics.median(after)
+    print(f"{'booked, no issue-14 statistics':<34}{len(events) / b:>20,.0f}   {', '.join(f'{len(events) / x:,.0f}' for x in before)}")
+    print(f"{'booked, with the statistics':<34}{len(events) / a:>20,.0f}   {', '.join(f'{len(events) / x:,.0f}' for x in after)}")
+    print(f"surveillance statistics (dice CUSUMs, hold tails, positions): {(a - b) / len(events) * 1e6:.2f} us "
+          f"per event, booked replay {a / b:.2f}x the time without them")
     verdict = "meets" if core_eps >= TARGET_CORE_EPS else "MISSES"
     print(f"core {verdict} the target of {TARGET_CORE_EPS:,} events/s ({core_eps / TARGET_CORE_EPS:.2f}x)")
     return 0

@@ -48,6 +48,7 @@ from streams.app.worker import SettlingWorker  # noqa: E402
 from streams.codec import decode_output  # noqa: E402
 from streams.ingest.producer import make_producer, produce  # noqa: E402
 from streams.sim.floor import floor_events  # noqa: E402
+from streams.authenticity import TableSigner, keyfile, sign_record  # noqa: E402
 from streams.kafka.settings import client_settings  # noqa: E402
 from streams.kafka.topics import create_topics  # noqa: E402
 from streams.topics import SETTLEMENTS, TABLE_EVENTS  # noqa: E402
@@ -123,7 +124,10 @@ class FaustContender:
 
 def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust_tx_sink: bool = False,
                faust_guarantee: str = "exactly_once") -> None:
-    records = list(floor_events(tables, hours, seed=7))
+    # Tagged as the floor's controllers send them (the dev floor's key ring; the worker checks
+    # every tag before the rules, so the figures include the check).
+    signer = TableSigner(keyfile.init()[0])
+    records = [sign_record(signer, r) for r in floor_events(tables, hours, seed=7)]
     producer = make_producer()
     produce(records, producer)
     producer.close()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: a local Kafka, a settling worker, Prometheus (when installed) and a simulated floor
+# The main job: a local Kafka, a settling worker, the floor view, Prometheus (when installed) and a simulated floor
 # fed live; follows settlements and alerts in the terminal. Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,6 +7,7 @@ TABLES="${TABLES:-8}"
 SPEED="${SPEED:-20}"       # times faster than real time: a throw every ~1 s per table at 20x
 HOURS="${HOURS:-8}"
 WEB_PORT="${CRAPS_WEB_PORT:-6066}"
+FLOOR_PORT="${CRAPS_FLOOR_PORT:-6070}"
 PROM_PORT="${PROM_PORT:-9090}"
 RUN=.run
 KEEP_RUNS="${KEEP_RUNS:-3}"  # the topics of the newest runs are kept for replay and audit
@@ -41,11 +42,29 @@ fi
 python3 -m streams.cli topics >/dev/null
 python3 -m streams.cli topics --prune-runs "$KEEP_RUNS" >&2
 
+# The table controllers' keys (tags on every event): made at the first start into .secrets/ (0600,
+# git-ignored), kept afterwards; the worker checks every event against them.
+craps-streams keys init >/dev/null
+# TLS and basic auth on the web side when CRAPS_WEB_CONFIG names an exporter-toolkit web config.
+scheme=http
+if [[ -n "${CRAPS_WEB_CONFIG:-}" ]] && grep -q '^tls_server_config:' "$CRAPS_WEB_CONFIG"; then scheme=https; fi
+export CRAPS_FLOOR_URL="$scheme://127.0.0.1:$FLOOR_PORT/"
+
 craps-streams worker --web-port "$WEB_PORT" --loglevel info >"$RUN/worker.log" 2>&1 &
 pids+=($!)
 
+# The floor view (faust-streaming): every table, live, with plots.
+infra/floor/fetch-assets.sh
+craps-streams floor --port "$FLOOR_PORT" --instance "run-$RUN_ID" --loglevel info >"$RUN/floor-view.log" 2>&1 &
+pids+=($!)
+
 if command -v prometheus >/dev/null 2>&1; then
-  prometheus --config.file=infra/prometheus/prometheus.yml --storage.tsdb.path="$RUN/prometheus" \
+  prom_config=infra/prometheus/prometheus.yml
+  if [[ -n "${CRAPS_WEB_CONFIG:-}" ]]; then  # scrape the secured /metrics (TLS and basic auth: streams/metrics/scrape_config.py)
+    prom_config="$RUN/prometheus.yml"
+    python3 -m streams.metrics.scrape_config infra/prometheus/prometheus.yml >"$prom_config"
+  fi
+  prometheus --config.file="$prom_config" --storage.tsdb.path="$RUN/prometheus" \
     --web.listen-address="127.0.0.1:$PROM_PORT" >"$RUN/prometheus.log" 2>&1 &
   pids+=($!)
   prom_url="http://127.0.0.1:$PROM_PORT"
@@ -61,10 +80,10 @@ cat <<TXT
 
 craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on topics ${CRAPS_TOPIC_PREFIX}*
 (the newest $KEEP_RUNS runs' topics are kept; older ones were deleted).
-  floor page   http://127.0.0.1:$WEB_PORT/      (its data: /floor.json)
-  metrics      http://127.0.0.1:$WEB_PORT/metrics
+  floor view   $scheme://127.0.0.1:$FLOOR_PORT/   (a table: /table?id=T001, outcomes vs theory: /plots)
+  metrics      $scheme://127.0.0.1:$WEB_PORT/metrics
   Prometheus   $prom_url
-  logs         $RUN/worker.log  $RUN/floor.log  $RUN/prometheus.log
+  logs         $RUN/worker.log  $RUN/floor-view.log  $RUN/floor.log  $RUN/prometheus.log
 In a second terminal, on this run's topics:
   source $RUN/floor.env
   craps-streams tail --topics settlements,alerts,rejections

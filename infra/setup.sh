@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a fresh Debian machine lacks for `make run` / `make test`, installed once (each step is
 # skipped when already done):
-#   infra/setup.sh run    Java and Maven, Prometheus, the Python package, the Kafka jars
+#   infra/setup.sh run    Java and Maven, Prometheus, the Python package, the Kafka jars, Chart.js (npm)
 #   infra/setup.sh test   the same, and Chromium for the browser tests
 # Debian packages need root (or password-less sudo); without it, one line says what to run.
 set -euo pipefail
@@ -27,4 +27,6 @@ if ((${#need[@]})); then
 fi
 echo "setup: the Python package and its dependencies ..." >&2
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
+echo "setup: the floor view's charting library (npm) ..." >&2
+infra/floor/fetch-assets.sh
 infra/kafka/kafka.sh fetch

@@ -49,6 +49,23 @@ def _dollars(cents: int) -> str:
     return f"{sign}${cents // 100:,}.{cents % 100:02d}"
 
 
+def _tag_check(args, command: str):
+    """The tag check of replay and audit, from the key ring (`--keys` or the default path); None
+    with a message when it cannot be made."""
+    from streams.authenticity import KeyRing, KeyRingError, TagCheck
+    from streams.authenticity import keyfile
+
+    try:
+        ring = keyfile.load(args.keys)
+    except KeyRingError as e:
+        if not args.accept_untagged:
+            print(f"{command}: {e}", file=sys.stderr)
+            return None
+        print(f"{command}: no key ring ({e}); every tagged event will be rejected (unknown_key)", file=sys.stderr)
+        ring = KeyRing()
+    return TagCheck(ring, accept_untagged=args.accept_untagged)
+
+
 def format_summary(tally) -> str:
     lines = [
         f"events read {tally.read:,}  applied {tally.applied:,}  rejected {tally.rejected:,}  "
@@ -56,6 +73,9 @@ def format_summary(tally) -> str:
     ]
     if tally.rejections_by_reason:
         lines.append("rejections: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tally.rejections_by_reason.items())))
+    if getattr(tally, "untagged", 0):
+        lines.append(f"UNTAGGED: {tally.untagged:,} events accepted without an authentication tag "
+                     f"(--accept-untagged: history from before tags, not proven authentic)")
     header = f"{'wager':<16}{'settled':>10}{'handle':>16}{'won by players':>16}{'house win':>14}{'hold %':>9}"
     lines += [header, "-" * len(header)]
     by_wager = tally.hold.by_wager()
@@ -109,11 +129,14 @@ def cmd_replay(args) -> int:
     sl = _slice_of(args, "replay")
     if sl is None:
         return 2
+    tags = _tag_check(args, "replay")
+    if tags is None:
+        return 2
     spec, extra = (args.files[0] if args.files else None), args.files[1:]
     try:
         kind = history_kind(spec, from_topic=args.from_topic, extra_files=extra)
         if args.jobs > 1 and kind == "archive":
-            return _replay_parallel(args, spec, sl, wanted)
+            return _replay_parallel(args, spec, sl, wanted, tags)
         if args.jobs > 1:
             print("replay: --jobs splits an archive directory by partition; this history is replayed "
                   "in one process", file=sys.stderr)
@@ -126,7 +149,7 @@ def cmd_replay(args) -> int:
         return 2
     out = _open_out(args.output)
     progress = Progress(not args.no_progress)
-    run = ReplayRun(sl, wanted, out.write, progress.tick)
+    run = ReplayRun(sl, wanted, out.write, progress.tick, tags=tags)
     if first is not None:
         import itertools
 
@@ -138,12 +161,13 @@ def cmd_replay(args) -> int:
     return 0
 
 
-def _replay_parallel(args, spec: str, sl, wanted) -> int:
+def _replay_parallel(args, spec: str, sl, wanted, tags) -> int:
     from streams.replay.parallel import replay_archive_parallel
     out = _open_out(args.output)
     progress = Progress(not args.no_progress)
     try:
-        result = replay_archive_parallel(spec, args.jobs, sl=sl, wanted=wanted, out=out, progress=progress)
+        result = replay_archive_parallel(spec, args.jobs, sl=sl, wanted=wanted, out=out, progress=progress,
+                                         tags=tags)
     except (OSError, ValueError) as e:
         print(f"replay: cannot read {spec}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
         return 2
@@ -155,9 +179,34 @@ def _replay_parallel(args, spec: str, sl, wanted) -> int:
 
 def cmd_archive(args) -> int:
     from streams.archive import archive, verify
+    from streams.authenticity import KeyRingError
+    from streams.authenticity import keyfile
+
+    try:
+        key = keyfile.archive_key()  # seals the chain head; None: unsealed, seal not checked
+    except KeyRingError as e:
+        print(f"archive: {e}", file=sys.stderr)
+        return 2
+    if args.action == "verify":
+        target = args.dir or args.out
+        if not target:
+            print("archive verify: the archive directory (DIR or --out DIR)", file=sys.stderr)
+            return 2
+        try:
+            v = verify(target, check_seq=True, key=key)
+        except (OSError, ValueError) as e:
+            print(f"archive verify: {e}", file=sys.stderr)
+            return 2
+        for line in v.lines():
+            print(line)
+        return 0 if v.archive_ok else 1
+    if args.action is not None or not args.out:
+        print("archive: --out DIR (or `archive verify DIR`)", file=sys.stderr)
+        return 2
+
     progress = Progress(not args.no_progress, "archived")
     try:
-        result = archive(args.out, args.topic, args.bootstrap, progress=progress)
+        result = archive(args.out, args.topic, args.bootstrap, progress=progress, seal_key=key)
     except (ValueError, TimeoutError) as e:
         print(f"archive: {e}", file=sys.stderr)
         return 2
@@ -166,7 +215,7 @@ def cmd_archive(args) -> int:
           f"into {len(result.files)} files under {args.out}", file=sys.stderr)
     if args.no_verify:
         return 0
-    v = verify(args.out, check_seq=True)
+    v = verify(args.out, check_seq=True, key=key)
     for line in v.lines():
         print(line, file=sys.stderr)
     return 0 if v.archive_ok else 1
@@ -184,9 +233,15 @@ def cmd_audit(args) -> int:
     sl = _slice_of(args, "audit")
     if sl is None:
         return 2
+    tags = _tag_check(args, "audit")
+    if tags is None:
+        return 2
     try:
+        from streams.authenticity import keyfile
+
         report = run_audit(args.history, sl, from_topic=args.from_topic, topic=args.topic, recorded=args.recorded,
-                           settlements_topic=args.settlements_topic, bootstrap=args.bootstrap)
+                           settlements_topic=args.settlements_topic, bootstrap=args.bootstrap, tags=tags,
+                           archive_key=keyfile.archive_key())
     except (OSError, ValueError) as e:
         print(f"audit: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
         return 2
@@ -199,19 +254,105 @@ def cmd_audit(args) -> int:
     return 0 if report.clean else 1
 
 
+def _dev_signer(command: str):
+    """The dev floor's table signer (the key ring made at first start), or None with a message."""
+    from streams.authenticity import KeyRingError, TableSigner
+    from streams.authenticity import keyfile
+
+    try:
+        ring, made = keyfile.init()
+    except KeyRingError as e:
+        print(f"{command}: {e}", file=sys.stderr)
+        return None
+    if made:
+        print(f"{command}: made the dev floor's key ring at {keyfile.default_path()} (0600, git-ignored)",
+              file=sys.stderr)
+    return TableSigner(ring)
+
+
+def _tagged(records, signer, command: str):
+    from streams.authenticity import sign_record
+
+    for record in records:
+        try:
+            yield sign_record(signer, record)
+        except LookupError as e:
+            raise SystemExit(f"{command}: {e}: add keys with `craps-streams keys add --tables ...`") from None
+
+
+def cmd_keys(args) -> int:
+    import time as _time
+
+    from streams.authenticity import KeyRingError
+    from streams.authenticity import keyfile
+    from streams.replay.sources import parse_time
+
+    path = keyfile.default_path() if args.path is None else __import__("pathlib").Path(args.path)
+    try:
+        at = parse_time(getattr(args, "at", None))
+        now = _time.time_ns() // 1_000_000
+        tables = [t.strip() for t in (getattr(args, "tables", None) or "").split(",") if t.strip()]
+        if args.action == "init":
+            ring, made = keyfile.init(path, tables or keyfile.dev_floor_tables(args.count),
+                                      at if at is not None else 0)
+            print(f"{'made' if made else 'kept the existing'} key ring {path}: {len(ring.keys)} keys")
+            keyfile.archive_key(create=True)  # the archiver's key (seals archive chain heads)
+            print(f"archive key {keyfile.archive_key_path()} (0600)")
+            return 0
+        ring = keyfile.load(path)
+        if args.action == "list":
+            print(f"{'key id':<32} {'tables':<24} {'not_before':>15} {'not_after':>15}")
+            for k in ring.keys:
+                tabs = ",".join(sorted(k.tables)[:3]) + (" ..." if len(k.tables) > 3 else "")
+                print(f"{k.key_id:<32} {tabs:<24} {k.not_before:>15} {str(k.not_after or '-'):>15}")
+            return 0
+        if args.action == "add":
+            if not tables:
+                print("keys add: --tables T1,T2", file=sys.stderr)
+                return 2
+            for t in tables:
+                ring = ring.with_key(keyfile.new_key({t}, at if at is not None else now))
+        elif args.action == "rotate":
+            if not tables:
+                print("keys rotate: --tables T1,T2 (each gets a new key)", file=sys.stderr)
+                return 2
+            at = at if at is not None else now
+            for t in tables:
+                ring = ring.rotated({t}, at, keyfile.new_key({t}, at), grace_ms=int(args.grace_s * 1000))
+        elif args.action == "retire":
+            ring = ring.retired(args.key_id, at if at is not None else now)
+        keyfile.save(ring, path)
+    except (KeyRingError, ValueError) as e:
+        print(f"keys {args.action}: {e}", file=sys.stderr)
+        return 2
+    print(f"keys {args.action}: {path} now holds {len(ring.keys)} keys")
+    return 0
+
+
 def cmd_simulate(args) -> int:
     from streams.sim.floor import floor_events
 
     if args.tables < 1 or args.hours <= 0 or not 0 <= args.bad_rate <= 1 or args.speed <= 0:
         print("simulate: --tables >= 1, --hours > 0, --speed > 0 and --bad-rate in 0..1", file=sys.stderr)
         return 2
+    try:
+        faults = _faults(args)
+    except ValueError as e:
+        print(f"simulate: {e}", file=sys.stderr)
+        return 2
     if args.live:
-        return _simulate_live(args)
+        return _simulate_live(args, faults)
+    records = floor_events(args.tables, args.hours, args.seed, args.bad_rate, faults=faults)
+    if not args.no_tags:
+        signer = _dev_signer("simulate")
+        if signer is None:
+            return 2
+        records = _tagged(records, signer, "simulate")
     out = _open_out(args.output)
     dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
     write = out.write
     try:
-        for record in floor_events(args.tables, args.hours, args.seed, args.bad_rate):
+        for record in records:
             write(record if type(record) is str else dumps(record))
             write("\n")
         out.flush()
@@ -220,7 +361,24 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def _simulate_live(args) -> int:
+def _faults(args) -> dict:
+    """--fault SPEC on the tables of --fault-tables (default T001): table id -> Fault."""
+    from streams.sim.floor import Fault
+
+    if not args.fault:
+        if args.fault_tables:
+            raise ValueError("--fault-tables needs --fault")
+        return {}
+    fault = Fault.parse(args.fault)
+    tables = [t.strip() for t in (args.fault_tables or "T001").split(",") if t.strip()]
+    known = {f"T{n:03d}" for n in range(1, args.tables + 1)}
+    unknown = [t for t in tables if t not in known]
+    if unknown:
+        raise ValueError(f"--fault-tables: no such table on this floor: {', '.join(unknown)}")
+    return {t: fault for t in tables}
+
+
+def _simulate_live(args, faults: dict) -> int:
     import time
 
     from streams.ingest.producer import make_producer, paced, produce
@@ -234,10 +392,16 @@ def _simulate_live(args) -> int:
             yield record
 
     start_ms = time.time_ns() // 1_000_000
-    records = paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms), args.speed)
+    records = stamped(paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms, faults=faults),
+                            args.speed))
+    if not args.no_tags:
+        signer = _dev_signer("simulate")
+        if signer is None:
+            return 2
+        records = _tagged(records, signer, "simulate")
     producer = make_producer(args.bootstrap)
     try:
-        produce(stamped(records), producer, progress=Progress(True, "floor sent", after_s=0.0, every=1, interval_s=0.5))
+        produce(records, producer, progress=Progress(True, "floor sent", after_s=0.0, every=1, interval_s=0.5))
     finally:
         producer.close()
     return 0
@@ -246,9 +410,18 @@ def _simulate_live(args) -> int:
 def cmd_produce(args) -> int:
     from streams.ingest.producer import make_producer, produce, records_of
 
+    records = records_of(args.file)
+    if not args.no_tags:
+        # The dev floor's table controllers: an event without a tag is tagged with its table's key;
+        # one that carries a tag is sent as it is (never re-signed: that would launder a forgery).
+        signer = _dev_signer("produce")
+        if signer is None:
+            return 2
+        records = (r if type(r) is dict and "tag" in r else t
+                   for r, t in ((r, next(_tagged((r,), signer, "produce"))) for r in records))
     producer = make_producer(args.bootstrap)
     try:
-        n = produce(records_of(args.file), producer, progress=Progress(not args.quiet, "sent", after_s=0.0, every=1, interval_s=0.5))
+        n = produce(records, producer, progress=Progress(not args.quiet, "sent", after_s=0.0, every=1, interval_s=0.5))
     except OSError as e:
         print(f"produce: cannot read {args.file}: {e.strerror}", file=sys.stderr)
         return 2
@@ -263,6 +436,19 @@ def cmd_worker(args) -> int:
     from streams.app.service import serve
 
     return serve(web_port=args.web_port, loglevel=args.loglevel)
+
+
+def cmd_floor(args) -> int:
+    import os
+
+    # Before the Faust app is built (at import): its app id carries the instance name.
+    if args.instance:
+        os.environ["CRAPS_FLOOR_INSTANCE"] = args.instance
+    if args.port:
+        os.environ["CRAPS_FLOOR_PORT"] = str(args.port)
+    from streams.floor.app import serve
+
+    return serve(loglevel=args.loglevel)
 
 
 def cmd_tail(args) -> int:
@@ -314,6 +500,12 @@ def cmd_odds(args) -> int:
     return 0
 
 
+def _add_tag_options(p) -> None:
+    p.add_argument("--keys", help="the table key ring (default: $CRAPS_TABLE_KEYS or .secrets/table-keys.json)")
+    p.add_argument("--accept-untagged", action="store_true",
+                   help="let events without any tag through (history from before tags); said in the summary")
+
+
 def _add_slice_options(p) -> None:
     p.add_argument("--tables", help="comma list of table ids, e.g. T001,T002")
     p.add_argument("--since", help="outputs decided at or after this time (ISO 8601 or epoch ms)")
@@ -340,10 +532,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--jobs", "-j", type=int, default=1,
                    help="replay an archive directory in this many processes, by partition (same output)")
     r.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    _add_tag_options(r)
     r.set_defaults(run=cmd_replay)
 
-    a = sub.add_parser("archive", help="copy the table-events topic into Avro container files (resumable)")
-    a.add_argument("--out", required=True, help="the archive directory")
+    a = sub.add_parser("archive", help="copy the table-events topic into Avro container files (resumable); "
+                                       "`archive verify DIR` checks an archive and its hash chain")
+    a.add_argument("action", nargs="?", choices=["verify"], help="verify: check DIR only, archive nothing")
+    a.add_argument("dir", nargs="?", help="with verify: the archive directory")
+    a.add_argument("--out", help="the archive directory")
     a.add_argument("--topic", help="default: the table-events topic")
     a.add_argument("--bootstrap")
     a.add_argument("--no-verify", action="store_true", help="skip the verification after archiving")
@@ -361,6 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--json", dest="json_out", help="also write the findings as JSON here")
     au.add_argument("--limit", type=int, default=50, help="findings shown per kind (default 50)")
     _add_slice_options(au)
+    _add_tag_options(au)
     au.set_defaults(run=cmd_audit)
 
     s = sub.add_parser("simulate", help="write a simulated floor's event history as JSON Lines")
@@ -372,19 +569,56 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--live", action="store_true", help="feed the floor to Kafka in real time instead")
     s.add_argument("--speed", type=float, default=1.0, help="with --live: times faster than real time")
     s.add_argument("--bootstrap", help="Kafka bootstrap servers (default 127.0.0.1:9092)")
+    s.add_argument("--no-tags", action="store_true",
+                   help="write untagged events (history as before tags; rejected unless --accept-untagged)")
+    s.add_argument("--fault", help="a table that misbehaves: loaded-dice[:P7] (default 5/36), "
+                   "shaker-drift[:RATE] (die 1's six gains RATE an hour, default 0.02), or "
+                   "past-posting:POSITION (Hot Roller wagers only when the next throw is not a 7)")
+    s.add_argument("--fault-tables", help="comma list of the tables with the fault (default T001)")
     s.set_defaults(run=cmd_simulate)
 
     pr = sub.add_parser("produce", help="send JSON Lines or Avro container files of table events to Kafka")
     pr.add_argument("file", help="a .jsonl file, an Avro container (.avro), or - for stdin")
     pr.add_argument("--bootstrap")
     pr.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    pr.add_argument("--no-tags", action="store_true",
+                    help="send events as they are (default: tag untagged events with the dev floor's keys)")
     pr.set_defaults(run=cmd_produce)
+
+    k = sub.add_parser("keys", help="the table controllers' key ring (tags): init, add, rotate, retire, list",
+                       description="Keys live in $CRAPS_TABLE_KEYS (default .secrets/table-keys.json, 0600, "
+                                   "git-ignored). Times are event times (ISO 8601 or epoch ms).")
+    k.add_argument("--path", help="the key ring file (default: $CRAPS_TABLE_KEYS or .secrets/table-keys.json)")
+    ks = k.add_subparsers(dest="action", required=True)
+    ki = ks.add_parser("init", help="make the dev floor's ring if there is none: one key per table")
+    ki.add_argument("--count", type=int, default=1000, help="tables T001.. (default 1000)")
+    ki.add_argument("--tables", help="comma list of table ids instead of T001..")
+    ki.add_argument("--at", help="keys valid from this event time (default: the epoch)")
+    ks.add_parser("list", help="key ids, tables and validity (never the secrets)")
+    ka = ks.add_parser("add", help="a new key for each of these tables")
+    ka.add_argument("--tables", required=True)
+    ka.add_argument("--at", help="valid from (default: now)")
+    kr = ks.add_parser("rotate", help="a new key per table from --at; the old ones end --grace-s later")
+    kr.add_argument("--tables", required=True)
+    kr.add_argument("--at", help="the switch time (default: now)")
+    kr.add_argument("--grace-s", type=float, default=60.0,
+                    help="seconds the old key still authenticates events after the switch (default 60)")
+    kt = ks.add_parser("retire", help="a key authenticates no event stamped at or after --at")
+    kt.add_argument("key_id")
+    kt.add_argument("--at", help="default: now; a compromised key: from when it may have leaked")
+    k.set_defaults(run=cmd_keys)
 
     w = sub.add_parser("worker", help="run a settling worker against Kafka")
     w.add_argument("--web-port", type=int, default=int(__import__("os").environ.get("CRAPS_WEB_PORT", 6066)),
-                   help="the worker's web server (floor page, /metrics); 0 turns it off")
+                   help="the worker's web server (/metrics, /state); 0 turns it off")
     w.add_argument("--loglevel", default="warning")
     w.set_defaults(run=cmd_worker)
+
+    fl = sub.add_parser("floor", help="the floor view: every table live, with plots (faust-streaming)")
+    fl.add_argument("--port", type=int, help="web port (default $CRAPS_FLOOR_PORT or 6070)")
+    fl.add_argument("--instance", help="this view's name, unique per instance (default $CRAPS_FLOOR_INSTANCE or 1)")
+    fl.add_argument("--loglevel", default="warning")
+    fl.set_defaults(run=cmd_floor)
 
     t = sub.add_parser("tail", help="follow settlements and alerts in the terminal")
     t.add_argument("--topics", default="settlements,alerts",

@@ -30,6 +30,23 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 BOOTSTRAP = os.environ.get("CRAPS_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
 
 
+def _session_key_ring() -> str:
+    """The tests' own dev floor key ring (T001..T1000, 0600 in a private temporary directory), so
+    a test run neither reads nor changes the developer's .secrets/; the simulator, produce, the
+    workers and replays started by the tests all use it (CRAPS_TABLE_KEYS in their environment)."""
+    import tempfile
+
+    from streams.authenticity import keyfile
+
+    path = pathlib.Path(tempfile.mkdtemp(prefix="craps-test-keys-")) / "table-keys.json"
+    keyfile.init(path)
+    return str(path)
+
+
+if not os.environ.get("CRAPS_TABLE_KEYS"):
+    os.environ["CRAPS_TABLE_KEYS"] = _session_key_ring()
+
+
 def _broker_up() -> bool:
     host, port = BOOTSTRAP.split(",")[0].rsplit(":", 1)
     try:

@@ -1,4 +1,4 @@
-"""Run a settling worker as a service: signals, logging, metrics, its web server."""
+"""Run a settling worker as a service: signals, logging, metrics, its web server (/metrics, /state)."""
 from __future__ import annotations
 
 import asyncio
@@ -7,9 +7,8 @@ import os
 import signal
 import time
 
-from aiohttp import web
-
 from streams.app.web import make_web_app
+from streams.app.web_security import start_site, web_config_from_env, web_host
 from streams.app.worker import SettlingWorker
 from streams.metrics.exporter import FloorMetrics
 from streams.rules import SurveillanceAlerted
@@ -26,7 +25,7 @@ async def _main(web_port: int) -> None:
         metrics.observe(handled_list, time.time())
         for handled in handled_list:
             for o in handled.outputs:
-                if type(o) is SurveillanceAlerted and o.alert in ("hold_anomaly", "sequence_gap"):
+                if type(o) is SurveillanceAlerted and o.alert in ("hold_anomaly", "dice_bias", "position_anomaly", "sequence_gap"):
                     log.warning("%s: %s", o.alert, o.message)
 
     worker.observer = observe
@@ -35,11 +34,9 @@ async def _main(web_port: int) -> None:
         loop.add_signal_handler(sig, worker.stopping.set)
     runner = None
     if web_port:
-        runner = web.AppRunner(make_web_app(worker, metrics), access_log=None)
-        await runner.setup()
-        host = os.environ.get("CRAPS_WEB_HOST", "127.0.0.1")
-        await web.TCPSite(runner, host, web_port).start()
-        log.info("floor page and metrics on http://%s:%s/", host, web_port)
+        config = web_config_from_env()  # TLS and basic auth when CRAPS_WEB_CONFIG names a file
+        runner = await start_site(make_web_app(worker, metrics, config), web_port, config)
+        log.info("metrics on %s://%s:%s/metrics", config.scheme, web_host(), web_port)
     lag_task = asyncio.create_task(_report_lag(worker, metrics))
     try:
         await worker.run()
@@ -85,5 +82,11 @@ def serve(web_port: int, loglevel: str = "warning") -> int:
     for noisy in ("aiokafka", "kafka"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if loglevel.lower() == "debug" else logging.WARNING)
     logging.getLogger("aiokafka.producer.sender").addFilter(ExpectedRetries())
-    asyncio.run(_main(web_port))
+    from streams.authenticity import KeyRingError
+
+    try:
+        asyncio.run(_main(web_port))
+    except KeyRingError as e:
+        log.error("the worker checks every event's tag and needs the floor's key ring: %s", e)
+        return 2
     return 0

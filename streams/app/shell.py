@@ -26,6 +26,7 @@ from streams.rules import (
 from streams.rules.verdict import UNDECODABLE
 from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldBook, HoldWatch
+from streams.surveillance.table_watch import TableWatch
 from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
 
 TOPIC_OF = {
@@ -48,8 +49,10 @@ class Handled:
 
 
 def state_to_text(state: TableState, book: HoldBook | None = None) -> str:
-    """What the changelog stores for a table: its state and its hold book, in one record."""
-    record = {"table": state.to_record(), "hold": (book or HoldBook()).to_record()}
+    """What the changelog stores for a table: its state, its hold book and its surveillance (dice,
+    hold tails, positions), in one record."""
+    book = book or HoldBook()
+    record = {"table": state.to_record(), "hold": book.to_record(), "watch": book.watch.to_record()}
     return json.dumps(record, separators=(",", ":"), sort_keys=True)
 
 
@@ -57,7 +60,9 @@ def state_from_text(text: str) -> tuple[TableState, HoldBook]:
     record = json.loads(text)
     if "table" not in record:  # stored before the hold book joined the table's record
         return TableState.from_record(record), HoldBook()
-    return TableState.from_record(record["table"]), HoldBook.from_record(record["hold"])
+    book = HoldBook.from_record(record["hold"])
+    book.watch = TableWatch.from_record(record.get("watch"))  # absent: stored before issue 14
+    return TableState.from_record(record["table"]), book
 
 
 def _messages(outputs: list) -> list:
@@ -66,10 +71,12 @@ def _messages(outputs: list) -> list:
 
 class SettlementShell:
     """Holds the live states of the tables this worker owns; `load` reads a stored state (JSON text)
-    when a table is not in memory yet (after a restart or a rebalance)."""
+    when a table is not in memory yet (after a restart or a rebalance); `tags` checks every event's
+    authentication tag before the core (the worker always gives one)."""
 
-    def __init__(self, load, watch: HoldWatch | None = None):
+    def __init__(self, load, watch: HoldWatch | None = None, tags=None):
         self.load = load
+        self.tags = tags  # the tag check before the core (streams.authenticity.TagCheck)
         self.watch = watch or HoldWatch.from_settings(os.environ)
         self.states: dict[str, TableState] = {}
         self.books: dict[str, HoldBook] = {}  # table id -> its hold book, beside its state
@@ -94,7 +101,7 @@ class SettlementShell:
         except (CodecError, ContractError) as e:
             return self.undecodable(value, e, topic, partition, offset)
         self.state_of(event.table_id)  # loaded from the changelog on first sight
-        verdict, state, outputs = settle_event(self.states, self.books, self.watch, event)
+        verdict, state, outputs = settle_event(self.states, self.books, self.watch, event, self.tags)
         return Handled(verdict, event.table_id, outputs, _messages(outputs), state, event)
 
     @staticmethod

@@ -1,25 +1,27 @@
-"""The worker's web server: /metrics for Prometheus, / the floor page, /floor.json its data, /state."""
+"""The worker's web server: /metrics for Prometheus and /state (per-table state hashes).
+
+The floor page lives in the floor view (streams/floor, `craps-streams floor`), which shows every
+table whichever worker owns it; / here redirects there (CRAPS_FLOOR_URL, default
+http://127.0.0.1:6070/). Security headers always, TLS and basic auth from the web config file
+(streams/app/web_security.py).
+"""
 from __future__ import annotations
 
 import hashlib
 import json
-import pathlib
+import os
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from streams.app.floor_view import table_view
+from streams.app.web_security import WebConfig, secure
 
-FLOOR_PAGE = pathlib.Path(__file__).with_name("static") / "floor.html"
+DEFAULT_FLOOR_URL = "http://127.0.0.1:6070/"
 
 
-def make_web_app(worker, metrics) -> web.Application:
+def make_web_app(worker, metrics, config: WebConfig | None = None) -> web.Application:
     async def metrics_handler(request):
         return web.Response(body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-    async def floor_json(request):
-        tables = [table_view(t.state, t.book) for t in worker.tables()]
-        return web.json_response({"tables": tables, "events_applied": metrics.events_applied()})
 
     async def state_hashes(request):
         # Read-only: sha256 of each owned table's stored record (state and hold book) as canonical
@@ -34,12 +36,12 @@ def make_web_app(worker, metrics) -> web.Application:
                                                 if t.recovered_text is not None},
                                   "partitions": worker.partitions()})
 
-    async def floor_page(request):
-        return web.FileResponse(FLOOR_PAGE)
+    async def to_the_floor_view(request):
+        # A worker holds only the tables of its partitions: the floor is the view's.
+        raise web.HTTPFound(os.environ.get("CRAPS_FLOOR_URL") or DEFAULT_FLOOR_URL)
 
     app = web.Application()
-    app.router.add_get("/", floor_page)
-    app.router.add_get("/floor.json", floor_json)
+    app.router.add_get("/", to_the_floor_view)
     app.router.add_get("/metrics", metrics_handler)
     app.router.add_get("/state", state_hashes)
-    return app
+    return secure(app, config or WebConfig())

@@ -89,7 +89,15 @@ class PartitionOwner:
 
 class SettlingWorker:
     def __init__(self, app_id: str | None = None, bootstrap: str | None = None,
-                 max_batch: int = 2000, observer=None):
+                 max_batch: int = 2000, observer=None, tags=None):
+        # Every event's tag is checked before the rules (streams.authenticity): by default against
+        # the floor's key ring file; a worker without one does not start (KeyRingError).
+        if tags is None:
+            from streams.authenticity import TagCheck
+            from streams.authenticity import keyfile
+
+            tags = TagCheck(keyfile.load())
+        self.tags = tags
         self.app_id = app_id or os.environ.get("CRAPS_APP_ID", "craps-streams")
         self.bootstrap = bootstrap or default_bootstrap()
         self.max_batch = max_batch
@@ -149,7 +157,8 @@ class SettlingWorker:
             return None
         log.info("partition %s owned: %s table states recovered in %.2f s, resuming at offset %s",
                  partition, len(states), seconds, committed)
-        owner = self.owners[partition] = PartitionOwner(partition, producer, SettlementShell(states.get), states)
+        owner = self.owners[partition] = PartitionOwner(partition, producer,
+                                                                 SettlementShell(states.get, tags=self.tags), states)
         owner.next_offset = committed
         return owner
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from streams.archive.chain import verify_chain
 from streams.archive.index import load_index
 from streams.archive.reader import iter_archive
 
@@ -14,6 +15,7 @@ class Verification:
     offset_overlaps: list = field(default_factory=list)  # (partition, offset, files)
     count_mismatches: list = field(default_factory=list)  # (partition, count, covered)
     records: int = 0
+    chain: object = None  # chain.ChainReport: the hash chain of files and records
     seq_gaps: list = field(default_factory=list)  # (table, after seq, next seq, partition, offset)
     seq_duplicates: list = field(default_factory=list)  # (table, seq, last seq, partition, offset)
     tables: int = 0
@@ -21,10 +23,11 @@ class Verification:
     @property
     def archive_ok(self) -> bool:
         """The archive itself: every offset once, counts equal to offsets covered."""
-        return not (self.offset_gaps or self.offset_overlaps or self.count_mismatches)
+        return not (self.offset_gaps or self.offset_overlaps or self.count_mismatches) and \
+            (self.chain is None or self.chain.ok)
 
     def lines(self, limit: int = 20) -> list[str]:
-        out = []
+        out = [] if self.chain is None else self.chain.lines(limit)
         for p, info in sorted(self.partitions.items()):
             out.append(f"partition {p}: offsets {info['first']}..{info['next'] - 1} covered {info['covered']:,}, "
                        f"archived {info['count']:,}" + ("" if info["count"] == info["covered"] else "  MISMATCH"))
@@ -47,14 +50,17 @@ class Verification:
         return (f"verify: {self.records:,} records in {len(self.partitions)} partitions, "
                 f"archive {'OK' if self.archive_ok else 'INCONSISTENT'} "
                 f"({len(self.offset_gaps)} offset gaps, {len(self.offset_overlaps)} overlaps, "
-                f"{len(self.count_mismatches)} count mismatches); floor: {self.tables} tables, "
+                f"{len(self.count_mismatches)} count mismatches"
+                f"{'' if self.chain is None else ', ' + self.chain.summary()}); floor: {self.tables} tables, "
                 f"{len(self.seq_gaps)} seq gaps, {len(self.seq_duplicates)} seq duplicates")
 
 
-def verify(out_dir, *, check_seq: bool = True) -> Verification:
+def verify(out_dir, *, check_seq: bool = True, key: bytes | None = None) -> Verification:
+    """`key`: the archiver's key, to check the chain head's seal (archive.chain)."""
     d = Path(out_dir)
     index = load_index(d)
     v = Verification()
+    v.chain = verify_chain(d, index, key)
     by_partition: dict = {}
     for e in index["files"]:
         by_partition.setdefault(e["partition"], []).append(e)
@@ -81,7 +87,7 @@ def verify(out_dir, *, check_seq: bool = True) -> Verification:
             v.count_mismatches.append((p, count, covered))
         v.partitions[p] = {"first": first, "next": nxt, "count": count, "covered": covered}
         v.records += count
-    if check_seq:
+    if check_seq and not v.chain.findings:  # a tampered archive is not read as history
         last: dict = {}
         for p, offset, item in iter_archive(d):
             if type(item) is not dict:

@@ -3,6 +3,7 @@ over what is new on the topic since the last run."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import uuid
@@ -12,6 +13,17 @@ from pathlib import Path
 
 from fastavro.write import Writer
 
+from streams.archive.chain import (
+    GENESIS,
+    SIDECAR_SUFFIX,
+    seal,
+    file_sha256,
+    line_digest,
+    link,
+    record_digest,
+    sidecar_of,
+    sidecar_text,
+)
 from streams.codec import decode_event, default_codec, default_container_codec
 from streams.archive.index import INDEX, UNDECODABLE_DIR, _add_offset, _fsync_dir, _write_json_atomically, day_of, load_index
 
@@ -26,6 +38,7 @@ class _Open:
     fo: object
     writer: object = None  # fastavro Writer for event files
     tables: set = field(default_factory=set)
+    digests: list = field(default_factory=list)  # per record, for the chain's sidecar
 
 
 @dataclass(slots=True)
@@ -43,7 +56,9 @@ class ArchiveWriter:
     Used by `archive()` with a Kafka reader and directly by tests and benchmarks.
     """
 
-    def __init__(self, out_dir, topic: str, *, codec: str | None = None, sync_interval: int = 64_000):
+    def __init__(self, out_dir, topic: str, *, codec: str | None = None, sync_interval: int = 64_000,
+                 seal_key: bytes | None = None):
+        self.seal_key = seal_key  # the archiver's key: seals the chain head (archive.chain)
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.index = load_index(self.dir)
@@ -71,7 +86,8 @@ class ArchiveWriter:
             if not path.is_file() or path.name == INDEX:
                 continue
             rel = path.relative_to(self.dir).as_posix()
-            if path.name.endswith(".tmp") or (rel not in known and path.suffix in (".avro", ".jsonl")):
+            base = rel[:-len(SIDECAR_SUFFIX)] if rel.endswith(SIDECAR_SUFFIX) else rel
+            if path.name.endswith(".tmp") or (base not in known and path.suffix in (".avro", ".jsonl", SIDECAR_SUFFIX)):
                 path.unlink()
 
     # ---- writing
@@ -87,7 +103,7 @@ class ArchiveWriter:
         except Exception as e:  # CodecError; anything else is kept raw as well
             self._add_undecodable(partition, offset, value, key, timestamp, e)
         else:
-            self._add_event(partition, offset, record, datum)
+            self._add_event(partition, offset, record, datum, record_digest(record))
         self.next_offsets[partition] = offset + 1
 
     def add_record(self, partition: int, offset: int, record: dict) -> None:
@@ -96,10 +112,12 @@ class ArchiveWriter:
         expected = self.next_offsets.get(partition)
         if expected is not None and offset < expected:
             return
-        self._add_event(partition, offset, record, self.avro.event_datum(record))
+        # the digest of the record as the archive gives it back (optional fields filled in)
+        self._add_event(partition, offset, record, self.avro.event_datum(record),
+                        record_digest(decode_event(self.avro.encode_event(record))))
         self.next_offsets[partition] = offset + 1
 
-    def _add_event(self, partition: int, offset: int, record: dict, datum: dict) -> None:
+    def _add_event(self, partition: int, offset: int, record: dict, datum: dict, digest: str) -> None:
         ts = record.get("ts")
         day = day_of(ts)
         f = self.open.get((partition, day))
@@ -111,6 +129,7 @@ class ArchiveWriter:
                               metadata={"casino.craps.topic": self.topic,
                                         "casino.craps.partition": str(partition)})
         f.writer.write(datum)
+        f.digests.append(digest)
         e = f.entry
         _add_offset(e["offsets"], offset)
         e["last_offset"] = offset
@@ -134,7 +153,9 @@ class ArchiveWriter:
                 "key_b64": None if key is None else base64.b64encode(bytes(key)).decode(),
                 "value_b64": None if value is None else base64.b64encode(bytes(value)).decode(),
                 "error": str(error)[:500]}
-        f.fo.write((json.dumps(line, sort_keys=True) + "\n").encode())
+        text = (json.dumps(line, sort_keys=True) + "\n").encode()
+        f.fo.write(text)
+        f.digests.append(line_digest(text))
         e = f.entry
         _add_offset(e["offsets"], offset)
         e["last_offset"] = offset
@@ -163,12 +184,27 @@ class ArchiveWriter:
             f.fo.close()
             os.replace(f.tmp, f.final)
             f.entry["tables"] = sorted(f.tables)
+            # the hash chain (archive.chain): the file's digest and its records' digests
+            side = sidecar_of(f.final)
+            tmp = side.with_name(f".{side.name}.{uuid.uuid4().hex[:8]}.tmp")
+            text = sidecar_text(f.digests)
+            with open(tmp, "wb") as so:
+                so.write(text)
+                so.flush()
+                os.fsync(so.fileno())
+            os.replace(tmp, side)
+            f.entry["sha256"] = file_sha256(f.final)
+            f.entry["digests_sha256"] = hashlib.sha256(text).hexdigest()
             entries.append(f.entry)
             self.result.files.append(f.entry["path"])
         for d in {f.final.parent for f in self.open.values()}:
             _fsync_dir(d)
         self.open = {}
         entries.sort(key=lambda e: (e["partition"], e["first_offset"]))
+        # An archive begun before the chain: the chain starts with this run's files.
+        self.index["chain_head"] = link(entries, self.index.get("chain_head") or GENESIS)
+        if self.seal_key is not None:  # the head sealed with the archiver's key (archive.chain)
+            self.index["chain_seal"] = seal(self.index["chain_head"], self.seal_key)
         self.index["files"].extend(entries)
         for p, nxt in sorted(self.next_offsets.items()):
             self.index["partitions"][str(p)] = {"next_offset": nxt}
@@ -194,15 +230,16 @@ class ArchiveWriter:
 
 
 def archive(out_dir, topic: str | None = None, bootstrap: str | None = None,
-            progress=None) -> ArchiveResult:
-    """Archive what is new on the table-events topic since the last run."""
+            progress=None, seal_key: bytes | None = None) -> ArchiveResult:
+    """Archive what is new on the table-events topic since the last run; `seal_key` seals the
+    chain head."""
     if topic is None:
         from streams.topics import TABLE_EVENTS
 
         topic = TABLE_EVENTS
     from streams.kafka.reader import read_committed
 
-    writer = ArchiveWriter(out_dir, topic)
+    writer = ArchiveWriter(out_dir, topic, seal_key=seal_key)
     starts = dict(writer.next_offsets)
     try:
         for m in read_committed(topic, "archive", bootstrap=bootstrap, starts=starts):

@@ -3,8 +3,10 @@
 `read_container` + `record_to_event` builds a flat dict per record and then checks it field by
 field against the contract. For container files written with the current TableEvent schema, Avro
 has already checked most of that: every field is present with its type (strings are str, ints int,
-booleans bool, no nulls outside TableOpened.rules). What is left of the contract is cheap (non-empty
-strings, seq >= 1, ts >= 0), so a record passing those checks becomes its event directly. Anything
+booleans bool, no nulls outside TableOpened.rules). What is left of the contract is cheap (the input
+limits: ids of the id format, other strings non-empty and at most 64 characters, key_id and tag at
+most 128; seq >= 1, ts >= 0), so a record passing those checks becomes its event directly, with its
+key_id and tag (schema v2) for the tag check. Anything
 else (a TableOpened, with its rules to parse; a record failing a check; a file of an older schema)
 comes out as the flat record, and the caller takes the ordinary path (`record_to_event`), which
 rejects it exactly as a JSON Lines replay or the worker would. The events are equal either way.
@@ -37,13 +39,16 @@ from fastavro.schema import to_parsing_canonical_form
 from streams.codec import CodecError, default_codec, read_container
 from streams.codec.container import record_of
 from streams.codec.schemas import fingerprint64
-from streams.rules.events import INPUT_TYPES, NEW, TableOpened, field_names
+from streams.rules.contract import ID_FIELDS, MAX_TAG_FIELD, MAX_TEXT, valid_id
+from streams.rules.events import INPUT_TYPES, NEW, TAG_FIELDS, TableOpened, field_names
 
 EVENT_TYPES = frozenset(INPUT_TYPES.values())
 PRIMITIVES = ("string", "int", "long", "boolean")
 # String fields of few distinct values: decoded once into one str object per value (its hash then
 # computed once), which the core's dict lookups by table and wager kind are quicker with.
-CACHED_STRINGS = frozenset({"table_id", "wager", "reason"})
+CACHED_STRINGS = frozenset({"table_id", "wager", "reason", "key_id"})
+# The optional fields after the body (schema v2): the authentication fields, ["null", "string"].
+AFTER_BODY = TAG_FIELDS
 
 
 def _plan(codec) -> dict:
@@ -59,7 +64,7 @@ def _plan(codec) -> dict:
         cls = INPUT_TYPES.get(kind)
         if cls is None or cls is TableOpened:
             continue
-        own = list(field_names(cls)[3:])
+        own = list(field_names(cls)[3:-len(TAG_FIELDS)])
         avro = [(f["name"], f["type"]) for f in branch["fields"]]
         if [n for n, _ in avro] != own or any(t not in PRIMITIVES for _, t in avro):
             continue
@@ -175,15 +180,16 @@ def _block_decoder(codec, plan: dict):
     record at `start` and the position after it), or None when its shape is not [primitive fields
     with table_id, seq, ts and type..., body union]."""
     top = codec.event_schema.source["fields"]
-    if not top or top[-1]["name"] != "body":
+    at = next((i for i, f in enumerate(top) if f["name"] == "body"), None)
+    if at is None or [(f["name"], f["type"]) for f in top[at + 1:]] != [(n, ["null", "string"]) for n in AFTER_BODY]:
         return None
-    common = top[:-1]
+    common = top[:at]
     if any(f["type"] not in PRIMITIVES for f in common) or \
             {f["name"]: f["type"] for f in common if f["name"] in ("table_id", "seq", "ts", "type")} != \
             {"table_id": "string", "seq": "long", "ts": "long", "type": "string"}:
         return None
     ns = {"strings": {}, "_Odd": _Odd, "_length_at": _length_at, "_ZIGZAG": _ZIGZAG, "_LENGTH": _LENGTH,
-          "_BOOLEAN": _BOOLEAN}
+          "_BOOLEAN": _BOOLEAN, "valid_id": valid_id, "good_ids": set()}
     lines = ["def decode(data, count, n0, slow):",
              "    zigzag, length, boolean = _ZIGZAG, _LENGTH, _BOOLEAN",
              "    size = len(data)",
@@ -219,10 +225,27 @@ def _block_decoder(codec, plan: dict):
         for i, (name, t) in enumerate(zip(own, types)):
             lines += _emit_string(f"f{i}", sub, cached=True) if t == "string" and name in CACHED_STRINGS \
                 else _emit_field(f"f{i}", t, sub)
-        checks = [f"type_ == type_{kind}", "c_table_id", "c_seq >= 1", "c_ts >= 0"]
-        checks += [f"f{own.index(s)}" for s in strings]
-        args = ", ".join(["c_table_id", "c_seq", "c_ts"] + [f"f{i}" for i in range(len(own))])
+        for name in AFTER_BODY:  # a union ["null", "string"]: its branch index, then the string
+            lines += [f"{sub}u = data[pos]",
+                      f"{sub}pos += 1",
+                      f"{sub}if u == 2:"]
+            lines += _emit_string(f"a_{name}", sub + "    ", cached=name in CACHED_STRINGS)
+            lines += [f"{sub}elif u == 0:",
+                      f"{sub}    a_{name} = None",
+                      f"{sub}else:",
+                      f"{sub}    raise _Odd"]
+        # The contract's input limits (`streams.rules.contract`): ids of the id format (a table id
+        # checked once, then remembered), other strings at most MAX_TEXT, tag fields MAX_TAG_FIELD.
+        checks = [f"type_ == type_{kind}", "(c_table_id in good_ids or valid_id(c_table_id))",
+                  "c_seq >= 1", "c_ts >= 0"]
+        checks += [f"valid_id(f{own.index(s)})" if s in ID_FIELDS else f"0 < len(f{own.index(s)}) <= {MAX_TEXT}"
+                   for s in strings]
+        checks += [f"(a_{name} is None or len(a_{name}) <= {MAX_TAG_FIELD})" for name in AFTER_BODY]
+        args = ", ".join(["c_table_id", "c_seq", "c_ts"] + [f"f{i}" for i in range(len(own))]
+                         + [f"a_{name}" for name in AFTER_BODY])
         lines += [f"{sub}if {' and '.join(checks)}:",
+                  f"{sub}    if len(good_ids) < 20_000:",
+                  f"{sub}        good_ids.add(c_table_id)",
                   f"{sub}    app(new_{kind}({args}))",
                   f"{sub}    continue"]
     if first:
@@ -263,14 +286,16 @@ def _datum_item(datum: dict, plan: dict, codec, n: int, where_of):
         if p is not None and p[0] == datum["type"]:
             table_id, seq, ts = datum["table_id"], datum["seq"], datum["ts"]
             values = body[1]
-            ok = table_id and seq >= 1 and ts >= 0
+            tags = tuple(datum.get(name) for name in AFTER_BODY)
+            ok = valid_id(table_id) and seq >= 1 and ts >= 0 and \
+                all(t is None or len(t) <= MAX_TAG_FIELD for t in tags)
             if ok:
                 for name in p[3]:
-                    if not values[name]:
+                    if not (valid_id(values[name]) if name in ID_FIELDS else 0 < len(values[name]) <= MAX_TEXT):
                         ok = False
                         break
             if ok:
-                return p[1](table_id, seq, ts, *p[2](values))
+                return p[1](table_id, seq, ts, *p[2](values), *tags)
     return record_of(codec, datum, n + 1), None if where_of is None else where_of(n)
 
 

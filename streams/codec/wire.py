@@ -14,10 +14,12 @@ one (magic ``C3``).
 
 Records are plain dicts, with the same field names as the JSON Lines wire:
 
-* table events: ``{"table_id", "seq", "ts", "type", <kind fields>}``; on the Avro side the kind
+* table events: ``{"table_id", "seq", "ts", "type", <kind fields>, ["key_id", "tag"]}``; on the Avro side the kind
   fields sit in the ``body`` union branch named after ``type``. A ``TableOpened``'s ``rules`` object
   travels as JSON text and comes back as the parsed object. Optional fields missing from a record are
-  written with their schema default, so they decode present (``valid=True``, ``rules=None``).
+  written with their schema default, so they decode present (``valid=True``, ``rules=None``);
+  except the authentication fields ``key_id`` and ``tag`` (schema v2), which a record carries only
+  when the event is tagged: null on the wire decodes absent, as in JSON Lines.
 * outputs: ``{"type": "WagerSettled", ...}``; the ``type`` key is not on the wire, it is the schema.
   An ``EventRejected`` (the core's dataclass has ``event``, the schema ``event_json``) may carry
   either or both: ``event`` (any JSON value, the offending event) is written as compact sorted JSON
@@ -44,6 +46,8 @@ MAGIC = b"\xc3\x01"
 HEADER_LEN = 10
 TABLE_EVENT = "TableEvent"
 OUTPUT_KINDS = ("WagerSettled", "MarkerPlaced", "MarkerCleared", "SurveillanceAlerted", "EventRejected")
+# Optional top-level fields left out of a decoded record when null (an untagged event).
+ABSENT_WHEN_NULL = ("key_id", "tag")
 # Fields carried as JSON text on the wire and as the parsed value in records.
 JSON_FIELDS = {("TableOpened", "rules")}
 
@@ -297,6 +301,9 @@ class AvroCodec:
         kind = datum["type"]
         body = datum.pop("body")
         out = datum  # table_id, seq, ts, type (+ any later common field), then the kind's fields
+        for name in ABSENT_WHEN_NULL:
+            if name in out and out[name] is None:
+                del out[name]
         if body is None:
             return out
         branch, fields = body
@@ -349,6 +356,10 @@ class AvroCodec:
             if fo.tell() != len(data):
                 raise CodecError(f"malformed TableEvent message: {len(data) - fo.tell()} trailing bytes")
             body = datum.pop("body")
+            if datum["tag"] is None:
+                del datum["tag"]
+            if datum["key_id"] is None:
+                del datum["key_id"]
             if body is None:
                 return datum
             branch, fields = body

@@ -11,11 +11,15 @@ player positions. Money is in cents (`_cents`), times in seconds.
 """
 from __future__ import annotations
 
+import os
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from streams.odds import all_wager_odds
+from streams.odds import all_wager_odds, wager_odds
 from streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
+from streams.surveillance.table_watch import Thresholds
+from streams.surveillance.tails import unit_distribution
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 MONEY = ("table", "wager", "paytable")
@@ -26,8 +30,10 @@ disable_created_metrics()
 
 
 class FloorMetrics:
-    def __init__(self, registry: CollectorRegistry | None = None, tables=lambda: ()):
-        """`tables()` yields (table state, hold book) for every table this worker owns."""
+    def __init__(self, registry: CollectorRegistry | None = None, tables=lambda: (),
+                 thresholds: Thresholds | None = None):
+        """`tables()` yields (table state, hold book) for every table this worker owns;
+        `thresholds` are the surveillance settings (from the environment by default)."""
         r = self.registry = registry or CollectorRegistry()
         self.events = Counter("craps_events", "Input events by verdict", ["verdict"], registry=r)
         self.rejections = Counter("craps_rejections", "Rejected input events by reason", ["reason"], registry=r)
@@ -39,7 +45,16 @@ class FloorMetrics:
         self.lag = Gauge("craps_consumer_lag_messages", "Table events not yet settled", ["partition"], registry=r)
         for odds in all_wager_odds():
             self.edge.labels(odds.wager, odds.paytable, odds.reading or "-").set(float(odds.house_edge))
-        r.register(_OwnedTables(tables))
+        thresholds = thresholds or Thresholds.from_settings(os.environ)
+        self.thresholds = Gauge("craps_surveillance_threshold", "Alert threshold of each surveillance "
+                                "alert (tail probability; dice: CUSUM log-likelihood ratio)", ["alert", "statistic"],
+                                registry=r)
+        self.thresholds.labels("hold_anomaly", "tail_probability").set(thresholds.tail_alert)
+        self.thresholds.labels("position_anomaly", "tail_probability").set(thresholds.position_alert)
+        self.thresholds.labels("dice_bias", "seven").set(thresholds.dice.seven_h)
+        self.thresholds.labels("dice_bias", "face").set(thresholds.dice.face_h)
+        self.thresholds.labels("dice_bias", "cell").set(thresholds.dice.cell_h)
+        r.register(_OwnedTables(tables, thresholds))
 
     def events_applied(self) -> int:
         """Input events applied so far by this process (a gap-filling event that released held
@@ -65,8 +80,9 @@ class FloorMetrics:
 class _OwnedTables:
     """Prometheus collector over the committed state and hold book of each owned table."""
 
-    def __init__(self, tables):
+    def __init__(self, tables, thresholds: Thresholds):
         self.tables = tables
+        self.thresholds = thresholds
 
     def describe(self):
         return []  # collected fresh on each scrape; nothing to check at registration
@@ -89,8 +105,42 @@ class _OwnedTables:
                                        labels=("table",))
         held = GaugeMetricFamily("craps_table_held_events", "Events held beyond a sequence gap (the table "
                                  "is suspended while above 0)", labels=("table",))
+        tail_p = GaugeMetricFamily(
+            "craps_hold_tail_probability", "P(house win <= observed | fair dice) over the wagers decided by "
+            "the dice: exact, or its Chernoff upper bound (issue 14); hold_anomaly at or below the threshold",
+            labels=MONEY)
+        dice_ratio = GaugeMetricFamily("craps_dice_cusum_ratio", "Largest dice CUSUM as a fraction of its "
+                                       "threshold (1 = dice_bias)", labels=("table",))
+        faces = CounterMetricFamily("craps_dice_faces", "Valid throws by die and face", labels=("table", "die", "face"))
+        sevens = CounterMetricFamily("craps_dice_sevens", "Valid throws totalling 7", labels=("table",))
+        invalid = CounterMetricFamily("craps_invalid_rolls", "Invalid rolls (§ 623a.8), counted apart",
+                                      labels=("table",))
+        position_p = GaugeMetricFamily("craps_position_tail_probability", "Smallest Bonferroni p-value of a "
+                                       "position's results on a wager kind (positions not exported as labels)",
+                                       labels=("table",))
+        raised = CounterMetricFamily("craps_table_surveillance_alerts", "Surveillance alerts raised at the "
+                                     "table, from its committed state (exactly once)", labels=("table", "alert"))
+        dice_watch = self.thresholds.dice
         for state, book in self.tables():
             table = state.table_id
+            watch = book.watch if book is not None else None
+            if watch is not None:
+                d = watch.dice
+                dice_ratio.add_metric((table,), dice_watch.largest_ratio(d))
+                for die in (1, 2):
+                    for face in range(1, 7):
+                        n = sum(d.cells[6 * (face - 1) + b] for b in range(6)) if die == 1 else \
+                            sum(d.cells[6 * a + face - 1] for a in range(6))
+                        faces.add_metric((table, str(die), str(face)), n)
+                sevens.add_metric((table,), sum(d.cells[6 * a + 5 - a] for a in range(6)))
+                invalid.add_metric((table,), d.invalid)
+                position_p.add_metric((table,), watch.smallest_position_tail())
+                for kind in ("hold_anomaly", "dice_bias", "position_anomaly"):
+                    raised.add_metric((table, kind), watch.raised.get(kind, 0))
+                for (wager, paytable), tail in watch.holds.items():
+                    if tail.decisions:
+                        p, _ = tail.tail(unit_distribution(wager_odds(wager, state.rules)))
+                        tail_p.add_metric((table, wager, paytable), p)
             throws.add_metric((table,), state.throws)
             table_open.add_metric((table,), 0 if state.closed else 1)
             held.add_metric((table,), len(state.held))
@@ -112,3 +162,4 @@ class _OwnedTables:
                 settlements.add_metric(labels, n)
         yield from money.values()
         yield from (settlements, expected, std_dev, z, throws, table_open, last_throw, held)
+        yield from (tail_p, dice_ratio, faces, sevens, invalid, position_p, raised)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -63,13 +64,17 @@ class AuditReport:
     replayed: int = 0
     recorded: int = 0
     findings: list = field(default_factory=list)
+    chain: object = None  # streams.archive.chain.ChainReport of an archive history
+    unreadable: str = ""  # why a tampered archive could not be replayed at all
+    untagged: int = 0  # events let through without a tag (--accept-untagged)
+    forged: dict = field(default_factory=dict)  # reason -> events rejected before the rules
 
     def of(self, kind: str) -> list:
         return [f for f in self.findings if f.kind == kind]
 
     @property
     def clean(self) -> bool:
-        return not self.findings
+        return not self.findings and not self.unreadable and (self.chain is None or self.chain.ok)
 
     def summary(self) -> str:
         counts = {k: 0 for k in KINDS}
@@ -77,11 +82,21 @@ class AuditReport:
             counts[f.kind] += 1
         parts = [f"{counts[k]:,} {k}" for k in KINDS if k != "unreadable" or counts[k]]
         verdict = "CLEAN" if self.clean else "FINDINGS"
+        if self.chain is not None and not self.chain.ok:
+            parts.append(f"archive TAMPERED ({len(self.chain.findings)} chain findings)")
         return (f"audit {verdict}: {self.replayed:,} settlements replayed, {self.recorded:,} recorded: "
                 + ", ".join(parts))
 
     def lines(self, limit: int = 50) -> list[str]:
-        out = []
+        out = [] if self.chain is None else self.chain.lines(limit)
+        if self.unreadable:
+            out.append(self.unreadable)
+        if self.forged:
+            out.append("events rejected before the rules (authentication): "
+                       + ", ".join(f"{r} {n:,}" for r, n in sorted(self.forged.items())))
+        if self.untagged:
+            out.append(f"UNTAGGED: {self.untagged:,} events accepted without an authentication tag "
+                       f"(--accept-untagged)")
         for kind in KINDS:
             found = self.of(kind)
             for f in found[:limit]:
@@ -125,13 +140,13 @@ def _describe(s: dict) -> str:
             f"placed at seq {s.get('placed_seq')}, decided at seq {s.get('seq')}")
 
 
-def replay_settlements(history: Iterable, sl=None) -> tuple[dict, dict, object]:
+def replay_settlements(history: Iterable, sl=None, tags=None) -> tuple[dict, dict, object]:
     """Replay a history: (settlement id -> record, (table, seq) -> rejection "reason: message",
-    tally)."""
+    tally); `tags` the tag check before the core (`streams.authenticity.TagCheck`)."""
     from streams.replay.engine import Replay
     from streams.replay.sources import feed_item
 
-    replay = Replay()
+    replay = Replay(tags=tags)
     settled: dict = {}
     rejected: dict = {}
     feeds = sl.feeds if sl is not None and sl.active else None
@@ -293,18 +308,34 @@ def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[obj
 
 def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str | None = None,
               recorded: str | None = None, settlements_topic: str | None = None,
-              bootstrap: str | None = None):
+              bootstrap: str | None = None, tags=None, archive_key: bytes | None = None):
     """Replay `history` (an archive directory, a .jsonl or .avro file, "-"; or with `from_topic`
     the table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
     settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
-    settlements topic). Returns the report (`.clean`, `.lines(limit)`, `.summary()`); raises
-    OSError or ValueError for a history or recording it cannot read."""
+    settlements topic). `tags` checks every event's tag before the core (TagCheck). An archive's
+    hash chain is verified first (its seal with `archive_key` when given) (`report.chain`): a tampered archive is a finding, and one that
+    cannot be read as it is gives a report with the chain's findings only. Returns the report
+    (`.clean`, `.lines(limit)`, `.summary()`); raises OSError or ValueError for a history or
+    recording it cannot read."""
     from streams.replay.sources import open_history
 
     def history_items(fast=True):
         return open_history(history, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl, fast=fast)
 
-    replayed, rejected, _tally = replay_settlements(history_items(), sl)
+    chain = None
+    if not from_topic and history not in (None, "-") and (Path(history) / "index.json").exists():
+        # An archive's hash chain first: a changed, removed or inserted file or record is a finding.
+        from streams.archive.chain import verify_chain
+        from streams.archive.index import load_index
+
+        chain = verify_chain(history, load_index(history), archive_key)
+    try:
+        replayed, rejected, tally = replay_settlements(history_items(), sl, tags)
+    except (OSError, ValueError) as e:
+        if chain is None or chain.ok:
+            raise
+        # the tampered archive does not even read: the chain's findings are the report
+        return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
     if recorded:
         recorded_items = recorded_from_jsonl(recorded)
     else:
@@ -316,6 +347,9 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     if sl.active:
         recorded_items = ((r, w) for r, w in recorded_items if not _settlement_of(r) or _in_slice(r, sl))
     report = compare(replayed, recorded_items)
+    report.chain = chain
+    report.untagged = tally.untagged
+    report.forged = {r: n for r, n in tally.rejections_by_reason.items() if r in ("bad_signature", "unknown_key")}
     if report.findings and (from_topic or history != "-"):
         explain(report, history_items(fast=False), rejected)
     return report
@@ -324,7 +358,11 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
 def report_record(report) -> dict:
     """The report as JSON-able data (the --json file)."""
     return {"summary": report.summary(), "replayed": report.replayed, "recorded": report.recorded,
-            "findings": [f.to_record() for f in report.findings]}
+            "findings": [f.to_record() for f in report.findings],
+            "chain": None if report.chain is None else
+            [{"kind": f.kind, "file": f.file, "message": f.message, "position": f.position, "offset": f.offset}
+             for f in report.chain.findings],
+            "untagged": report.untagged, "rejected_before_the_rules": report.forged}
 
 
 def _in_slice(record: dict, sl) -> bool:

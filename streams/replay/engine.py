@@ -33,13 +33,17 @@ class ReplayTally:
     rejections_by_reason: dict = field(default_factory=dict)
     hold: HoldLedger = field(default_factory=HoldLedger)
     held: int = 0  # arrived beyond a sequence gap: applied later, when the gap was filled
+    untagged: int = 0  # let through without a tag (--accept-untagged: history from before tags)
 
 
 class Replay:
     """Holds the state and hold book of every table seen; `feed` takes one input and returns its
     outputs: those of the rules core, then the hold alerts they raise (as the live worker does)."""
 
-    def __init__(self, watch: HoldWatch | None = None):
+    def __init__(self, watch: HoldWatch | None = None, tags=None):
+        """`tags`: the tag check every event passes before the core (`streams.authenticity.TagCheck`);
+        the replay and audit commands always give one, None is for tests of the rules alone."""
+        self.tags = tags
         self.tables: dict = {}
         self.books: dict = {}  # table id -> HoldBook
         self.watch = watch or HoldWatch.from_settings(os.environ)
@@ -49,6 +53,7 @@ class Replay:
     def tally(self) -> ReplayTally:
         """The counts so far; the hold is the tables' books (booked once, by `settle_event`)."""
         t = self._tally
+        t.untagged = self.tags.untagged if self.tags is not None else 0
         t.hold = hold = HoldLedger()
         for table_id, book in self.books.items():
             for (wager, paytable), line in book.lines.items():
@@ -59,7 +64,7 @@ class Replay:
     def feed_event(self, event) -> list:
         tally = self._tally
         tally.read += 1
-        verdict, _, outputs = settle_event(self.tables, self.books, self.watch, event)
+        verdict, _, outputs = settle_event(self.tables, self.books, self.watch, event, self.tags)
         if verdict is APPLIED or verdict is RELEASED:
             tally.applied += 1
         elif verdict is REJECTED:
@@ -103,7 +108,7 @@ class Replay:
 
         The replay's hot loop: `feed_event` with the lookups bound once and the counts summed per
         batch."""
-        tables, books, watch = self.tables, self.books, self.watch
+        tables, books, watch, tags = self.tables, self.books, self.watch, self.tags
         out: list = []
         extend = out.extend
         events = applied = duplicates = held = 0
@@ -112,7 +117,7 @@ class Replay:
                 extend(self.feed_item(*event))
                 continue
             events += 1
-            verdict, _, outputs = settle_event(tables, books, watch, event)
+            verdict, _, outputs = settle_event(tables, books, watch, event, tags)
             if outputs:
                 extend(outputs)
             if verdict is APPLIED or verdict is RELEASED:
@@ -145,6 +150,7 @@ def merge_tallies(tallies) -> ReplayTally:
         total.rejected += t.rejected
         total.duplicates += t.duplicates
         total.held += t.held
+        total.untagged += t.untagged
         for reason, n in t.rejections_by_reason.items():
             total.rejections_by_reason[reason] = total.rejections_by_reason.get(reason, 0) + n
         merge_hold(total.hold, t.hold)

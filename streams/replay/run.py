@@ -117,11 +117,12 @@ class ReplayRun:
 
     `sl` a `sources.Slice` (tables, since/until: outputs kept by their deciding `ts`, the hold of
     the kept settlements), `wanted` the output classes to write (None: all), `write` a text
-    writer (None: nothing written), `tick(n)` told of every n items read."""
+    writer (None: nothing written), `tick(n)` told of every n items read, `tags` the tag check
+    before the core (`streams.authenticity.TagCheck`)."""
 
     def __init__(self, sl=None, wanted: frozenset | None = None, write: Callable[[str], object] | None = None,
-                 tick: Callable[[int], object] | None = None):
-        self.replay = Replay()
+                 tick: Callable[[int], object] | None = None, tags=None):
+        self.replay = Replay(tags=tags)
         self.sl = sl if sl is not None and sl.active else None
         self.slice_hold = HoldLedger() if self.sl is not None else None
         self.wanted = wanted

@@ -5,7 +5,7 @@ A history is a stream of `(item, where)`: `item` a contract record (dict), a tor
 event already checked; `where` names its source and makes a rejection's id deterministic
 ("file:line", "topic/partition/offset", like the worker).
 
-Sources: JSON Lines (a file or stdin), an archive directory (`streams.replay.archive`), Avro
+Sources: JSON Lines (a file or stdin), an archive directory (`streams.archive`), Avro
 container files, or the table-events topic itself (read_committed, up to its end).
 
 Time slices. A table's state is the fold of its whole history since its TableOpened, so a slice

@@ -11,6 +11,10 @@ one, checking the contract's types as it parses (`streams.replay.jsonread`): the
 inputs below are the contract's types (a non-empty string, seq >= 1, ts >= 0; a str never an int,
 an int never a bool). `streams.rules.contract.record_to_event` remains the contract's full check
 and the wording of every rejection; the tests hold the two to the same yes.
+
+Every input ends with `key_id` and `tag`: the table controller's authentication tag over the
+event's canonical bytes (`streams.authenticity`), checked before the core sees the event. The core
+itself never reads them; they travel with the event so a held event or a rejection keeps them.
 """
 from __future__ import annotations
 
@@ -24,9 +28,15 @@ if TYPE_CHECKING:  # only an annotation: the Rules Submission reads the wager ki
 TABLE_KINDS = ("live", "hybrid", "fully_automated")
 SHOOTER_CHANGE_REASONS = ("table_open", "seven_out", "voluntary", "compulsory")
 
-Text = Annotated[str, msgspec.Meta(min_length=1)]  # the contract's strings are never empty
-Seq = Annotated[int, msgspec.Meta(ge=1)]
-EventTime = Annotated[int, msgspec.Meta(ge=0)]  # epoch ms
+# The contract's types and limits (streams/rules/contract.py: ID_PATTERN, MAX_TEXT, MAX_TAG_FIELD,
+# 64-bit longs), as msgspec checks them when it decodes a JSON line into an event.
+_LONG = {"ge": -(1 << 63), "le": (1 << 63) - 1}
+Id = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_.-]{1,32}\Z")]  # a table, wager or shooter id
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]  # any other string
+Long = Annotated[int, msgspec.Meta(**_LONG)]
+Seq = Annotated[int, msgspec.Meta(ge=1, le=_LONG["le"])]
+EventTime = Annotated[int, msgspec.Meta(ge=0, le=_LONG["le"])]  # epoch ms
+TagField = Annotated[str, msgspec.Meta(max_length=128)]
 
 
 class _Input(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag=True, forbid_unknown_fields=True):
@@ -42,63 +52,80 @@ class _Output(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag=True)
 
 
 class TableOpened(_Input):
-    table_id: Text
+    table_id: Id
     seq: Seq
     ts: EventTime
     table_kind: Text
     rules: RulesSubmission
     # The rules object as it was sent, kept for the record and for re-encoding.
     rules_record: dict | None = None
+    key_id: TagField | None = None
+    tag: TagField | None = None
 
 
 class ShooterChanged(_Input):
-    table_id: Text
+    table_id: Id
     seq: Seq
     ts: EventTime
-    shooter_id: Text
-    position: int
+    shooter_id: Id
+    position: Long
     reason: Text
+    key_id: TagField | None = None
+    tag: TagField | None = None
 
 
 class DiceThrown(_Input):
-    table_id: Text
+    table_id: Id
     seq: Seq
     ts: EventTime
-    die1: int
-    die2: int
+    die1: Long
+    die2: Long
     valid: bool = True
+    key_id: TagField | None = None
+    tag: TagField | None = None
 
 
 class WagerPlaced(_Input):
-    table_id: Text
+    table_id: Id
     seq: Seq
     ts: EventTime
-    wager_id: Text
-    position: int
+    wager_id: Id
+    position: Long
     wager: Text
-    amount_cents: int
+    amount_cents: Long
+    key_id: TagField | None = None
+    tag: TagField | None = None
 
 
 class WagerChangeRequested(_Input):
-    table_id: Text
+    table_id: Id
     seq: Seq
     ts: EventTime
-    wager_id: Text
-    amount_cents: int
+    wager_id: Id
+    amount_cents: Long
+    key_id: TagField | None = None
+    tag: TagField | None = None
 
 
 class ComeBetsOnly(_Input):
-    table_id: Text
+    table_id: Id
     seq: Seq
     ts: EventTime
     active: bool
+    key_id: TagField | None = None
+    tag: TagField | None = None
 
 
 class TableClosed(_Input):
-    table_id: Text
+    table_id: Id
     seq: Seq
     ts: EventTime
+    key_id: TagField | None = None
+    tag: TagField | None = None
 
+
+# The authentication fields every input ends with (not judged by the rules).
+TAG_FIELDS = ("key_id", "tag")
 
 TableEvent = (TableOpened | ShooterChanged | DiceThrown | WagerPlaced | WagerChangeRequested
               | ComeBetsOnly | TableClosed)

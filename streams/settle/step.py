@@ -1,13 +1,16 @@
-"""One input through the rules core and the table's hold book: the step every message takes,
-live (app/shell.py, after decoding the Kafka message) and in replay (replay/engine.py).
+"""One input through the rules core, the table's hold book and its surveillance: the step every
+message takes, live (app/shell.py, after decoding the Kafka message) and in replay
+(replay/engine.py).
 
-    decode -> [verify] -> settle_event: apply (state, outputs, verdict) -> book the hold, watch
-           -> outputs to send
+    decode -> settle_event: verify the tag -> apply (state, outputs, verdict) -> book the hold,
+           watch the table (streams.surveillance.table_watch) -> outputs to send
 
 The live worker's shell and replay both settle here, so they cannot drift apart: the same outputs
-(the core's, then the hold alerts their settlements raise) and the same verdict
-(streams.rules.verdict). A check that must run before the core (an authentication tag) goes
-before `settle_event` in the shells; a watch over the outputs goes where HoldWatch.watch is.
+(the core's, then the surveillance alerts their throws and settlements raise) and the same
+verdict (streams.rules.verdict). The authentication tag (streams.authenticity) is checked first:
+an event that fails it is rejected with a forged_event alert and never reaches the core (nor the
+surveillance of the table), so its table's state and money stay exactly as they were. A watch over
+the outputs goes where HoldWatch.watch is.
 
 An input that is not an event at all becomes `undecodable_rejection`, the only place its
 rejection is built (the worker writes it with the raw bytes; replay of an archive rebuilds it
@@ -15,31 +18,55 @@ from the archived bytes, so the ids match).
 """
 from __future__ import annotations
 
-from streams.rules import EventRejected, apply
-from streams.rules.verdict import DUPLICATE
+from streams.rules import DiceThrown, EventRejected, TableOpened, apply
+from streams.rules.verdict import DUPLICATE, HELD, REJECTED
 from streams.surveillance.hold_watch import HoldBook, HoldWatch
+from streams.surveillance.table_watch import observe
 
 # What the message that failed to decode says when the decoder gave no reason.
 NOT_AVRO = "not a decodable Avro message"
 
 
-def settle_event(tables: dict, books: dict, watch: HoldWatch, event) -> tuple[str, object, list]:
+def settle_event(tables: dict, books: dict, watch: HoldWatch, event, tags=None) -> tuple[str, object, list]:
     """-> (verdict, table state, outputs) of one event. `tables` (table id -> state) gets the new
-    state; `books` (table id -> HoldBook) gains the table's book on its first output.
+    state; `books` (table id -> HoldBook, with the table's surveillance) gains the table's book on
+    its first applied event; `tags` (a `streams.authenticity.TagCheck`: `problem(event)` -> None or
+    (reason, message), `rejection`) judges the event's tag before the core: the worker, replay and
+    audit always pass one; None (no check) is for tests of the rules alone.
 
     The state is None only for an event of a table never opened (rejected)."""
     table_id = event.table_id
-    state, outputs, verdict = apply(tables.get(table_id), event)
+    state = tables.get(table_id)
+    if tags is not None:
+        problem = tags.problem(event)
+        if problem is not None:  # not authentic: the core never sees it, the table is untouched
+            return REJECTED, state, tags.rejection(event, *problem)
+    # Events held beyond a gap that this one may release (applied in seq order after it).
+    waiting = dict(state.held) if state is not None and state.held else None
+    state, outputs, verdict = apply(state, event)
     if state is None:
         return verdict, None, outputs
     tables[table_id] = state
-    if outputs and verdict is not DUPLICATE:
-        book = books.get(table_id)
-        if book is None:
-            book = books[table_id] = HoldBook()
-        alerts = watch.watch(book, state, outputs)
-        if alerts:
-            outputs = outputs + alerts
+    if verdict is DUPLICATE or verdict is HELD:
+        return verdict, state, outputs
+    book = books.get(table_id)
+    if book is None:
+        book = books[table_id] = HoldBook()
+    if outputs:
+        watch.watch(book, state, outputs)
+    kind = type(event)
+    if not waiting and kind is not DiceThrown and kind is not TableOpened:
+        # Surveillance reads throws and what they decide (and a table's opening): a wager, a
+        # shooter change or a close alone gives it nothing to see (the hot path: most events).
+        return verdict, state, outputs
+    applied = [] if verdict is REJECTED else [event]
+    if waiting:
+        rejected = {o.seq for o in outputs if type(o) is EventRejected}
+        held = state.held
+        applied += [e for seq, e in sorted(waiting.items()) if seq not in held and seq not in rejected]
+    alerts = observe(watch.thresholds, book.watch, state, applied, outputs)
+    if alerts:
+        outputs = outputs + alerts
     return verdict, state, outputs
 
 

@@ -29,6 +29,51 @@ STAKES = {
 
 
 @dataclass(frozen=True)
+class Fault:
+    """A table that misbehaves, so that surveillance's detection is measured, not assumed.
+
+    - `loaded-dice[:P7]`: the 7's six cells have probability P7 (default 5/36) together, the other
+      30 cells share the rest evenly.
+    - `shaker-drift[:RATE]`: die 1 shows 6 with probability 1/6 + RATE x hours since the table
+      opened (default 0.02 an hour, at most 1/2), its other faces share the rest: a mechanical
+      shaker wearing on an automated table.
+    - `past-posting:POSITION`: the player at POSITION (seated if the table had nobody there) places
+      a Hot Roller wager exactly when the next throw will not be a 7 (and never otherwise).
+    """
+
+    kind: str
+    p7: float = 5 / 36
+    rate: float = 0.02
+    position: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> "Fault":
+        kind, _, arg = text.partition(":")
+        if kind == "loaded-dice":
+            p7 = _number(arg) if arg else 5 / 36
+            if not 0 < p7 < 1:
+                raise ValueError("loaded-dice:P7 needs 0 < P7 < 1 (e.g. 5/36)")
+            return cls(kind, p7=p7)
+        if kind == "shaker-drift":
+            rate = _number(arg) if arg else 0.02
+            if not 0 < rate <= 1:
+                raise ValueError("shaker-drift:RATE needs 0 < RATE <= 1 (probability per hour)")
+            return cls(kind, rate=rate)
+        if kind == "past-posting":
+            if not arg.isdigit() or not 1 <= int(arg) <= 16:
+                raise ValueError("past-posting:POSITION needs a position 1..16")
+            return cls(kind, position=int(arg))
+        raise ValueError(f"unknown fault {kind!r}: loaded-dice[:P7], shaker-drift[:RATE], past-posting:POSITION")
+
+
+def _number(text: str) -> float:
+    if "/" in text:
+        a, b = text.split("/", 1)
+        return float(a) / float(b)
+    return float(text)
+
+
+@dataclass(frozen=True)
 class Player:
     position: int
     likes: dict  # wager kind -> probability of placing it in an open window
@@ -54,7 +99,8 @@ class TableSimulation:
 
     def __init__(self, table_id: str, kind: str, seed: str, start_ms: int, end_ms: int,
                  bad_rate: float = 0.0, rules: dict | None = None,
-                 come_bets_only_rate: float = 0.02, voluntary_rate: float = 0.004):
+                 come_bets_only_rate: float = 0.02, voluntary_rate: float = 0.004,
+                 fault: Fault | None = None):
         self.table_id = table_id
         self.kind = kind
         self.rng = random.Random(seed)
@@ -68,6 +114,18 @@ class TableSimulation:
         self.wager_n = 0
         self.players = _players(self.rng)
         self.last_record: dict | None = None
+        self.fault = fault
+        self.start_ms = start_ms
+        self.poster: Player | None = None
+        if fault is not None and fault.kind == "past-posting":
+            seated = {p.position: p for p in self.players}
+            self.poster = seated.get(fault.position) or Player(fault.position, dict(self.players[0].likes))
+            if fault.position not in seated:
+                self.players = sorted(self.players + [self.poster], key=lambda p: p.position)
+        if fault is not None and fault.kind == "loaded-dice":
+            other = (1 - fault.p7) / 30
+            self.cell_weights = [fault.p7 / 6 if a + b == 7 else other
+                                 for a in range(1, 7) for b in range(1, 7)]
 
     # ------------------------------------------------------------ record makers
 
@@ -118,6 +176,19 @@ class TableSimulation:
                     "die1": "four"}  # malformed
         return "{not json"  # a torn line
 
+    # ------------------------------------------------------------ the dice
+
+    def _dice(self) -> tuple[int, int]:
+        rng, fault = self.rng, self.fault
+        if fault is None or fault.kind == "past-posting":
+            return rng.randint(1, 6), rng.randint(1, 6)
+        if fault.kind == "loaded-dice":
+            cell = rng.choices(range(36), self.cell_weights)[0]
+            return cell // 6 + 1, cell % 6 + 1
+        six = min(0.5, 1 / 6 + fault.rate * (self.ts - self.start_ms) / 3_600_000)
+        rest = (1 - six) / 5
+        return rng.choices((1, 2, 3, 4, 5, 6), (rest, rest, rest, rest, rest, six))[0], rng.randint(1, 6)
+
     # ------------------------------------------------------------ the game
 
     def events(self) -> Iterator[dict | str]:
@@ -141,10 +212,21 @@ class TableSimulation:
             first_throw = True
             cycle_fresh = True
             while True:
+                # The past-poster knows the next throw (the fault): drawn before the wagers.
+                upcoming = None
+                if self.poster is not None:
+                    d1, d2 = self._dice()
+                    upcoming = (d1, d2, rng.random() < 0.01)
                 # Wagers in the windows a dealer would accept (docs/rules.md, Windows).
                 if not come_bets_only:
                     for player in self.players:
                         for kind, like in player.likes.items():
+                            if player is self.poster and kind == "hot_roller":
+                                if (point == 0 and cycle_fresh and not upcoming[2]
+                                        and upcoming[0] + upcoming[1] != 7):
+                                    self._tick(0.1, 0.6)
+                                    yield self._wager(player, kind)
+                                continue
                             if like == 0.0 or rng.random() >= like:
                                 continue
                             if kind in ("fire", "all_small", "all_tall", "all_or_nothing") and not first_throw:
@@ -158,8 +240,15 @@ class TableSimulation:
                 if self.bad_rate and rng.random() < self.bad_rate:
                     yield self._bad()
                 self._tick(low_s, high_s)
-                d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
-                if rng.random() < 0.01:  # § 623a.8: a die off the table, cocked dice
+                if upcoming is not None:
+                    d1, d2, invalid = upcoming
+                elif self.fault is None:
+                    d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
+                    invalid = rng.random() < 0.01
+                else:
+                    d1, d2 = self._dice()
+                    invalid = rng.random() < 0.01
+                if invalid:  # § 623a.8: a die off the table, cocked dice
                     yield self._record("DiceThrown", die1=d1, die2=d2, valid=False)
                     continue
                 yield self._record("DiceThrown", die1=d1, die2=d2, valid=True)
@@ -212,8 +301,11 @@ def table_kind_for(n: int) -> str:
 
 
 def floor_events(tables: int, hours: float, seed: int, bad_rate: float = 0.0,
-                 start_ms: int = FLOOR_EPOCH_MS, **table_options) -> Iterator[dict | str]:
-    """The whole floor's events merged in time order (ties broken by table, then seq)."""
+                 start_ms: int = FLOOR_EPOCH_MS, faults: dict | None = None,
+                 **table_options) -> Iterator[dict | str]:
+    """The whole floor's events merged in time order (ties broken by table, then seq). `faults`
+    maps a table id to the `Fault` it runs with; every other table is fair."""
+    faults = faults or {}
     floor_rng = random.Random(seed)
     end_ms = start_ms + int(hours * 3_600_000)
     sims = []
@@ -222,7 +314,7 @@ def floor_events(tables: int, hours: float, seed: int, bad_rate: float = 0.0,
         kind = table_kind_for(n)
         sims.append(TableSimulation(table_id, kind, f"{seed}/{table_id}",
                                     start_ms + floor_rng.randint(0, 60_000), end_ms, bad_rate,
-                                    **table_options))
+                                    fault=faults.get(table_id), **table_options))
 
     def keyed(i: int, sim: TableSimulation):
         for n, record in enumerate(sim.events()):

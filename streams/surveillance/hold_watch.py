@@ -1,13 +1,13 @@
-"""A table's hold book and the hold-anomaly alert (issue 4, hold versus theory).
+"""A table's hold book (issue 4, hold versus theory) and the surveillance settings.
 
 For each wager kind and paytable of a table: handle, stakes collected and returned, amounts won,
 outcomes, and the sum of squared stakes per decision, so that the house win can be set against its
 expectation (handle x exact house edge) and its standard deviation (exact per-unit std dev x
 sqrt(sum of squared stakes)). Wagers of one kind decided by one event saw the same dice, so they
 are one outcome, not independent ones: their stakes are added before squaring (treating the players
-at a table as independent understates the spread, and a fair floor would raise alerts). z = (house win - expected) / std dev. When z falls to -threshold or below (the
-house losing more than the dice allow: dice control, a dealer error, a feed fault) a
-`hold_anomaly` SurveillanceAlerted goes out once; it re-arms when z climbs back above -threshold.
+at a table as independent understates the spread). z = (house win - expected) / std dev is a
+display figure; the `hold_anomaly` alert is raised from the exact tail probability of the house
+win (`streams.surveillance.table_watch`, issue 14), whose state the book carries as `watch`.
 
 The book is stored with the table's state in the same Kafka transaction as the settlements, so the
 exported counters are exactly once too: a worker that takes a table over exports its whole history,
@@ -19,8 +19,9 @@ import math
 from dataclasses import dataclass, field
 
 from streams.odds import wager_odds
-from streams.rules import SurveillanceAlerted, WagerSettled
+from streams.rules import WagerSettled
 from streams.rules.hold import HoldLine as SettledHold
+from streams.surveillance.table_watch import TableWatch, Thresholds
 
 _COUNTS = ("settled", "wins", "losses", "pushes", "handle_cents", "stake_squares", "collected_cents",
            "returned_cents", "won_cents")
@@ -34,7 +35,7 @@ class HoldLine(SettledHold):
     house_edge: float = 0.0  # exact, per unit staked, under the paytable and reading in force
     std_dev_per_unit: float = 0.0
     stake_squares: int = 0  # sum over decisions of (stakes decided together)^2, cents^2
-    alerted: bool = False  # below -threshold since the last alert
+    alerted: bool = False  # kept for records stored when z raised the alert; no longer used
 
     @property
     def expected_house_win_cents(self) -> float:
@@ -63,6 +64,8 @@ class HoldBook:
     """One table's hold, by (wager kind, paytable)."""
 
     lines: dict[tuple[str, str], HoldLine] = field(default_factory=dict)
+    # The table's surveillance (dice, hold tails, positions): stored beside the book, not in it.
+    watch: TableWatch = field(default_factory=TableWatch)
 
     def to_record(self) -> dict:
         return {f"{w}|{p}": line.to_record() for (w, p), line in sorted(self.lines.items())}
@@ -74,24 +77,24 @@ class HoldBook:
 
 @dataclass(frozen=True, slots=True)
 class HoldWatch:
-    """The casino's alert setting: z at or below -threshold, once at least `min_settled` wagers of
-    the kind are settled on the table (a handful of wagers says nothing about the dice)."""
+    """The casino's surveillance settings and the booking of settlements into the hold lines.
 
-    threshold: float = 4.0
-    min_settled: int = 30
+    The alerts themselves come from exact tail probabilities (`streams.surveillance.table_watch`);
+    z stays on the book as a display figure only (the normal approximation is wrong in the long
+    tails of the jackpot wagers, where it matters)."""
+
+    thresholds: Thresholds = field(default_factory=Thresholds)
 
     @classmethod
     def from_settings(cls, settings: dict) -> "HoldWatch":
-        """From the casino's settings (the worker and replay pass their environment), e.g.
-        CRAPS_HOLD_Z_ALERT=4 and CRAPS_HOLD_MIN_SETTLED=30; both must agree for replay to match."""
-        return cls(float(settings.get("CRAPS_HOLD_Z_ALERT", 4.0)),
-                   int(settings.get("CRAPS_HOLD_MIN_SETTLED", 30)))
+        """From the casino's settings (the worker and replay pass their environment): see
+        `Thresholds.from_settings`; both must agree for replay to match."""
+        return cls(Thresholds.from_settings(settings))
 
-    def watch(self, book: HoldBook, state, outputs) -> list:
-        """Book the settlements among `outputs`; returns the hold_anomaly alerts they raise."""
+    def watch(self, book: HoldBook, state, outputs) -> None:
+        """Book the settlements among `outputs` into the hold lines."""
         lines = book.lines
         decisions: dict[tuple, int] = {}  # (wager, paytable, deciding seq) -> stakes decided together
-        last: dict[tuple, WagerSettled] = {}
         for s in outputs:
             if type(s) is not WagerSettled:
                 continue
@@ -103,22 +106,5 @@ class HoldWatch:
             line.add(s)
             decision = (s.wager, s.paytable, s.seq)
             decisions[decision] = decisions.get(decision, 0) + s.stake_cents
-            last[key] = s
         for (wager, paytable, _), stakes in decisions.items():
             lines[(wager, paytable)].stake_squares += stakes * stakes
-        alerts = []
-        for key, s in last.items():
-            line = lines[key]
-            z = line.z_score
-            if z > -self.threshold:
-                line.alerted = False
-            elif not line.alerted and line.settled >= self.min_settled:
-                line.alerted = True
-                alerts.append(SurveillanceAlerted(
-                    f"{s.table_id}/{s.seq}/hold_anomaly/{s.wager}/{s.paytable}", s.table_id, s.seq, s.ts,
-                    "hold_anomaly", state.shooter_id or "",
-                    f"table {s.table_id} {s.wager} ({s.paytable}): house win {line.house_win_cents} cents "
-                    f"against {line.expected_house_win_cents:.0f} expected on a handle of "
-                    f"{line.handle_cents} cents over {line.settled} wagers, z = {z:.2f} "
-                    f"(alert at -{self.threshold:g})", (s.wager_id,)))
-        return alerts

@@ -10,6 +10,8 @@ from streams.codec import encode_event
 from streams.rules import SurveillanceAlerted, WagerSettled
 from streams.sim.floor import floor_events
 from streams.surveillance import HoldWatch
+from streams.surveillance.dice_watch import DiceWatch
+from streams.surveillance.table_watch import Thresholds
 
 
 def messages(tables=4, hours=3, seed=2, bad_rate=0.0):
@@ -33,10 +35,10 @@ def run(shell, values, start=0):
 def test_a_restarted_shell_from_stored_records_continues_identically():
     values = list(messages(bad_rate=0.02))
     cut = len(values) // 2
-    live = SettlementShell(lambda t: None, HoldWatch(threshold=1.0, min_settled=3))
+    live = SettlementShell(lambda t: None, HoldWatch(Thresholds(tail_alert=0.05, check_z=0.5, position_alert=0.001, dice=DiceWatch(4.0, 6.0, 6.0))))
     run(live, values[:cut])
     stored = {t: live.stored_text(t) for t in live.states}
-    restarted = SettlementShell(stored.get, HoldWatch(threshold=1.0, min_settled=3))
+    restarted = SettlementShell(stored.get, HoldWatch(Thresholds(tail_alert=0.05, check_z=0.5, position_alert=0.001, dice=DiceWatch(4.0, 6.0, 6.0))))
     a = run(live, values[cut:], cut)
     b = run(restarted, values[cut:], cut)
     assert [h.messages for h in b] == [h.messages for h in a]
@@ -45,11 +47,11 @@ def test_a_restarted_shell_from_stored_records_continues_identically():
 
 
 def test_hold_alerts_are_outputs_and_the_book_is_stored_with_the_state():
-    shell = SettlementShell(lambda t: None, HoldWatch(threshold=0.5, min_settled=1))
+    shell = SettlementShell(lambda t: None, HoldWatch(Thresholds(tail_alert=0.05, check_z=0.5, position_alert=0.001, dice=DiceWatch(4.0, 6.0, 6.0))))
     handled = run(shell, messages(tables=6, hours=6, seed=3))
     alerts = [o for h in handled for o in h.outputs
-              if type(o) is SurveillanceAlerted and o.alert == "hold_anomaly"]
-    assert alerts, "a low threshold must raise some hold alerts on a busy floor"
+              if type(o) is SurveillanceAlerted and o.alert in ("hold_anomaly", "position_anomaly")]
+    assert alerts, "low thresholds must raise some hold and position alerts on a busy floor"
     for h in handled:
         if any(o in alerts for o in h.outputs):
             assert any(type(o) is WagerSettled for o in h.outputs)
@@ -58,6 +60,7 @@ def test_hold_alerts_are_outputs_and_the_book_is_stored_with_the_state():
     state, book = state_from_text(shell.stored_text(table))
     assert state.to_record() == shell.states[table].to_record()
     assert book.to_record() == shell.books[table].to_record() and book.lines
+    assert book.watch.to_record() == shell.books[table].watch.to_record() and book.watch.dice.throws
 
 
 def test_verdicts_of_a_rejected_a_duplicate_and_a_held_event():

@@ -17,7 +17,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 ALLOWED_LIBRARIES = ("msgspec",)
 # Each pure package may import the pure packages below it.
 PURE_BELOW = {"rules": ("streams.rules",), "odds": ("streams.rules", "streams.odds"),
-              "surveillance": ("streams.rules", "streams.odds", "streams.surveillance")}
+              "surveillance": ("streams.rules", "streams.odds", "streams.surveillance"),
+              "authenticity": ("streams.rules", "streams.authenticity")}
 
 
 @pytest.mark.parametrize("package", sorted(PURE_BELOW))

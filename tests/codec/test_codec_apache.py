@@ -42,7 +42,7 @@ def _apache_event_view(record: dict) -> dict:
     """What apache avro gives for a table event: the Avro datum with the body as a plain dict."""
     datum = CODEC.event_datum(record)
     body = datum["body"]
-    return {**datum, "body": None if body is None else body[1]}
+    return {"key_id": None, "tag": None, **datum, "body": None if body is None else body[1]}
 
 
 def _apache_read(name: str, data: bytes):

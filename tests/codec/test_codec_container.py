@@ -47,7 +47,7 @@ def test_round_trip(tmp_path, codec):
     with open(path, "rb") as fo:
         meta = fastavro.reader(fo).metadata
     assert meta["avro.codec"] == (codec or default_container_codec())
-    assert meta[SCHEMA_VERSION_KEY] == "1"
+    assert meta[SCHEMA_VERSION_KEY] == "2"
     assert not list(tmp_path.glob("*.tmp"))
 
 

@@ -35,7 +35,7 @@ def test_one_schema_per_record_kind():
 def test_namespaced_versioned_documented(name):
     schema = SOURCES[name]
     assert schema["namespace"] == NAMESPACE
-    assert schema["schema_version"] == 1
+    assert schema["schema_version"] == (2 if name == "table_event.avsc" else 1)  # v2: key_id, tag
     assert "schema_version" in schema["doc"]
     for record in _records(schema):
         assert record.get("doc"), record["name"]
@@ -58,7 +58,8 @@ def test_no_avro_enums_for_kinds():
 
 def test_wire_contract_field_names():
     c = default_codec()
-    assert [f["name"] for f in c.event_schema.source["fields"]] == ["table_id", "seq", "ts", "type", "body"]
+    assert [f["name"] for f in c.event_schema.source["fields"]] == ["table_id", "seq", "ts", "type", "body",
+                                                                        "key_id", "tag"]
     assert {k: [s[0] for s in specs] for k, (_, specs, _) in c.kinds.items()} == {
         "TableOpened": ["table_kind", "rules"],
         "ShooterChanged": ["shooter_id", "position", "reason"],

@@ -402,8 +402,10 @@ class GroupWatch:
 
     def _clients(self):
         if self._admin is None:
-            self._admin = KafkaAdminClient(**client_settings("admin", self.run.bootstrap), reconnect_backoff_max_ms=1000,
-                                           request_timeout_ms=5000, client_id="craps-faults-watch")
+            # The watch's own timeouts override the role's (client_settings gives the admin one).
+            self._admin = KafkaAdminClient(**{**client_settings("admin", self.run.bootstrap),
+                                              "reconnect_backoff_max_ms": 1000, "request_timeout_ms": 5000,
+                                              "client_id": "craps-faults-watch"})
             self._consumer = _consumer(self.run.bootstrap)
         return self._admin, self._consumer
 

@@ -66,9 +66,47 @@ def test_a_worker_taking_the_tables_over_exports_the_same_money():
         successor.state_of(t)
     a, b = scrape(FloorMetrics(tables=owned(shell))), scrape(FloorMetrics(tables=owned(successor)))
     for name in ("craps_handle_cents_total", "craps_won_cents_total", "craps_stakes_collected_cents_total",
-                 "craps_settlements_total", "craps_throws_total", "craps_hold_z_score"):
+                 "craps_settlements_total", "craps_throws_total", "craps_hold_z_score",
+                 "craps_hold_tail_probability", "craps_dice_cusum_ratio", "craps_dice_faces_total",
+                 "craps_position_tail_probability"):
         assert a[name] == b[name] and a[name], name
     assert json.dumps(sorted(a["craps_table_open"].items())) == json.dumps(sorted(b["craps_table_open"].items()))
+
+
+def test_surveillance_figures_come_from_the_committed_watch():
+    from streams.surveillance.tails import unit_distribution
+    from streams.odds import wager_odds
+
+    shell, handled = shell_after(tables=3, hours=6, seed=5)
+    got = scrape(FloorMetrics(tables=owned(shell)))
+    throws = collections.Counter()
+    sevens = collections.Counter()
+    invalid = collections.Counter()
+    for h in handled:
+        e = h.event
+        if e is not None and type(e).__name__ == "DiceThrown" and h.verdict == "applied":
+            if e.valid:
+                throws[(e.table_id, "1", str(e.die1))] += 1
+                throws[(e.table_id, "2", str(e.die2))] += 1
+                sevens[e.table_id] += e.die1 + e.die2 == 7
+            else:
+                invalid[e.table_id] += 1
+    for (table, die, face), n in throws.items():
+        assert got["craps_dice_faces_total"][(("die", die), ("face", face), ("table", table))] == n
+    for table, n in sevens.items():
+        assert got["craps_dice_sevens_total"][(("table", table),)] == n
+        assert got["craps_invalid_rolls_total"][(("table", table),)] == invalid[table]
+        assert 0 <= got["craps_dice_cusum_ratio"][(("table", table),)] < 1
+    tails = got["craps_hold_tail_probability"]
+    assert tails and all(0 <= p <= 1 for p in tails.values())
+    for table, book in shell.books.items():
+        for (wager, paytable), tail in book.watch.holds.items():
+            unit = unit_distribution(wager_odds(wager, shell.states[table].rules))
+            p, _ = tail.tail(unit)
+            assert tails[(("paytable", paytable), ("table", table), ("wager", wager))] == p
+    assert got["craps_surveillance_threshold"][(("alert", "hold_anomaly"), ("statistic", "tail_probability"))] == 1e-9
+    assert set(k for k, _ in got["craps_table_surveillance_alerts_total"]) and all(
+        v == 0 for v in got["craps_table_surveillance_alerts_total"].values())  # a fair floor
 
 
 def test_events_applied_counts_the_applied_and_released_verdicts():

@@ -90,3 +90,44 @@ def test_worker_restart_resumes_from_changelog_with_nothing_lost_or_repeated(pip
     assert set(ids) == set(expected)
     for r in settled:
         assert r["_raw"] == expected[r["id"]]
+
+
+def test_forged_events_on_the_broker_are_rejected_and_the_honest_ones_settle_exactly_once(pipeline, tmp_path):
+    """Forged throws and wagers (a made-up tag, a tag replayed from another event, a retired key,
+    table B under table A's key, no tag, an unknown key) produced between the honest events of a
+    tagged floor: every one rejected and alerted, and the honest events settle exactly as their
+    replay does: 0 lost, 0 duplicated."""
+    from streams.authenticity import FORGED_EVENT, TagCheck, keyfile
+    from tests.authenticity.test_forged_events import RING, forgeries, honest_floor
+
+    floor = honest_floor()
+    forged = forgeries(floor)
+    mixed = list(floor)
+    for i, record, _ in sorted(forged, key=lambda f: -f[0]):
+        mixed.insert(i, record)
+    (tmp_path / "attacked.jsonl").write_text("\n".join(to_json_line(r) for r in mixed) + "\n")
+    replay = Replay(tags=TagCheck(RING))
+    outputs = [o for record, where in json_lines([to_json_line(r) for r in floor], "floor")
+               for o in replay.feed_record(record, where)]
+    expected = expected_settlement_bytes(outputs)
+    assert len(expected) > 50
+
+    ring = keyfile.save(RING, tmp_path / "keys" / "table-keys.json")
+    pipeline.env["CRAPS_TABLE_KEYS"] = str(ring)  # the floor's key ring, for the worker
+    pipeline.start_worker()
+    pipeline.run("produce", str(tmp_path / "attacked.jsonl"), "--quiet", "--no-tags")  # the bytes as forged
+    settled = wait_for(lambda: (s := committed(pipeline, "settlements")) and len(s) >= len(expected) and s,
+                       180, f"{len(expected)} settlements")
+    ids = [r["id"] for r in settled]
+    lost, duplicated = set(expected) - set(ids), len(ids) - len(set(ids))
+    assert (len(lost), duplicated) == (0, 0)
+    assert set(ids) == set(expected)
+    for r in settled:
+        assert r["_raw"] == expected[r["id"]]
+    rejections = wait_for(lambda: (r := [x for x in committed(pipeline, "rejections")
+                                         if x["reason"] in ("bad_signature", "unknown_key")])
+                          and len(r) >= len(forged) and r, 60, f"{len(forged)} forged events rejected")
+    assert sorted((r["table_id"], r["seq"], r["reason"]) for r in rejections) == \
+        sorted((r["table_id"], r["seq"], reason) for _, r, reason in forged)
+    alerts = [a for a in committed(pipeline, "surveillance") if a["alert"] == FORGED_EVENT]
+    assert len(alerts) == len(forged)

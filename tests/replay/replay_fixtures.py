@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import zlib
 
+from streams.authenticity import TableSigner, keyfile, sign_record
 from streams.codec import to_json_line
 from streams.ingest.producer import wire_message
 from streams.replay.engine import Replay, json_lines
@@ -14,9 +15,15 @@ BEFORE_MIDNIGHT_MS = 1_767_222_000_000
 PARTITIONS = 4
 
 
-def floor_lines(tables=4, hours=2.0, seed=5, bad_rate=0.02, start_ms=BEFORE_MIDNIGHT_MS) -> list[str]:
-    return [r if type(r) is str else to_json_line(r)
-            for r in floor_events(tables, hours, seed, bad_rate, start_ms)]
+def floor_lines(tables=4, hours=2.0, seed=5, bad_rate=0.02, start_ms=BEFORE_MIDNIGHT_MS,
+                tagged: bool = True) -> list[str]:
+    """A simulated floor as JSON Lines, tagged with the tests' dev floor keys as `simulate` writes it
+    (the session's key ring, CRAPS_TABLE_KEYS, set by tests/conftest.py)."""
+    records = floor_events(tables, hours, seed, bad_rate, start_ms)
+    if tagged:
+        signer = TableSigner(keyfile.load())
+        records = (sign_record(signer, r) for r in records)
+    return [r if type(r) is str else to_json_line(r) for r in records]
 
 
 def write_lines(path, lines) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from streams.codec import CodecError, default_codec, write_container
 from streams.codec.fastread import read_event_batches, read_events
-from streams.rules import record_to_event
+from streams.rules import ContractError, record_to_event
 from streams.rules.events import (
     INPUT_TYPES,
     NEW,
@@ -61,6 +61,12 @@ def records() -> list[dict]:
             {"type": "ComeBetsOnly", "table_id": table, "seq": seq, "ts": ts, "active": False},
             {"type": "TableClosed", "table_id": table, "seq": seq, "ts": ts},
             {"type": "SomethingNew", "table_id": table, "seq": seq, "ts": ts},  # a null body
+            {"type": "DiceThrown", "table_id": table, "seq": seq, "ts": ts, "die1": 1, "die2": 2,
+             "key_id": "k-T1", "tag": "A" * 43},  # tagged (schema v2)
+            {"type": "WagerPlaced", "table_id": table, "seq": seq, "ts": ts, "wager_id": "w-2", "position": 2,
+             "wager": "fire", "amount_cents": 500, "key_id": "k" * 129, "tag": None},  # a key id too long
+            {"type": "WagerPlaced", "table_id": table, "seq": seq, "ts": ts, "wager_id": "<img src=x>",
+             "position": 2, "wager": "fire", "amount_cents": 500},  # an id out of the id format
         ]
     return out
 
@@ -73,11 +79,15 @@ def test_every_kind_and_odd_values(tmp_path):
         items = both(path)
         assert len(items) == len(rs)
         events = [x for x in items if type(x) is not tuple]
-        assert len(events) > len(rs) // 3
-        # each core event is the record's event; the others are the records with their source
+        assert len(events) > len(rs) // 8  # the rows with a valid id, seq and ts
+        # each core event is the record's event; the others are the records with their source, and
+        # a record that is not a TableOpened comes as a record only when the contract refuses it
         for n, (item, record) in enumerate(zip(items, rs)):
             if type(item) is tuple:
                 assert item[1] == f"f:{n}" and item[0]["type"] == record["type"]
+                if record["type"] in INPUT_TYPES and record["type"] != "TableOpened":
+                    with pytest.raises(ContractError):
+                        record_to_event(record)
             else:
                 assert item == record_to_event(record)
         assert [x for x in read_events(path)] == [x if type(x) is not tuple else x[0] for x in items]

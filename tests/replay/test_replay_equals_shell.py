@@ -11,6 +11,8 @@ from streams.replay.engine import Replay
 from streams.rules import output_to_record, record_to_event
 from streams.sim.floor import floor_events
 from streams.surveillance import HoldWatch
+from streams.surveillance.dice_watch import DiceWatch
+from streams.surveillance.table_watch import Thresholds
 
 
 def shuffled_floor(seed: int) -> list[dict]:
@@ -29,7 +31,7 @@ def shuffled_floor(seed: int) -> list[dict]:
 
 
 def test_replay_and_the_worker_shell_derive_the_same_outputs():
-    watch = HoldWatch(threshold=1.0, min_settled=5)  # low, so hold alerts happen
+    watch = HoldWatch(Thresholds(tail_alert=0.05, check_z=0.5, position_alert=0.3, dice=DiceWatch(4.0, 6.0, 6.0)))  # low, so hold alerts happen
     shell, replay = SettlementShell(lambda t: None, watch), Replay(watch)
     live, replayed, verdicts = [], [], collections.Counter()
     for offset, r in enumerate(shuffled_floor(seed=8)):
@@ -45,6 +47,7 @@ def test_replay_and_the_worker_shell_derive_the_same_outputs():
     assert [output_to_record(o) for o in replayed] == [output_to_record(o) for o in live]
     alerts = collections.Counter(o.alert for o in live if type(o).__name__ == "SurveillanceAlerted")
     assert alerts["hold_anomaly"] and alerts["sequence_gap"] and alerts["sequence_resumed"]
+    assert alerts["dice_bias"] and alerts["position_anomaly"], alerts
     t = replay.tally
     assert (t.applied, t.held, t.rejected, t.duplicates) == (
         verdicts["applied"] + verdicts["released"], verdicts["held"], verdicts["rejected"], verdicts["duplicate"])

@@ -1,0 +1,98 @@
+"""The canonical bytes of a table event: what its authentication tag covers.
+
+Definition (version 1), the same for an event read from JSON Lines, from Avro or from an archive,
+because it is made from the event's typed fields, never from the bytes it arrived in:
+
+    the compact JSON text (separators "," and ":", ASCII only, \\uXXXX escapes as Python's json
+    module writes them) of the array
+
+        ["craps-event-v1", key_id, type, table_id, seq, ts, <the kind's own fields in contract order>]
+
+    where the kind's own fields are, by type:
+        TableOpened           table_kind, rules (the rules object with sorted keys, or null)
+        ShooterChanged        shooter_id, position, reason
+        DiceThrown            die1, die2, valid (true when the record leaves it out)
+        WagerPlaced           wager_id, position, wager, amount_cents
+        WagerChangeRequested  wager_id, amount_cents
+        ComeBetsOnly          active
+        TableClosed           (none)
+
+The tag itself is not covered; the key id is, so a tag cannot be presented under another key id.
+Every field that decides money (table, seq, ts, dice, stake, wager id, seat) is covered, so a tag
+copied onto any other event fails. JSON's escaping makes the encoding injective: two different
+events never have the same canonical bytes.
+"""
+from __future__ import annotations
+
+import json
+import typing
+from json.encoder import encode_basestring_ascii as _esc
+
+from streams.rules.events import INPUT_TYPES, TAG_FIELDS, TableOpened, field_names
+
+VERSION = "craps-event-v1"
+
+_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
+# type -> the names of its own fields, in the contract's order (TableOpened: its record's rules)
+OWN_FIELDS = {
+    cls: tuple("rules_record" if name == "rules" else name
+               for name in field_names(cls)[3:] if name not in TAG_FIELDS and name != "rules_record")
+    for cls in INPUT_TYPES.values()
+}
+
+
+def canonical_values(event) -> list:
+    """The array the canonical bytes are the JSON text of."""
+    cls = type(event)
+    return [VERSION, event.key_id, cls.__name__, event.table_id, event.seq, event.ts,
+            *(getattr(event, name) for name in OWN_FIELDS[cls])]
+
+
+def canonical_bytes_general(event) -> bytes:
+    """The canonical bytes by the definition itself (json.dumps of `canonical_values`)."""
+    return _dumps(canonical_values(event)).encode("ascii")
+
+
+def _formatter(cls):
+    """A function giving the canonical bytes of a `cls` event directly (about three times as fast
+    as the general path), when every value has the exact type the contract gives it; anything
+    else takes the general path. Tests compare both on every kind."""
+    if cls is TableOpened:
+        return canonical_bytes_general
+    kinds = typing.get_type_hints(cls)  # the contract's Annotated types come as their base type
+    own = OWN_FIELDS[cls]
+    parts = [_esc(VERSION), "{esc(k)}", _esc(cls.__name__), "{esc(t)}", "{s!r}", "{ts!r}"]
+    checks = ["type(k) is str", "type(t) is str", "type(s) is int", "type(ts) is int"]
+    names = []
+    for i, name in enumerate(own):
+        v = f"v{i}"
+        names.append(v)
+        kind = kinds[name]
+        if kind in ("str", str):
+            parts.append(f"{{esc({v})}}")
+            checks.append(f"type({v}) is str")
+        elif kind in ("int", int):
+            parts.append(f"{{{v}!r}}")
+            checks.append(f"type({v}) is int")
+        elif kind in ("bool", bool):
+            parts.append(f'{{"true" if {v} else "false"}}')
+            checks.append(f"type({v}) is bool")
+        else:
+            return canonical_bytes_general
+    getters = ", ".join(["e.key_id", "e.table_id", "e.seq", "e.ts", *(f"e.{n}" for n in own)])
+    src = (f"def canonical(e):\n"
+           f"    k, t, s, ts, {''.join(n + ', ' for n in names)}= {getters},\n"
+           f"    if {' and '.join(checks)}:\n"
+           f"        return f'[{','.join(parts)}]'.encode('ascii')\n"
+           f"    return general(e)\n")
+    ns = {"esc": _esc, "general": canonical_bytes_general}
+    exec(src, ns)  # noqa: S102 - generated from the event class's own fields, no outside text
+    return ns["canonical"]
+
+
+_FORMAT = {cls: _formatter(cls) for cls in INPUT_TYPES.values()}
+
+
+def canonical_bytes(event) -> bytes:
+    """The bytes the event's tag is made over (see the module's definition)."""
+    return _FORMAT[type(event)](event)

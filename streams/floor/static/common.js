@@ -1,0 +1,134 @@
+// Shared by the floor view's pages. Every string from an event reaches the page as text
+// (textContent, or an attribute of a known safe kind via dataset / href built here): no innerHTML.
+"use strict";
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", e => window.__cspViolations.push(e.violatedDirective));
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "data") for (const [dk, dv] of Object.entries(v)) node.dataset[dk] = String(dv);
+    else if (k === "href") node.href = v;
+    else if (k === "title") node.title = String(v);
+    else throw new Error("el: unsupported property " + k);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+const money = c => (c < 0 ? "-" : "") + "$" + (Math.abs(c) / 100).toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2});
+const timeOf = ms => ms ? new Date(ms).toLocaleTimeString("en-US", {hour12: false}) : "—";
+const tableHref = id => "table?id=" + encodeURIComponent(id);
+
+const FIRE = [4, 5, 6, 8, 9, 10];
+const BONUS = [2, 3, 4, 5, 6, 8, 9, 10, 11, 12];
+const COMBOS = ["1-3", "2-2", "1-4", "2-3", "1-5", "2-4", "3-3", "2-6", "3-5", "4-4", "3-6", "4-5", "4-6", "5-5"];
+
+function marks(all, on) {
+  const set = new Set((on || []).map(String));
+  return all.map(x => el("span", {class: "mk" + (set.has(String(x)) ? " on" : "")}, x));
+}
+
+function holdTable(hold) {
+  return el("table", {class: "hold"},
+    el("tr", {}, el("th", {}, "wager"), el("th", {}, "paytable"), el("th", {}, "settled"), el("th", {}, "handle"),
+       el("th", {}, "house win"), el("th", {}, "theory"), el("th", {}, "z")),
+    (hold || []).map(h => el("tr", {data: {wager: h.wager}},
+      el("td", {}, h.wager), el("td", {}, h.paytable), el("td", {}, h.settled), el("td", {}, money(h.handle_cents)),
+      el("td", {class: h.house_win_cents < 0 ? "neg" : "pos"}, money(h.house_win_cents)),
+      el("td", {}, money(h.expected_house_win_cents)),
+      el("td", {class: h.alerted ? "alerted" : ""}, h.z_score))));
+}
+
+function alertList(alerts, field) {
+  if (!alerts || !alerts.length) return el("div", {class: "none", data: {field}}, "none");
+  return el("ul", {class: "alerts", data: {field}},
+    alerts.map(a => el("li", {data: {alert: a.alert}}, el("b", {}, a.alert), " seq ", a.seq, " ", timeOf(a.ts), ": ", a.message)));
+}
+
+// A pushed stream (server-sent events): `snapshot` first, then `update`s; reconnects by itself.
+function follow(url, onSnapshot, onUpdate, onStatus) {
+  const source = new EventSource(url);
+  source.addEventListener("snapshot", e => { onStatus("live"); onSnapshot(JSON.parse(e.data)); });
+  source.addEventListener("update", e => onUpdate(JSON.parse(e.data)));
+  source.onerror = () => onStatus("reconnecting…");
+  return source;
+}
+
+// House win against theory over event time, with the expected band (theory ± 2 standard deviations).
+function holdChart(canvas) {
+  return new Chart(canvas, {
+    type: "line",
+    data: {datasets: [
+      {label: "theory + 2σ", data: [], borderWidth: 0, pointRadius: 0, fill: false, borderColor: "rgba(120,200,255,.3)", backgroundColor: "rgba(120,200,255,.18)"},
+      {label: "theory − 2σ", data: [], borderWidth: 0, pointRadius: 0, fill: "-1", borderColor: "rgba(120,200,255,.3)", backgroundColor: "rgba(120,200,255,.18)"},
+      {label: "theory", data: [], borderDash: [6, 4], pointRadius: 0, borderColor: "#7cf", borderWidth: 1.5},
+      {label: "house win", data: [], pointRadius: 1.5, borderColor: "#fd4", backgroundColor: "#fd4", borderWidth: 2},
+    ]},
+    options: {animation: false, responsive: true, maintainAspectRatio: false, parsing: false, normalized: true,
+      plugins: {legend: {labels: {color: "#ddd", boxWidth: 12}}},
+      scales: {
+        x: {type: "linear", ticks: {color: "#bbb", callback: v => timeOf(v), maxTicksLimit: 6}, grid: {color: "#244"}},
+        y: {ticks: {color: "#bbb", callback: v => money(v)}, grid: {color: "#244"}}}},
+  });
+}
+
+function setHoldSeries(chart, points) {
+  // points: [ts, settled, house_win, expected, sd]
+  const p = points || [];
+  chart.data.datasets[0].data = p.map(q => ({x: q[0], y: q[3] + 2 * q[4]}));
+  chart.data.datasets[1].data = p.map(q => ({x: q[0], y: q[3] - 2 * q[4]}));
+  chart.data.datasets[2].data = p.map(q => ({x: q[0], y: q[3]}));
+  chart.data.datasets[3].data = p.map(q => ({x: q[0], y: q[2]}));
+  chart.update("none");
+}
+
+const DISTRIBUTIONS = {
+  fire_points: "Fire Bet: distinct points made by the seven-out",
+  bonus_all_small: "Bonus Craps: All Small before a 7",
+  bonus_all_tall: "Bonus Craps: All Tall before a 7",
+  bonus_all_or_nothing: "Bonus Craps: All or Nothing before a 7",
+  hot_roller: "Hot Roller: numbers complete at the first 7",
+  hand_length: "Hand length (Hot Shooter: throws, come-out to seven-out; 40 = 40 or more)",
+};
+
+// Observed share of each outcome against its exact probability (streams.odds).
+function frequencyChart(canvas) {
+  return new Chart(canvas, {
+    type: "bar",
+    data: {labels: [], datasets: [
+      {label: "observed", data: [], backgroundColor: "#fd4"},
+      {label: "exact", data: [], backgroundColor: "rgba(120,200,255,.7)"},
+    ]},
+    options: {animation: false, responsive: true, maintainAspectRatio: false,
+      plugins: {legend: {labels: {color: "#ddd", boxWidth: 12}}, title: {display: true, color: "#eee", text: ""}},
+      scales: {x: {ticks: {color: "#bbb"}, grid: {color: "#244"}},
+               y: {ticks: {color: "#bbb", callback: v => (100 * v).toFixed(0) + "%"}, grid: {color: "#244"}}}},
+  });
+}
+
+function setFrequencies(chart, name, observed, exact) {
+  const labels = Object.keys(exact || {});
+  const counts = observed || {};
+  const n = labels.reduce((s, k) => s + (counts[k] || 0), 0);
+  chart.data.labels = labels;
+  chart.data.datasets[0].data = labels.map(k => n ? (counts[k] || 0) / n : 0);
+  chart.data.datasets[1].data = labels.map(k => exact[k]);
+  chart.options.plugins.title.text = `${DISTRIBUTIONS[name] || name} · n = ${n}`;
+  chart.update("none");
+}
+
+function frequencyCharts(container) {
+  const charts = {};
+  for (const name of Object.keys(DISTRIBUTIONS)) {
+    const canvas = el("canvas", {data: {chart: name}});
+    container.append(el("div", {class: "chartbox"}, canvas));
+    charts[name] = frequencyChart(canvas);
+  }
+  return charts;
+}
