@@ -56,7 +56,7 @@ from streams.topics import (  # noqa: E402
     TOPICS,
     TopicSpec,
 )
-from streams.kafka.settings import broker_urls, client_settings, default_bootstrap  # noqa: E402
+from streams.kafka.settings import broker_urls, client_settings, default_bootstrap, sasl_credentials  # noqa: E402
 from streams.kafka.topics import create_topics  # noqa: E402
 
 APP_ID_ENV = "FAUST_PASSTHROUGH_APP_ID"
@@ -77,9 +77,13 @@ def make_app():
     import faust
 
     bootstrap = default_bootstrap()
+    # The bare framework's ceiling, not a floor role: it logs in as the administrator (it makes its
+    # own sink, assignor and changelog topics), over TLS + SCRAM like every client.
+    credentials = sasl_credentials("admin")
     app = faust.App(
         os.environ.get(APP_ID_ENV) or f"faust-pass-{uuid.uuid4().hex[:8]}",
-        broker=broker_urls("floor", bootstrap),
+        broker=broker_urls("admin", bootstrap),
+        broker_credentials=faust.SASLCredentials(**credentials) if credentials else None,
         processing_guarantee=os.environ.get(GUARANTEE_ENV, "exactly_once"),
         store="memory://",
         # Faust makes its datadir even with the memory store; default "{conf.name}-data" in the cwd.
@@ -181,7 +185,7 @@ def drain_faust(total: int, tag: str, guarantee: str = "exactly_once", sink_mode
     app_id = f"{TOPIC_PREFIX}faust-pass-{tag}-{uuid.uuid4().hex[:4]}"
     create_sink(sink)
 
-    consumer = KafkaConsumer(**client_settings("audit"), group_id=None,
+    consumer = KafkaConsumer(**client_settings("admin"), group_id=None,
                              isolation_level="read_committed", enable_auto_commit=False,
                              fetch_max_bytes=64 * 1024 * 1024, max_partition_fetch_bytes=8 * 1024 * 1024,
                              max_poll_records=50_000)

@@ -50,8 +50,22 @@ from streams.ingest.producer import make_producer, produce  # noqa: E402
 from streams.sim.floor import floor_events  # noqa: E402
 from streams.authenticity import TableSigner, keyfile, sign_record  # noqa: E402
 from streams.kafka.settings import client_settings  # noqa: E402
+from streams.kafka.access import admin_client, grant_floor  # noqa: E402
+from streams.kafka.settings import default_bootstrap  # noqa: E402
 from streams.kafka.topics import create_topics  # noqa: E402
 from streams.topics import SETTLEMENTS, TABLE_EVENTS  # noqa: E402
+
+
+def grant(app_id: str) -> None:
+    """The worker role's group and transactional ids for one more application id (each round drains
+    on a fresh group), granted by the administrator as for any floor; nothing on a plaintext broker."""
+    if client_settings("admin").get("security_protocol") == "PLAINTEXT":
+        return
+    admin = admin_client(default_bootstrap())
+    try:
+        grant_floor(admin, PREFIX, app_id)
+    finally:
+        admin.close()
 
 
 class PassThroughWorker(SettlingWorker):
@@ -71,6 +85,7 @@ class PassThroughWorker(SettlingWorker):
 async def drain(worker_cls, app_id: str, total: int) -> tuple[float, int]:
     """Events/s of a worker draining the whole backlog, from its first batch to its last."""
     seen = {"n": 0, "first": None, "last": None}
+    grant(app_id)
     worker = worker_cls(app_id=app_id)
 
     def observer(batch, partition, seconds):
@@ -193,9 +208,12 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     stop = threading.Event()
 
     def consume():
-        consumer = KafkaConsumer(prefix + "settlements", **client_settings("audit"),
-                                 group_id=f"bench-lat-{uuid.uuid4().hex[:4]}", isolation_level="read_committed",
-                                 auto_offset_reset="earliest", enable_auto_commit=False)
+        # A viewer, as a floor's dashboards read settlements (its groups are craps-tail-*); the
+        # run's topics are new, so from the earliest offset.
+        consumer = KafkaConsumer(prefix + "settlements", **client_settings("viewer"),
+                                 group_id=f"craps-tail-bench-lat-{uuid.uuid4().hex[:4]}",
+                                 isolation_level="read_committed", auto_offset_reset="earliest",
+                                 enable_auto_commit=False)
         while not stop.is_set():
             for messages in consumer.poll(timeout_ms=200).values():
                 now_ms = time.time() * 1000

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a fresh Debian machine lacks for `make run` / `make test`, installed once (each step is
 # skipped when already done):
-#   infra/setup.sh run    Java and Maven, Prometheus, the Python package, the Kafka jars, Chart.js (npm)
+#   infra/setup.sh run    Java and Maven, openssl, Prometheus, the Python package, the Kafka jars, Chart.js (npm)
 #   infra/setup.sh test   the same, and Chromium for the browser tests
 # Debian packages need root (or password-less sudo); without it, one line says what to run.
 set -euo pipefail
@@ -10,6 +10,7 @@ goal="${1:-run}"
 need=()
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || need+=(maven)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)  # the broker's CA and certificate (kafka.sh secrets)
 command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 if [[ $goal == test ]] && ! command -v chromium >/dev/null 2>&1; then need+=(chromium); fi
 if ((${#need[@]})); then

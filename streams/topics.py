@@ -6,6 +6,7 @@ admin that creates them is streams.kafka.topics).
 
 Environment:
     CRAPS_TOPIC_PREFIX         prefix of every topic name (default "craps.")
+    CRAPS_APP_ID               the floor's worker group / transactional id prefix (default craps-streams)
     CRAPS_REPLICATION_FACTOR   replication factor for new topics (default 1)
 """
 
@@ -20,6 +21,8 @@ REPLICATION_FACTOR_ENV = "CRAPS_REPLICATION_FACTOR"
 # Topic names. CRAPS_TOPIC_PREFIX (default "craps.") lets tests and benchmarks run on topics of
 # their own beside a live floor on the same broker.
 TOPIC_PREFIX = os.environ.get("CRAPS_TOPIC_PREFIX", "craps.")
+# The settling workers' group id and transactional id prefix: with the prefix, what a floor's ACLs name.
+APP_ID = os.environ.get("CRAPS_APP_ID", "craps-streams")
 TABLE_EVENTS = TOPIC_PREFIX + "table-events"
 SETTLEMENTS = TOPIC_PREFIX + "settlements"
 LAYOUT_MARKERS = TOPIC_PREFIX + "layout-markers"

@@ -5,7 +5,11 @@
 #   infra/kafka/kafka.sh fetch    # download jars into infra/kafka/lib (idempotent)
 #   infra/kafka/kafka.sh start    # format storage if needed, launch the broker in the background
 #   infra/kafka/kafka.sh wait     # block until the broker serves requests (timeout -> log tail, exit 1)
-#   infra/kafka/kafka.sh up       # start + wait
+#   infra/kafka/kafka.sh up       # start + wait + create the roles' SCRAM logins (secured mode)
+#   infra/kafka/kafka.sh secrets  # make the CA, broker cert and role credentials if missing
+#   infra/kafka/kafka.sh users    # (re)create every role's SCRAM login from its client config
+#   infra/kafka/kafka.sh rotate-password ROLE   # new password for ROLE, applied to the broker
+#   infra/kafka/kafka.sh rotate-cert            # new broker certificate from the CA (restart after)
 #   infra/kafka/kafka.sh stop     # SIGTERM, wait, then SIGKILL
 #   infra/kafka/kafka.sh status   # exit 0 if running, 3 if not
 #   infra/kafka/kafka.sh logs [N] # tail the broker log
@@ -13,7 +17,12 @@
 #
 # Environment:
 #   KAFKA_DATA_DIR         data dir (logs, metadata, pid, log)   default: $REPO/.kafka-data
-#   KAFKA_PORT             PLAINTEXT client port on 127.0.0.1     default: 9092
+#   KAFKA_PORT             client port on 127.0.0.1 (SASL_SSL)    default: 9092
+#   KAFKA_SECURITY         sasl_ssl | plaintext (plaintext: only to measure what security costs)
+#                                                                 default: sasl_ssl
+#   CRAPS_SECRETS_DIR      CA, broker cert, passwords, client configs (0700, files 0600)
+#                                                                 default: $REPO/.secrets
+#   CRAPS_BROKER_SAN       the broker certificate's names         default: IP:127.0.0.1,DNS:localhost
 #   KAFKA_CONTROLLER_PORT  KRaft controller port on 127.0.0.1     default: 9093
 #   KAFKA_VERSION          org.apache.kafka:kafka_2.13 version    default: from pom.xml (4.4.0)
 #   KAFKA_LIB_DIR          where the jars go                      default: infra/kafka/lib
@@ -36,6 +45,15 @@ CONF="$DATA/server.properties"
 HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
 # G1 with short pauses, like kafka-run-class.sh; CDS is on by default in JDK 17.
 JVM_OPTS="${KAFKA_JVM_OPTS:-} -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true"
+SECRETS="${CRAPS_SECRETS_DIR:-$REPO/.secrets}"
+SECURITY="${KAFKA_SECURITY:-sasl_ssl}"
+# The names clients reach the broker by (its certificate's SAN). docker-compose.yml adds DNS:kafka.
+BROKER_SAN="${CRAPS_BROKER_SAN:-IP:127.0.0.1,DNS:localhost}"
+# One principal per role (README, Security). admin: the only super user a person uses; broker: the
+# broker's own inter-broker login (super user); kraft: the controller listener's PLAIN login.
+# The roles of streams/kafka/settings.py; their principals' names (User:<name>) where they differ.
+ROLES=(controller worker archive audit viewer floor admin)
+principal_of() { case "$1" in controller) echo table-controller ;; floor) echo floor-view ;; *) echo "$1" ;; esac; }
 LOG4J="-Dlog4j2.configurationFile=file:$HERE/log4j2.properties -Dkafka.logs.dir=$DATA"
 
 log() { echo "kafka.sh: $*" >&2; }
@@ -79,13 +97,17 @@ cmd_fetch() {
   log "fetched $(ls "$LIB"/*.jar | wc -l) jars ($(du -sh "$LIB" | cut -f1))"
 }
 
+# The security mode the data dir was formatted with (none recorded: before the broker was secured).
+formatted_security() { cat "$DATA/security" 2>/dev/null || echo plaintext; }
+
 # pid of our running broker, or nothing. Guards against stale pid files / pid reuse.
 running_pid() {
   [[ -f "$PIDFILE" ]] || return 1
   local pid; pid="$(cat "$PIDFILE" 2>/dev/null || true)"
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
   kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'kafka\.Kafka' || return 1
+  # No pipe here: under pipefail, grep -q's early exit fails the writer with SIGPIPE.
+  grep -qa 'kafka\.Kafka' "/proc/$pid/cmdline" 2>/dev/null || return 1
   echo "$pid"
 }
 
@@ -98,17 +120,157 @@ log_tail() {
     tail -n "$n" "$LOGFILE" >&2
     log "---- end of log ----"
   fi
-  if [[ -f "$DATA/format.log" && ! -f "$DATA/metadata/meta.properties" ]]; then
-    log "---- $DATA/format.log ----"; cat "$DATA/format.log" >&2
+}
+
+# ---------------------------------------------------------------- secrets (first start)
+# openssl, not Python's `cryptography`: kafka.sh must make them before any Python is installed,
+# and openssl is on every Linux machine that can run Kafka.
+
+new_password() { openssl rand -base64 33 | tr -d '/+=\n' | cut -c1-40; }
+
+# The client config of a role, in the shape Kafka's own tools read (--command-config, .properties).
+write_client_config() {  # ROLE PASSWORD
+  local f="$SECRETS/clients/$1.properties"
+  ( umask 077
+    cat >"$f.tmp" <<PROPS
+# Kafka client config of the craps-streams role '$1' (made by infra/kafka/kafka.sh; secret: 0600).
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$(principal_of "$1")" password="$2";
+ssl.truststore.type=PEM
+ssl.truststore.location=$SECRETS/ca.crt
+ssl.endpoint.identification.algorithm=https
+PROPS
+    mv -f "$f.tmp" "$f" )
+}
+
+sign_broker_cert() {  # into $SECRETS/broker.{key,crt,pem}
+  local tmp="$SECRETS/.broker.$$"
+  ( umask 077; mkdir -p "$tmp"
+    openssl req -new -newkey rsa:2048 -noenc -keyout "$tmp/broker.key" -out "$tmp/broker.csr" \
+      -subj "/O=craps-streams/CN=localhost" 2>/dev/null
+    printf '%s\n' "subjectAltName=$BROKER_SAN" "basicConstraints=critical,CA:FALSE" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth,clientAuth" >"$tmp/ext"
+    openssl x509 -req -in "$tmp/broker.csr" -CA "$SECRETS/ca.crt" -CAkey "$SECRETS/ca.key" \
+      -set_serial "0x$(openssl rand -hex 16)" -days 397 -sha256 -extfile "$tmp/ext" -out "$tmp/broker.crt" 2>/dev/null
+    # Kafka's PEM keystore: the unencrypted PKCS#8 key, then the certificate chain.
+    cat "$tmp/broker.key" "$tmp/broker.crt" "$SECRETS/ca.crt" >"$tmp/broker.pem"
+    mv -f "$tmp/broker.key" "$tmp/broker.crt" "$tmp/broker.pem" "$SECRETS/"
+    rm -rf "$tmp" ) || { rm -rf "$tmp"; die "could not sign the broker certificate"; }
+}
+
+cmd_secrets() {
+  command -v openssl >/dev/null || die "openssl not found (apt-get install -y openssl)"
+  ( umask 077; mkdir -p "$SECRETS/clients" )
+  chmod 700 "$SECRETS" "$SECRETS/clients"
+  [[ -f "$SECRETS/.gitignore" ]] || ( umask 077; echo '*' >"$SECRETS/.gitignore" )
+  if [[ ! -f "$SECRETS/ca.crt" ]]; then
+    log "making the local CA in $SECRETS"
+    ( umask 077
+      openssl req -x509 -new -newkey rsa:3072 -noenc -keyout "$SECRETS/ca.key.tmp" -out "$SECRETS/ca.crt.tmp" \
+        -days 3650 -sha256 -subj "/O=craps-streams/CN=craps-streams local CA" \
+        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+      mv -f "$SECRETS/ca.key.tmp" "$SECRETS/ca.key"; mv -f "$SECRETS/ca.crt.tmp" "$SECRETS/ca.crt" ) \
+      || die "could not make the CA"
+    rm -f "$SECRETS/broker.pem"  # a new CA: the old broker certificate no longer chains to it
   fi
+  if [[ ! -f "$SECRETS/broker.pem" ]]; then
+    log "signing the broker certificate (SAN $BROKER_SAN)"
+    sign_broker_cert
+  fi
+  local name
+  for name in broker kraft; do
+    [[ -f "$SECRETS/$name.password" ]] || ( umask 077; new_password >"$SECRETS/$name.password" )
+  done
+  for name in "${ROLES[@]}"; do
+    [[ -f "$SECRETS/clients/$name.properties" ]] || write_client_config "$name" "$(new_password)"
+  done
+  chmod 600 "$SECRETS"/*.* "$SECRETS"/clients/*
+}
+
+cmd_rotate_password() {
+  local role="${1:-}" r ok=0
+  for r in "${ROLES[@]}"; do [[ "$r" == "$role" ]] && ok=1; done
+  (( ok )) || die "rotate-password ROLE: one of ${ROLES[*]}"
+  # Set on the broker first (as the administrator), then written to the role's client config.
+  env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 -m streams.kafka.access rotate "$role" --bootstrap "127.0.0.1:$PORT" \
+    || die "could not rotate the password of $role"
+}
+
+cmd_rotate_cert() {
+  cmd_secrets
+  sign_broker_cert
+  log "new broker certificate in $SECRETS/broker.pem: restart the broker (kafka.sh stop && kafka.sh up)"
+}
+
+# The roles' SCRAM logins, upserted by the administrator (streams/kafka/access.py); idempotent.
+cmd_users() {
+  [[ "$SECURITY" == sasl_ssl ]] || return 0
+  env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 -m streams.kafka.access users --bootstrap "127.0.0.1:$PORT" \
+    || die "could not create the roles' logins"
+}
+
+secret_of() { tr -d '\n' <"$SECRETS/$1.password"; }
+role_password() { sed -n 's/.*password="\([^"]*\)".*/\1/p' "$SECRETS/clients/$1.properties"; }
+
+# The listeners and their security. Appended to the rendered server.properties (0600: passwords).
+render_security() {
+  if [[ "$SECURITY" == plaintext ]]; then
+    cat <<PROPS
+
+############################# Listeners: PLAINTEXT (KAFKA_SECURITY=plaintext, benchmarks only) ####
+listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CPORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+PROPS
+    return
+  fi
+  local kraft; kraft="$(secret_of kraft)"
+  cat <<PROPS
+
+############################# Listeners: TLS + SASL/SCRAM-SHA-512 #############################
+listeners=SASL_SSL://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CPORT
+advertised.listeners=SASL_SSL://127.0.0.1:$PORT
+# The broker talks to itself over SASL_SSL (transaction markers), as its own principal.
+inter.broker.listener.name=SASL_SSL
+listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:SASL_PLAINTEXT
+sasl.enabled.mechanisms=SCRAM-SHA-512
+sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="$(secret_of broker)";
+# The KRaft controller listener is on loopback in the same JVM. A PLAINTEXT one is refused by the
+# authorizer (CLUSTER_ACTION denied to ANONYMOUS): SASL PLAIN with its own super-user login.
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.controller.sasl.enabled.mechanisms=PLAIN
+listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="kraft" password="$kraft" user_kraft="$kraft";
+ssl.keystore.type=PEM
+ssl.keystore.location=$SECRETS/broker.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$SECRETS/ca.crt
+ssl.enabled.protocols=TLSv1.3,TLSv1.2
+ssl.client.auth=none
+
+############################# Authorization #############################
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+# admin: the administrator (topics, ACLs, logins); broker, kraft: the broker's own logins.
+super.users=User:admin;User:broker;User:kraft
+PROPS
 }
 
 render_config() {
   mkdir -p "$DATA/logs" "$DATA/metadata"
   # Keep the data dir out of git without touching the repo's .gitignore.
   [[ -f "$DATA/.gitignore" ]] || echo '*' >"$DATA/.gitignore"
-  sed -e "s#@@PORT@@#$PORT#g" -e "s#@@CONTROLLER_PORT@@#$CPORT#g" -e "s#@@DATA_DIR@@#$DATA#g" \
-    "$HERE/server.properties" >"$CONF"
+  [[ "$SECURITY" == sasl_ssl || "$SECURITY" == plaintext ]] || die "KAFKA_SECURITY must be sasl_ssl or plaintext"
+  [[ "$SECURITY" == plaintext ]] || cmd_secrets
+  ( umask 077
+    { sed -e "s#@@PORT@@#$PORT#g" -e "s#@@CONTROLLER_PORT@@#$CPORT#g" -e "s#@@DATA_DIR@@#$DATA#g" \
+        "$HERE/server.properties"; render_security; } >"$CONF.tmp"
+    mv -f "$CONF.tmp" "$CONF" )
+  chmod 600 "$CONF"
 }
 
 # Kafka cluster ids are 16 random bytes in unpadded URL-safe base64 (22 chars).
@@ -127,17 +289,30 @@ format_storage() {
   fi
   local cid; cid="$(new_cluster_id)"
   log "formatting storage in $DATA (cluster id $cid)"
+  local scram=()
+  if [[ "$SECURITY" == sasl_ssl ]]; then
+    # The logins the broker needs before anyone can log in: its own and the administrator's. The
+    # other roles' logins are made by the administrator once the broker is up (cmd_users).
+    scram=(--add-scram "SCRAM-SHA-512=[name=broker,password=$(secret_of broker)]"
+           --add-scram "SCRAM-SHA-512=[name=admin,password=$(role_password admin)]")
+  fi
+  # StorageTool prints every SCRAM salt and salted password: its output never goes to a log file;
+  # on failure it is shown with those values masked.
+  local out
   # shellcheck disable=SC2086
-  if ! java $HEAP_OPTS $LOG4J -cp "$LIB/*" kafka.tools.StorageTool format \
-        -t "$cid" -c "$CONF" --ignore-formatted >"$DATA/format.log" 2>&1; then
-    cat "$DATA/format.log" >&2
+  if ! out="$(java $HEAP_OPTS $LOG4J -cp "$LIB/*" kafka.tools.StorageTool format \
+        -t "$cid" -c "$CONF" --ignore-formatted "${scram[@]}" 2>&1)"; then
+    sed -E 's/(salt|saltedPassword|password|storedKey|serverKey)([=:])[^,) ]*/\1\2****/Ig' <<<"$out" >&2
     die "storage format failed"
   fi
+  rm -f "$DATA/format.log"  # written by earlier versions of this script, with the salts in it
 }
 
 cmd_start() {
   local pid
   if pid="$(running_pid)"; then
+    [[ "$(formatted_security)" == "$SECURITY" ]] \
+      || die "a broker with KAFKA_SECURITY=$(formatted_security) is running on $DATA: \`kafka.sh stop\` it first"
     log "already running (pid $pid) on 127.0.0.1:$PORT, data $DATA"
     return 0
   fi
@@ -146,7 +321,16 @@ cmd_start() {
     port_open "$p" && die "127.0.0.1:$p is already in use by another process (set KAFKA_PORT / KAFKA_CONTROLLER_PORT, or stop it)"
   done
   render_config
+  # A data dir formatted for one security mode has the other's logins (or none): never mixed. One
+  # from before the broker was secured is moved aside (kept, not deleted) and a new one formatted.
+  if [[ -f "$DATA/metadata/meta.properties" && "$(formatted_security)" != "$SECURITY" ]]; then
+    local aside; aside="$DATA.$(formatted_security)-$(date +%Y%m%d-%H%M%S)"
+    log "$DATA was formatted with KAFKA_SECURITY=$(formatted_security): moved to $aside, formatting a new one"
+    mv "$DATA" "$aside"
+    render_config
+  fi
   format_storage
+  echo "$SECURITY" >"$DATA/security"
   rm -f "$PIDFILE"
   [[ -f "$LOGFILE" ]] && mv -f "$LOGFILE" "$LOGFILE.prev"
   # setsid: own session, so the caller's Ctrl-C / process-group kill doesn't hit the broker.
@@ -205,9 +389,13 @@ cmd_stop() {
 cmd_status() {
   local pid
   if pid="$(running_pid)"; then
+    if [[ "$(formatted_security)" != "$SECURITY" ]]; then
+      echo "running pid=$pid port=$PORT security=$(formatted_security), not the wanted $SECURITY data=$DATA"
+      return 4
+    fi
     local ready="starting"
     grep -q 'Kafka Server started' "$LOGFILE" 2>/dev/null && port_open "$PORT" && ready="ready"
-    echo "running ($ready) pid=$pid port=$PORT controller_port=$CPORT data=$DATA version=$WANT_VERSION"
+    echo "running ($ready) pid=$pid port=$PORT security=$SECURITY controller_port=$CPORT data=$DATA version=$WANT_VERSION"
     return 0
   fi
   echo "stopped data=$DATA"
@@ -221,13 +409,17 @@ cmd_reset() {
   log "deleted $DATA"
 }
 
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 case "${1:-}" in
   fetch)  cmd_fetch ;;
   start)  cmd_start ;;
   wait)   cmd_wait ;;
-  up)     cmd_start && cmd_wait ;;
+  up)     cmd_start && cmd_wait && cmd_users ;;
+  secrets) cmd_secrets ;;
+  users)  cmd_users ;;
+  rotate-password) cmd_rotate_password "${2:-}" ;;
+  rotate-cert) cmd_rotate_cert ;;
   stop)   cmd_stop ;;
   status) cmd_status ;;
   logs)   tail -n "${2:-100}" "$LOGFILE" ;;

@@ -14,7 +14,8 @@ are the same:
 
 The keys are the keyword arguments aiokafka and kafka-python share (bootstrap_servers,
 client_id, request_timeout_ms, retry_backoff_ms, and the security keys), so one dict serves
-either library.
+either library. The security keys (TLS + SASL/SCRAM-SHA-512 as the role's principal) come from
+the role's client config file: streams/kafka/security.py.
 
 Environment:
     CRAPS_KAFKA_BOOTSTRAP    bootstrap servers "host:port[,host:port]" (default 127.0.0.1:9092)
@@ -23,10 +24,10 @@ from __future__ import annotations
 
 import os
 
+from streams.kafka.security import ROLES, security_settings
+
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 BOOTSTRAP_ENV = "CRAPS_KAFKA_BOOTSTRAP"
-
-ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "admin")
 
 
 def default_bootstrap() -> str:
@@ -38,6 +39,17 @@ def broker_urls(role: str, bootstrap: str | None = None) -> list[str]:
     """The bootstrap servers as faust broker URLs (["kafka://host:port", ...])."""
     servers = client_settings(role, bootstrap)["bootstrap_servers"]
     return [f"kafka://{hp.strip()}" for hp in servers.split(",") if hp.strip()]
+
+
+def sasl_credentials(role: str) -> dict | None:
+    """Keyword arguments of faust.SASLCredentials for `role` (username, password, ssl_context,
+    mechanism), None on a plaintext bench broker. The caller builds the faust object: faust is
+    imported only by the faust side (import-linter)."""
+    s = security_settings(role)
+    if s["security_protocol"] == "PLAINTEXT":
+        return None
+    return {"username": s["sasl_plain_username"], "password": s["sasl_plain_password"],
+            "ssl_context": s["ssl_context"], "mechanism": s["sasl_mechanism"]}
 
 
 def _role_settings(role: str) -> dict:
@@ -54,6 +66,6 @@ def client_settings(role: str, bootstrap: str | None = None) -> dict:
     """
     if role not in ROLES:
         raise ValueError(f"unknown Kafka client role {role!r}; one of {', '.join(ROLES)}")
-    settings = {"bootstrap_servers": bootstrap or default_bootstrap(), **_role_settings(role)}
     # The broker's security (TLS, SASL/SCRAM per role) is merged here, and only here.
-    return settings
+    return {"bootstrap_servers": bootstrap or default_bootstrap(), **_role_settings(role),
+            **security_settings(role)}

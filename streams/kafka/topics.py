@@ -11,7 +11,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Ne
 from kafka.errors import TopicAlreadyExistsError
 
 from streams.kafka.settings import client_settings
-from streams.topics import RUN_PREFIX, TOPICS, TopicSpec, replication_factor
+from streams.topics import APP_ID, RUN_PREFIX, TOPIC_PREFIX, TOPICS, TopicSpec, replication_factor
 
 
 def _admin(bootstrap: Optional[str], timeout_s: float) -> KafkaAdminClient:
@@ -66,11 +66,13 @@ def create_topics(
     bootstrap: Optional[str] = None,
     topics: Optional[Mapping[str, TopicSpec]] = None,
     timeout_s: float = 30.0,
+    grant: bool = True,
 ) -> Dict[str, str]:
-    """Idempotently create the pipeline topics.
+    """Idempotently create the pipeline topics, as the administrator, and grant the roles this
+    floor's ACLs (TOPIC_PREFIX, APP_ID: streams/kafka/access.py) unless `grant` is false.
 
     Returns {topic: "created" | "exists"}. Waits until every topic has a leader
-    for all partitions, so producers can be used right after this returns.
+    for all partitions and the ACLs are in force, so clients can be used right after this returns.
     Existing topics are left alone (their partition count / configs are not changed).
     """
     specs = dict(topics if topics is not None else TOPICS)
@@ -103,6 +105,10 @@ def create_topics(
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"topics not ready after {timeout_s}s: {missing}")
             time.sleep(0.2)
+        if grant and client_settings("admin", bootstrap).get("security_protocol") != "PLAINTEXT":
+            from streams.kafka.access import grant_floor
+
+            grant_floor(admin, TOPIC_PREFIX, APP_ID)
         return result
     finally:
         admin.close()
@@ -139,7 +145,8 @@ def spec_drift(name: str, info: dict) -> list[str]:
 
 def prune_runs(keep: int, bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> List[str]:
     """Delete the topics of `make run`'s floors (`craps.run-<time>.*`) but those of the newest
-    `keep` runs, so `.kafka-data` does not grow with every run. Returns the deleted topic names."""
+    `keep` runs, so `.kafka-data` does not grow with every run, and the ACLs that named them.
+    Returns the deleted topic names."""
     admin = _admin(bootstrap, timeout_s)
     try:
         names = [n for n in admin.list_topics() if n.startswith(RUN_PREFIX)]
@@ -148,6 +155,10 @@ def prune_runs(keep: int, bootstrap: Optional[str] = None, timeout_s: float = 30
         doomed = sorted(n for n in names if n[len(RUN_PREFIX):].split(".", 1)[0] not in kept)
         if doomed:
             admin.delete_topics(doomed, timeout_ms=int(timeout_s * 1000))
+            if client_settings("admin", bootstrap).get("security_protocol") != "PLAINTEXT":
+                from streams.kafka.access import revoke_topics
+
+                revoke_topics(admin, doomed)
         return doomed
     finally:
         admin.close()

@@ -229,10 +229,13 @@ class Feeder:
 
 
 def _consumer(bootstrap: str, isolation: str = "read_committed") -> KafkaConsumer:
-    return KafkaConsumer(**client_settings("audit", bootstrap), group_id=None, enable_auto_commit=False,
+    # The checker reads everything: it logs in as the administrator (whose settings carry a timeout
+    # of their own, replaced here).
+    settings = {**client_settings("admin", bootstrap), "request_timeout_ms": 10000}
+    return KafkaConsumer(**settings, group_id=None, enable_auto_commit=False,
                          client_id=f"craps-faults-{uuid.uuid4().hex[:6]}", isolation_level=isolation,
                          auto_offset_reset="earliest", reconnect_backoff_max_ms=1000,
-                         request_timeout_ms=10000, max_partition_fetch_bytes=8 * 1024 * 1024)
+                         max_partition_fetch_bytes=8 * 1024 * 1024)
 
 
 class Collector(threading.Thread):

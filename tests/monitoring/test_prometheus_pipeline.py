@@ -63,7 +63,7 @@ def test_prometheus_hold_equals_settlements_topic_to_the_cent(pipeline, promethe
     pipeline.run("produce", str(tmp_path / "floor.jsonl"), "--quiet")
 
     def settled():
-        records = [decode_output(m.value) for m in read_committed(pipeline.prefix + "settlements", "audit", bootstrap=pipeline.bootstrap)]
+        records = [decode_output(m.value) for m in read_committed(pipeline.prefix + "settlements", "admin", bootstrap=pipeline.bootstrap)]
         return records if len(records) >= expected_count else None
 
     settlements = wait_for(settled, 120, f"{expected_count} settlements")

@@ -33,7 +33,7 @@ def replayed(lines: list[str]):
 
 
 def committed(pipeline, name: str) -> list[dict]:
-    return [decode_output(m.value) | {"_raw": m.value} for m in read_committed(pipeline.prefix + name, "audit", bootstrap=pipeline.bootstrap)]
+    return [decode_output(m.value) | {"_raw": m.value} for m in read_committed(pipeline.prefix + name, "admin", bootstrap=pipeline.bootstrap)]
 
 
 def expected_settlement_bytes(outputs) -> dict[str, bytes]:

@@ -16,13 +16,13 @@ pytestmark = pytest.mark.kafka
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     from streams.kafka.reader import end_offsets as topic_end_offsets
 
-    return topic_end_offsets(topic, "audit", bootstrap=bootstrap)
+    return topic_end_offsets(topic, "admin", bootstrap=bootstrap)
 
 
 def settlement_count(pipeline) -> int:
     from streams.kafka.reader import read_committed
 
-    return sum(1 for _ in read_committed(pipeline.prefix + "settlements", "audit", bootstrap=pipeline.bootstrap))
+    return sum(1 for _ in read_committed(pipeline.prefix + "settlements", "admin", bootstrap=pipeline.bootstrap))
 
 
 def test_archive_replay_and_audit_on_kafka(pipeline, tmp_path):
