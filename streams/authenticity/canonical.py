@@ -25,18 +25,18 @@ events never have the same canonical bytes.
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+import typing
 from json.encoder import encode_basestring_ascii as _esc
 
-from streams.rules.events import INPUT_TYPES, TAG_FIELDS, TableOpened
+from streams.rules.events import INPUT_TYPES, TAG_FIELDS, TableOpened, field_names
 
 VERSION = "craps-event-v1"
 
 _dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
 # type -> the names of its own fields, in the contract's order (TableOpened: its record's rules)
 OWN_FIELDS = {
-    cls: tuple("rules_record" if f.name == "rules" else f.name
-               for f in fields(cls)[3:] if f.name not in TAG_FIELDS and f.name != "rules_record")
+    cls: tuple("rules_record" if name == "rules" else name
+               for name in field_names(cls)[3:] if name not in TAG_FIELDS and name != "rules_record")
     for cls in INPUT_TYPES.values()
 }
 
@@ -59,7 +59,7 @@ def _formatter(cls):
     else takes the general path. Tests compare both on every kind."""
     if cls is TableOpened:
         return canonical_bytes_general
-    kinds = {f.name: f.type for f in fields(cls)}
+    kinds = typing.get_type_hints(cls)  # the contract's Annotated types come as their base type
     own = OWN_FIELDS[cls]
     parts = [_esc(VERSION), "{esc(k)}", _esc(cls.__name__), "{esc(t)}", "{s!r}", "{ts!r}"]
     checks = ["type(k) is str", "type(t) is str", "type(s) is int", "type(ts) is int"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import hmac
-from dataclasses import replace
+from msgspec.structs import replace  # events are msgspec Structs
 
 from streams.authenticity.canonical import canonical_bytes
 from streams.authenticity.keyring import KeyRing, TableKey

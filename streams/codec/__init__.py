@@ -10,24 +10,31 @@
 
 Every failure is a ``CodecError``.
 """
-from streams.codec.container import (
-    default_container_codec,
-    read_container,
-    write_container,
-)
 from streams.codec.errors import CodecError, RawMessage
-from streams.codec.jsonl import from_json_line, to_json_line
-from streams.codec.wire import (
-    HEADER_LEN,
-    MAGIC,
-    OUTPUT_KINDS,
-    AvroCodec,
-    decode_event,
-    decode_output,
-    default_codec,
-    encode_event,
-    encode_output,
-)
+
+# The rest is loaded when first used (PEP 562): Avro (fastavro, the schemas) costs a JSON Lines
+# replay a tenth of its run if imported eagerly, and it never uses it.
+_LAZY = {
+    "default_container_codec": "streams.codec.container",
+    "read_container": "streams.codec.container",
+    "write_container": "streams.codec.container",
+    "from_json_line": "streams.codec.jsonl",
+    "to_json_line": "streams.codec.jsonl",
+    **{name: "streams.codec.wire" for name in ("HEADER_LEN", "MAGIC", "OUTPUT_KINDS", "AvroCodec", "decode_event",
+                                                "decode_output", "default_codec", "encode_event", "encode_output")},
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'streams.codec' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "HEADER_LEN",
@@ -42,6 +49,7 @@ __all__ = [
     "encode_event",
     "encode_output",
     "from_json_line",
+    "RawMessage",
     "read_container",
     "to_json_line",
     "write_container",

@@ -27,7 +27,6 @@ corrupted files.
 """
 from __future__ import annotations
 
-from dataclasses import fields
 from io import BytesIO
 from itertools import islice
 from operator import itemgetter
@@ -41,7 +40,7 @@ from streams.codec import CodecError, default_codec, read_container
 from streams.codec.container import record_of
 from streams.codec.schemas import fingerprint64
 from streams.rules.contract import ID_FIELDS, MAX_TAG_FIELD, MAX_TEXT, valid_id
-from streams.rules.events import INPUT_TYPES, NEW, TAG_FIELDS, TableOpened
+from streams.rules.events import INPUT_TYPES, NEW, TAG_FIELDS, TableOpened, field_names
 
 EVENT_TYPES = frozenset(INPUT_TYPES.values())
 PRIMITIVES = ("string", "int", "long", "boolean")
@@ -65,7 +64,7 @@ def _plan(codec) -> dict:
         cls = INPUT_TYPES.get(kind)
         if cls is None or cls is TableOpened:
             continue
-        own = [f.name for f in fields(cls)][3:-len(TAG_FIELDS)]
+        own = list(field_names(cls)[3:-len(TAG_FIELDS)])
         avro = [(f["name"], f["type"]) for f in branch["fields"]]
         if [n for n, _ in avro] != own or any(t not in PRIMITIVES for _, t in avro):
             continue

@@ -49,7 +49,7 @@ def records_of(path: str) -> Iterator:
                 continue
             try:
                 yield json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: hostile nesting
                 yield line
 
 

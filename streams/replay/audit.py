@@ -287,7 +287,7 @@ def recorded_from_jsonl(path: str) -> Iterator[tuple[object, str]]:
                 continue
             try:
                 yield json.loads(line), f"{path}:{n}"
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: hostile nesting
                 yield line, f"{path}:{n}"
 
 

@@ -173,6 +173,6 @@ def json_lines(lines: Iterable[str], name: str) -> Iterator[tuple[object, str]]:
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting, e.g. 2,000 '['
             record = line
         yield record, f"{name}:{n}"

@@ -9,11 +9,12 @@ import dataclasses
 import gc
 import json
 from contextlib import contextmanager
-from json.encoder import encode_basestring_ascii as _esc
 from typing import Callable, Iterable
 
+import msgspec
+
 from streams.replay.engine import Replay, ReplayTally
-from streams.rules import WagerSettled, output_to_record
+from streams.rules import EventRejected, WagerSettled, output_to_record
 from streams.rules.events import OUTPUT_TYPES
 from streams.rules.hold import HoldLedger
 
@@ -27,48 +28,58 @@ OUTPUT_KINDS = {
 }
 
 dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_encoder = msgspec.json.Encoder(order="sorted")
+_encode, _encode_lines = _encoder.encode, _encoder.encode_lines
+_UNENCODABLE = (UnicodeEncodeError, msgspec.EncodeError, TypeError, OverflowError)
+
+
+def _general_line(o) -> str:
+    """An output's JSON line as the contract defines it: `dumps(output_to_record(o))`."""
+    return dumps(output_to_record(o))
+
+
+def _plain(line: bytes) -> bool:
+    """Whether msgspec's bytes are the json module's text: printable ASCII and no escape. The two
+    differ only where the json module escapes (every non-ASCII character and DEL; msgspec writes
+    them as they are); a backslash means some escape, which the line's id splice must not meet."""
+    return line.isascii() and b"\\" not in line and b"\x7f" not in line
+
+
+def _struct_line(o, encode=_encode, plain=_plain, general=_general_line) -> str:
+    try:
+        line = encode(o)
+    except _UNENCODABLE:  # a lone surrogate in a string: the json module escapes it
+        return general(o)
+    return line.decode() if plain(line) else general(o)
 
 
 def _line_makers() -> dict:
     """output class -> a function giving an output's JSON line, the very text of
-    `dumps(output_to_record(o))`, about four times as fast: for a class whose fields are all str
-    and int, the line is formatted directly (keys in sorted order, strings by the json module's
-    own escaping, exact ints by their repr, as the encoder does) once every value is checked to
-    be an exact str or int; anything else (another type, a class with tuple or dict fields) takes
-    the general path."""
-    makers = {}
-    for cls in OUTPUT_TYPES.values():
-        kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)}
-        general = (lambda o: dumps(output_to_record(o)))
-        if "type" in kinds or any(k not in ("str", "int") for k in kinds.values()):
-            makers[cls] = general
-            continue
-        if cls is WagerSettled:
-            kinds["id"] = "str"
-        keys = sorted([*kinds, "type"])
-        names = [k for k in keys if k != "type"]
-        parts = []
-        for k in keys:
-            if k == "type":
-                parts.append(f'"type":{_esc(cls.__name__)}')
-            elif kinds[k] == "str":
-                parts.append(f'"{k}":{{esc(v_{k})}}')
-            else:
-                parts.append(f'"{k}":{{v_{k}!r}}')
-        checks = " and ".join(f"type(v_{k}) is {kinds[k]}" for k in names)
-        text = "{{" + ",".join(parts) + "}}"
-        src = (f"def line(o):\n"
-               f"    {', '.join(f'v_{k}' for k in names)}, = {', '.join(f'o.{k}' for k in names)},\n"
-               f"    if {checks}:\n"
-               f"        return f'{text}'\n"
-               f"    return general(o)\n")
-        ns = {"esc": _esc, "general": general}
-        exec(src, ns)  # noqa: S102 - generated from the class's own fields
-        makers[cls] = ns["line"]
+    `dumps(output_to_record(o))` (sorted keys, compact, ASCII with the json module's escapes):
+    msgspec encodes the output Struct (its `type` tag among the sorted keys), and a line that is
+    not plain printable ASCII takes the general path. A rejection (its raw event may hold floats,
+    which the two write differently) always takes the general path."""
+    makers = {cls: _struct_line for cls in OUTPUT_TYPES.values()}
+    makers[EventRejected] = _general_line
     return makers
 
 
 LINE_OF = _line_makers()
+
+
+def output_lines(outputs: list) -> str:
+    """The JSON lines of outputs, each ended by a newline: the text `LINE_OF` gives them one by
+    one, in one msgspec call for a batch without a rejection when the batch's text is plain
+    (tests/replay/test_output_lines.py compares the two on floors and odd strings)."""
+    if outputs and EventRejected not in map(type, outputs):
+        try:
+            text = _encode_lines(outputs)
+        except _UNENCODABLE:
+            text = None
+        if text is not None and _plain(text):
+            return text.decode()
+    line_of = LINE_OF
+    return "".join([line_of[type(o)](o) + "\n" for o in outputs])
 
 
 def wanted_types(only: str | None) -> frozenset | None:
@@ -143,11 +154,10 @@ class ReplayRun:
                 outputs = kept
             self.outputs += len(outputs)
             if write is not None and outputs:
-                line_of = LINE_OF
-                lines = [line_of[type(o)](o) for o in outputs if wanted is None or type(o) in wanted]
-                if lines:
-                    lines.append("")
-                    write("\n".join(lines))
+                if wanted is not None:
+                    outputs = [o for o in outputs if type(o) in wanted]
+                if outputs:
+                    write(output_lines(outputs))
 
     def tally(self) -> ReplayTally:
         """The replay's tally; with a slice, its hold is the hold of the kept settlements."""

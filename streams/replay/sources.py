@@ -22,11 +22,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from streams.codec import CodecError, decode_event, read_container
-from streams.archive import archive_topic, iter_archive, iter_archive_batches, iter_archive_fast
-from streams.codec import RawMessage
-from streams.replay.engine import Replay, json_lines
-from streams.codec.fastread import EVENT_TYPES
+from streams.codec import CodecError, RawMessage
+from streams.replay.engine import EVENT_TYPES, Replay, json_lines
+
+# Avro and the archive (fastavro, the schemas) are imported where they are read: a JSON Lines
+# replay never loads them.
 
 
 def parse_time(text: str | None) -> int | None:
@@ -94,9 +94,22 @@ def jsonl_source(path: str) -> Iterator[tuple[object, str]]:
         yield from json_lines(stream, name)
 
 
+def jsonl_batches(path: str) -> Iterator[list]:
+    """A JSON Lines file (or stdin) in batches, decoded by msgspec straight into core events where
+    it can (`jsonread`), else as `jsonl_source` gives them."""
+    from streams.replay.jsonread import json_line_batches
+
+    name = "stdin" if path == "-" else path
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")
+    with stream:
+        yield from json_line_batches(stream, name)
+
+
 def archive_source(path, sl: Slice | None = None, fast: bool = True) -> Iterator[tuple[object, str]]:
     """With `fast`, items that need no contract check come as core events (see `fastread`) and
     their `where` is None (it names only what may be rejected as malformed)."""
+    from streams.archive import archive_topic, iter_archive, iter_archive_fast
+
     tables = set(sl.tables) if sl is not None and sl.tables is not None else None
     until = sl.until if sl is not None else None
     if fast:
@@ -106,12 +119,15 @@ def archive_source(path, sl: Slice | None = None, fast: bool = True) -> Iterator
 
 
 def container_source(paths: Iterable[str]) -> Iterator[tuple[object, str]]:
+    from streams.codec import read_container
+
     for path in paths:
         for n, record in enumerate(read_container(path), 1):
             yield record, f"{path}:{n}"
 
 
 def topic_source(topic: str | None = None, bootstrap: str | None = None) -> Iterator[tuple[object, str]]:
+    from streams.codec import decode_event
     from streams.kafka.reader import read_committed
 
     if topic is None:
@@ -194,10 +210,14 @@ def open_history_batches(spec: str | None, *, from_topic: bool = False, topic: s
     where)` pairs); archives and .avro files decoded by blocks (`fastread`)."""
     kind = history_kind(spec, from_topic=from_topic, extra_files=extra_files)
     if kind == "archive":
+        from streams.archive import iter_archive_batches
+
         tables = set(sl.tables) if sl is not None and sl.tables is not None else None
         return iter_archive_batches(spec, tables=tables, until=sl.until if sl is not None else None)
     if kind == "avro":
         return container_batches([spec, *extra_files])
+    if kind == "jsonl":
+        return jsonl_batches(spec)
     return batched(open_history(spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl,
                                 extra_files=extra_files))
 

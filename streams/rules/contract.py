@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import fields
 
 from streams.rules.events import (
     INPUT_TYPES,
@@ -26,6 +25,7 @@ from streams.rules.events import (
     EventRejected,
     TableOpened,
     WagerSettled,
+    field_names,
 )
 from streams.rules.submission import RulesError, rules_from_record
 
@@ -147,10 +147,10 @@ def record_to_event(record):
             raise ContractError("invalid_rules", f"rules: {e}") from None
         return TableOpened(table_id, seq, ts, values["table_kind"], rules, values.get("rules"),
                            values.get("key_id"), values.get("tag"))
-    return NEW[INPUT_TYPES[kind]](table_id, seq, ts, **values)  # INPUT_TYPES[kind](...), faster
+    return NEW[INPUT_TYPES[kind]](table_id, seq, ts, **values)
 
 
-_OWN_FIELDS = {cls: tuple(f.name for f in fields(cls)[3:] if f.name not in TAG_FIELDS)
+_OWN_FIELDS = {cls: tuple(name for name in field_names(cls)[3:] if name not in TAG_FIELDS)
                for cls in INPUT_TYPES.values()}
 
 
@@ -171,15 +171,13 @@ def event_to_record(event) -> dict:
     return record
 
 
-_OUTPUT_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in OUTPUT_TYPES.values()}
+_OUTPUT_FIELDS = {cls: field_names(cls) for cls in OUTPUT_TYPES.values()}
 
 
 def output_to_record(output) -> dict:
     record = {"type": type(output).__name__}
-    if type(output) is WagerSettled:
-        record["id"] = output.id
     names = _OUTPUT_FIELDS.get(type(output))
-    for name in (names if names is not None else (f.name for f in fields(output))):
+    for name in (names if names is not None else field_names(type(output))):
         value = getattr(output, name)
         record[name] = list(value) if type(value) is tuple else value
     return record
@@ -187,7 +185,7 @@ def output_to_record(output) -> dict:
 
 def record_to_output(record: dict):
     cls = OUTPUT_TYPES[record["type"]]
-    values = {f.name: record[f.name] for f in fields(cls)}
+    values = {name: record[name] for name in field_names(cls)}
     if "wager_ids" in values:
         values["wager_ids"] = tuple(values["wager_ids"])
     return cls(**values)

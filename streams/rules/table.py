@@ -390,37 +390,48 @@ _WINDOW_WHY = {s.group: s.window_why for s in REGISTRY}
 
 
 def _on_wager_placed(state: TableState | None, event: WagerPlaced):
-    problem = _table_open_or_rejected(state, event)
-    if problem:
-        return state, [problem]
+    # The most frequent event (every player, every shooter): the checks below are those of the
+    # rules, in their order, each written as its cheapest test, the message built only on failure.
+    if state is None or state.closed:
+        return state, [_table_open_or_rejected(state, event)]
     kind = event.wager
-    if kind not in GROUP_OF:
+    spec = SPEC_OF.get(kind)
+    if spec is None:
         return state, [rejected(event, "unknown_wager_kind", f"wager kind {kind!r} is not one of "
                                 f"{', '.join(WAGER_KINDS)}")]
     if event.position not in POSITIONS:
         return state, [rejected(event, "position_out_of_range",
                                 f"position {event.position} is not 1..16 (§ 623c.1(a)(2)(i))")]
-    if event.wager_id in state.pending:
+    wager_id = event.wager_id
+    pending = state.pending
+    if wager_id in pending:
         return state, [rejected(event, "duplicate_wager_id",
-                                f"wager {event.wager_id!r} is already in action")]
-    why = _stake_problem(state, event)
-    if why:
-        return state, [rejected(event, "stake_out_of_limits", why)]
-    spec = SPEC_OF[kind]
+                                f"wager {wager_id!r} is already in action")]
+    amount = event.amount_cents
+    if amount <= 0 or state.rules.limits or (kind == "fire" and not (
+            FIRE_MIN_CENTS <= amount <= FIRE_MAX_CENTS and amount % FIRE_STEP_CENTS == 0)):
+        why = _stake_problem(state, event)  # else it finds nothing: it words what it finds
+        if why:
+            return state, [rejected(event, "stake_out_of_limits", why)]
     if spec.table_kinds is not None and state.table_kind not in spec.table_kinds:
         return state, [rejected(event, *spec.table_kind_rejection)]
-    group = GROUP_OF[kind]
+    group = spec.group
     if not _WINDOW_OF_GROUP[group](state):
         return state, [rejected(event, "out_of_window", _WINDOW_WHY[group])]
 
-    state.last_seq = event.seq
+    seq = event.seq
+    state.last_seq = seq
     cohort = state.open_cohorts[group]
     if cohort is None:
-        cohort = state.open_cohorts[group] = COHORT_CLASS[group](f"{group}-{event.seq}")
-    wager = Wager(event.wager_id, event.position, kind, event.amount_cents, event.seq)
-    cohort.add(wager)
-    state.pending[event.wager_id] = wager
+        cohort = state.open_cohorts[group] = spec.cohort(f"{group}-{seq}")
+    # Wager(...) without the namedtuple's Python-level __new__ (same tuple, same class).
+    wager = _new_tuple(Wager, (wager_id, event.position, kind, amount, seq))
+    cohort.wagers[wager_id] = wager  # Cohort.add
+    pending[wager_id] = wager
     return state, []
+
+
+_new_tuple = tuple.__new__
 
 
 def _on_wager_change_requested(state: TableState | None, event: WagerChangeRequested):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from streams.rules.events import WagerSettled, new_marker_cleared, new_wager_settled
+from streams.rules.events import WagerSettled, new_marker_cleared, new_wager_settled, settlement_id
 from streams.rules.paytables import PUSH, Paytable
 
 
@@ -25,10 +25,10 @@ class Wager(NamedTuple):
 
 
 def settled(wager: Wager, event, outcome: str, won_cents: int, paytable: str, detail: str) -> WagerSettled:
-    # new_wager_settled: WagerSettled(...), faster (events._constructor); fields in class order
     return new_wager_settled(
         wager.wager_id, event.table_id, wager.position, wager.wager, outcome, wager.amount_cents,
         won_cents, paytable, detail, event.seq, event.ts, wager.placed_seq,
+        settlement_id(event.table_id, event.seq, wager.wager_id),
     )
 
 
@@ -68,10 +68,11 @@ class Cohort:
     def settle_all(self, event, out: list, outcome: str, odds: int, paytable: str, detail: str) -> None:
         """Settle every wager of the cohort alike: they share the markers, so the same count."""
         table_id, seq, ts = event.table_id, event.seq, event.ts
+        prefix = settlement_id(table_id, seq, "")  # + wager id: settlement_id(table_id, seq, wager id)
         append, new = out.append, new_wager_settled
         for w in self.wagers.values():
             append(new(w.wager_id, table_id, w.position, w.wager, outcome, w.amount_cents,
-                       odds * w.amount_cents, paytable, detail, seq, ts, w.placed_seq))
+                       odds * w.amount_cents, paytable, detail, seq, ts, w.placed_seq, prefix + w.wager_id))
         self.wagers = {}
 
     def pop_kind(self, kind: str) -> list[Wager]:

@@ -2,6 +2,7 @@
 before the rules, alerted, and the game and the money exactly as without them."""
 from __future__ import annotations
 
+import msgspec
 import dataclasses
 import json
 import os
@@ -42,12 +43,12 @@ def forgeries(floor: list[dict]) -> list[tuple[int, dict, str]]:
     n = 0
     for i, e in throws[5::40]:
         dice = (6, 6) if (e.die1, e.die2) != (6, 6) else (1, 1)  # never the honest throw
-        twelve = dataclasses.replace(e, die1=dice[0], die2=dice[1], key_id=None, tag=None)
+        twelve = msgspec.structs.replace(e, die1=dice[0], die2=dice[1], key_id=None, tag=None)
         other = events[i - 1][1]
         cases = [
-            (dataclasses.replace(twelve, key_id=e.key_id, tag="Q" * 43), "bad_signature"),  # a forged throw
-            (dataclasses.replace(twelve, key_id=other.key_id, tag=other.tag), "bad_signature"),  # replayed tag
-            (dataclasses.replace(twelve, key_id=e.key_id, tag=e.tag), "bad_signature"),  # its own tag, new dice
+            (msgspec.structs.replace(twelve, key_id=e.key_id, tag="Q" * 43), "bad_signature"),  # a forged throw
+            (msgspec.structs.replace(twelve, key_id=other.key_id, tag=other.tag), "bad_signature"),  # replayed tag
+            (msgspec.structs.replace(twelve, key_id=e.key_id, tag=e.tag), "bad_signature"),  # its own tag, new dice
             (twelve, "bad_signature"),  # no tag at all
             (signed(key("k-stranger", {e.table_id}), twelve), "unknown_key"),
         ]
@@ -59,7 +60,7 @@ def forgeries(floor: list[dict]) -> list[tuple[int, dict, str]]:
         n += 1
         out.append((i, event_to_record(forged), reason))
     for i, e in wagers[3::50]:  # a bigger stake under the table's valid key id but a copied tag
-        forged = dataclasses.replace(e, amount_cents=e.amount_cents * 100)
+        forged = msgspec.structs.replace(e, amount_cents=e.amount_cents * 100)
         out.append((i, event_to_record(forged), "bad_signature"))
     assert len({r for _, _, r in out}) == 2 and len(out) >= 10
     return out

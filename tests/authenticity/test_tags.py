@@ -2,6 +2,7 @@
 each honest event None. The worker, replay and the broker tests take the same attacks further."""
 from __future__ import annotations
 
+import msgspec
 import dataclasses
 
 import pytest
@@ -30,7 +31,7 @@ def test_an_honest_event_passes():
 
 
 def test_a_forged_throw_without_a_key_fails():
-    forged = dataclasses.replace(throw(), key_id="k-A", tag="A" * 43)
+    forged = msgspec.structs.replace(throw(), key_id="k-A", tag="A" * 43)
     assert TagCheck(RING).problem(forged)[0] == BAD_SIGNATURE
 
 
@@ -41,14 +42,14 @@ def test_a_missing_tag_fails_unless_untagged_history_is_accepted():
     lenient = TagCheck(RING, accept_untagged=True)
     assert lenient.problem(throw()) is None and lenient.untagged == 1
     # a half tag is never accepted, not even for old history
-    assert lenient.problem(dataclasses.replace(throw(), key_id="k-A"))[0] == BAD_SIGNATURE
-    assert lenient.problem(dataclasses.replace(throw(), tag=signed(A, throw()).tag))[0] == BAD_SIGNATURE
+    assert lenient.problem(msgspec.structs.replace(throw(), key_id="k-A"))[0] == BAD_SIGNATURE
+    assert lenient.problem(msgspec.structs.replace(throw(), tag=signed(A, throw()).tag))[0] == BAD_SIGNATURE
 
 
 def test_a_tag_replayed_from_another_event_fails():
     honest = signed(A, throw(seq=5, d1=1, d2=2))
     for other in (throw(seq=6, d1=1, d2=2), throw(seq=5, d1=6, d2=6), throw(seq=5, ts=T0 + 1, d1=1, d2=2)):
-        copied = dataclasses.replace(other, key_id=honest.key_id, tag=honest.tag)
+        copied = msgspec.structs.replace(other, key_id=honest.key_id, tag=honest.tag)
         reason, message = TagCheck(RING).problem(copied)
         assert reason == BAD_SIGNATURE and "does not match" in message
 
@@ -87,7 +88,7 @@ def test_another_spelling_of_the_same_tag_fails():
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     sibling = alphabet[alphabet.index(last) ^ 1]
     for tag in (honest.tag[:-1] + sibling, honest.tag + "=", honest.tag + "\u00e9", honest.tag.lower()):
-        assert TagCheck(RING).problem(dataclasses.replace(honest, tag=tag))[0] == BAD_SIGNATURE
+        assert TagCheck(RING).problem(msgspec.structs.replace(honest, tag=tag))[0] == BAD_SIGNATURE
 
 
 def test_rotation_keeps_the_floor_running():

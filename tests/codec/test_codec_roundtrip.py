@@ -236,7 +236,7 @@ def test_core_dataclasses_survive_the_wire():
     )
 
     outputs = [
-        WagerSettled("w1", "T1", 3, "fire", "win", 500, 12_000, "fire-623a.5", "points=4", 40, 9, 3),
+        WagerSettled("w1", "T1", 3, "fire", "win", 500, 12_000, "fire-623a.5", "points=4", 40, 9, 3, "T1/40/settle/w1"),
         MarkerPlaced("m/T1/40", "T1", 40, 9, "fire", "c1", "point-6", 2),
         MarkerCleared("c/T1/41", "T1", 41, 10, "fire", "c1", "seven_out"),
         SurveillanceAlerted("a/T1/40", "T1", 40, 9, "large_win", "P7", "big", ("w1", "w2")),

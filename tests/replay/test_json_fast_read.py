@@ -1,0 +1,156 @@
+"""The JSON Lines fast paths (issue 15) against the plain ones they stand for.
+
+Reading: msgspec's decoding straight into core events (`streams.replay.jsonread`) must give, line
+by line, what `json.loads` + `record_to_event` give: the same event for every line it decodes, and
+for every other line the plain path's item. Writing: `output_lines` (msgspec, a batch at a time)
+must give the text of `dumps(output_to_record(o))`, output by output.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import msgspec
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from streams.replay.engine import Replay, json_lines
+from streams.replay.jsonread import json_line_batches, line_item
+from streams.replay.run import LINE_OF, _general_line, output_lines
+from streams.rules import ContractError, record_to_event
+from streams.rules.events import (
+    INPUT_TYPES,
+    EventRejected,
+    MarkerCleared,
+    MarkerPlaced,
+    SurveillanceAlerted,
+    WagerSettled,
+    settlement_id,
+)
+from streams.sim.floor import floor_events
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
+from contract_corpus import corpus_bytes  # noqa: E402
+
+
+def plain(record):
+    """The plain path's verdict on a record: its event, or the ContractError's reason and message."""
+    if type(record) is str:
+        return ("torn", record)
+    try:
+        return record_to_event(record)
+    except ContractError as e:
+        return (e.reason, e.message)
+
+
+def assert_same_as_plain(lines: list[str]) -> int:
+    """Both readers over the same text; returns how many lines took the fast path."""
+    fast = [x for batch in json_line_batches(lines, "f") for x in batch]
+    slow = list(json_lines(lines, "f"))
+    assert len(fast) == len(slow)
+    decoded = 0
+    for item, (record, where) in zip(fast, slow):
+        if type(item) is tuple:
+            assert item == (record, where) or (item[1] == where and item[0] != item[0])  # NaN != NaN
+        else:
+            decoded += 1
+            assert type(item) in INPUT_TYPES.values()
+            assert plain(record) == item, where
+    return decoded
+
+
+def floor_lines(bad_rate: float) -> list[str]:
+    dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+    return [r if type(r) is str else dumps(r) for r in floor_events(6, 2, 3, bad_rate)]
+
+
+def test_a_floor_with_bad_input_reads_the_same_both_ways():
+    lines = floor_lines(0.05)
+    decoded = assert_same_as_plain([line + "\n" for line in lines])
+    assert decoded > 0.8 * len(lines)  # the fast path does carry the floor
+
+
+def test_the_hostile_corpus_reads_the_same_both_ways():
+    text = corpus_bytes().decode("utf-8", errors="replace")
+    import io
+
+    assert_same_as_plain(list(io.StringIO(text, newline=None)))
+
+
+ODD = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(-2, 20), st.floats(allow_nan=False),
+                st.text(max_size=4), st.sampled_from(["T1", "w1", "fire", "table_open", "", "live"]),
+                st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2))
+NAMES = ["type", "table_id", "seq", "ts", "die1", "die2", "valid", "shooter_id", "position", "reason",
+         "wager_id", "wager", "amount_cents", "active", "table_kind", "rules", "extra"]
+
+
+@st.composite
+def records(draw):
+    kind = draw(st.sampled_from([*INPUT_TYPES, "Nope"]))
+    good = {"type": kind, "table_id": "T1", "seq": 3, "ts": 0, "die1": 2, "die2": 5, "valid": False,
+            "shooter_id": "S", "position": 4, "reason": "seven_out", "wager_id": "w", "wager": "fire",
+            "amount_cents": 500, "active": True, "table_kind": "live"}
+    own = {"TableOpened": ["table_kind"], "ShooterChanged": ["shooter_id", "position", "reason"],
+           "DiceThrown": ["die1", "die2", "valid"], "WagerPlaced": ["wager_id", "position", "wager", "amount_cents"],
+           "WagerChangeRequested": ["wager_id", "amount_cents"], "ComeBetsOnly": ["active"]}.get(kind, [])
+    record = {k: good[k] for k in ["type", "table_id", "seq", "ts", *own]}
+    for name in draw(st.lists(st.sampled_from(NAMES), max_size=3)):
+        if draw(st.booleans()):
+            record.pop(name, None)
+        else:
+            record[name] = draw(ODD)
+    return record
+
+
+@settings(max_examples=400)
+@given(records())
+@example({"type": "DiceThrown", "table_id": "T1", "seq": 1, "ts": 0, "die1": 1, "die2": 1, "valid": None})
+@example({"type": "DiceThrown", "table_id": "T1", "seq": 1, "ts": 0, "die1": True, "die2": 1})
+@example({"type": "DiceThrown", "table_id": "T1", "seq": 1, "ts": 0, "die1": 1.0, "die2": 1})
+@example({"type": "TableClosed", "table_id": "T1", "seq": 2**64, "ts": 0})
+def test_a_decoded_line_is_the_event_the_contract_builds(record):
+    line = json.dumps(record)
+    event = line_item(line)
+    if event is not None:
+        assert plain(record) == event
+
+
+# ---------------------------------------------------------------- writing
+
+ODD_TEXT = ["plain", "é", "\x7f", "\x00", "\n", '"', "\\", "\u2028", "\ud800", "😀", "</script>", ""]
+
+
+def outputs_with(text: str) -> list:
+    return [
+        WagerSettled(f"w{text}", "T1", 3, "fire", "win", 500, 12_000, "fire-623a.5", f"points={text}", 40, 9, 3,
+                     settlement_id("T1", 40, f"w{text}")),
+        MarkerPlaced(f"T1/40/{text}", "T1", 40, 9, "fire", f"fire-{text}", "point-4", 1),
+        MarkerCleared("T1/40/1", f"T{text}", 40, 9, "fire", "fire-3", "seven_out"),
+        SurveillanceAlerted("T1/40/2", "T1", 40, 9, "large_win", "S1", f"won {text}", ("w1", text)),
+        EventRejected("T1/41/rejected", "T1", 41, 9, "malformed", f"bad {text}", {"x": [1.5, text, None, 1e16]}),
+    ]
+
+
+def test_output_lines_are_the_json_modules_text():
+    replay = Replay()
+    outputs = []
+    for record, where in json_lines(floor_lines(0.05), "f"):
+        outputs += replay.feed_record(record, where)
+    assert {type(o) for o in outputs} >= {WagerSettled, MarkerPlaced, MarkerCleared, EventRejected}
+    expected = "".join(_general_line(o) + "\n" for o in outputs)
+    assert output_lines(outputs) == expected
+    settlements = [o for o in outputs if type(o) is WagerSettled]  # a batch with no rejection
+    assert output_lines(settlements) == "".join(_general_line(o) + "\n" for o in settlements)
+    for text in ODD_TEXT:
+        batch = outputs_with(text)
+        assert output_lines(batch) == "".join(_general_line(o) + "\n" for o in batch), repr(text)
+        assert output_lines(batch[:4]) == "".join(_general_line(o) + "\n" for o in batch[:4]), repr(text)
+        for o in batch:
+            assert LINE_OF[type(o)](o) == _general_line(o), (repr(text), type(o).__name__)
+
+
+def test_the_settlement_id_is_the_contracts():
+    s = outputs_with("x")[0]
+    assert json.loads(output_lines([s]))["id"] == "T1/40/settle/wx" == s.id
+    assert msgspec.json.decode(output_lines([s]))["type"] == "WagerSettled"
