@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test`: every test CI runs, on the real broker. Starts the broker if it is not up and stops
-# it again at the end (a broker that was already running is left as it was). About 5 minutes on a
+# it again at the end (a broker that was already running is left as it was). About 12 minutes on a
 # 2-core machine; pytest shows each test file as it goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
