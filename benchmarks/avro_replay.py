@@ -2,30 +2,40 @@
 
     python benchmarks/avro_replay.py [--tables 100 --hours 24 --rounds 5 --file /tmp/craps-bench-day.avro]
 
-A simulated floor (100 tables, a day: about a million events) written once into one Avro Object
-Container File (deflate, the archive's codec), then in interleaved rounds, medians:
-  1. bare fastavro: `for record in fastavro.reader(f): pass`, only iterating the records (no
-     events, no rules), CPU seconds of the loop alone (its interpreter start and imports not
-     counted: a bound in fastavro's favour);
-  2. `craps-streams replay FILE.avro --only none` as a whole command in a child process: user +
-     system CPU seconds (interpreter start, imports, decoding, the core, the hold books, the
-     summary).
-Both rates are records (events) per CPU second; the ratio is the command's over the loop's.
-Target (issue 15): ratio >= 1.0.
+A simulated floor (100 tables, a day: about a million events) written once into two Avro Object
+Container Files (the archive's codec): `--file` untagged, as the floor was before tags, and
+`<file stem>-tagged.avro` signed with the benchmark's key ring (`tagged_history.py`: keys derived
+from the table ids, so both files are reused by later runs; the ring itself is written to a
+temporary directory each run and given to the command with `--keys`). Then in interleaved rounds,
+medians:
+  1. bare fastavro: `for record in fastavro.reader(f): pass` over the tagged file, only iterating
+     the records (no events, no rules), CPU seconds of the loop alone (its interpreter start and
+     imports not counted: a bound in fastavro's favour);
+  2. `craps-streams replay FILE-tagged.avro --only none --keys RING` as a whole command in a child
+     process: user + system CPU seconds (interpreter start, imports, decoding, the tag check, the
+     core, the hold books and surveillance, the summary);
+  3. and 4., as issue 15 was filed, before tags: the bare loop over the untagged file and
+     `craps-streams replay FILE.avro --only none --accept-untagged`.
+Rates are records (events) per CPU second; each ratio is a command's over the bare loop over the
+same file. Target (issue 15): ratio >= 1.0. The summaries of the tagged and untagged replays must
+agree (same events applied, same hold) or the benchmark fails.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 LOOP = """
 import sys, time, fastavro
@@ -38,11 +48,14 @@ with open(sys.argv[1], "rb") as f:
 """
 
 
-def write(path: str, tables: int, hours: float, seed: int) -> int:
+def write(path: str, tables: int, hours: float, seed: int, ring=None) -> int:
+    """The simulated floor into a container file; signed under `ring` when given."""
     from streams.codec import write_container
     from streams.sim.floor import floor_events
+    from tagged_history import signed
 
-    return write_container(path, (r for r in floor_events(tables, hours, seed, bad_rate=0.0) if type(r) is dict))
+    records = (r for r in floor_events(tables, hours, seed, bad_rate=0.0) if type(r) is dict)
+    return write_container(path, signed(records, ring) if ring is not None else records)
 
 
 def bare_loop(path: str) -> tuple[int, float]:
@@ -51,13 +64,25 @@ def bare_loop(path: str) -> tuple[int, float]:
     return int(n), float(seconds)
 
 
-def command(path: str) -> float:
+def command_line(path: str, keys: str | None) -> list[str]:
+    tags = ["--keys", keys] if keys else ["--accept-untagged"]
+    return [sys.executable, "-m", "streams.cli", "replay", path, "--only", "none", "--no-progress", *tags]
+
+
+def command(path: str, keys: str | None) -> float:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "streams.cli", "replay", path, "--only", "none", "--no-progress"],
-                   check=True, env=env, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    subprocess.run(command_line(path, keys), check=True, env=env, stderr=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def summary(path: str, keys: str | None) -> str:
+    """The command's summary (stderr), without what only an untagged replay says (no ring, UNTAGGED)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(command_line(path, keys), check=True, env=env, capture_output=True, text=True)
+    return "\n".join(line for line in out.stderr.splitlines() if not line.startswith(("UNTAGGED", "replay:")))
 
 
 def main() -> int:
@@ -68,26 +93,48 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--file", default="/tmp/craps-bench-day.avro", help="reused when it exists")
     args = ap.parse_args()
-    if not Path(args.file).exists():
-        t = time.monotonic()
-        n = write(args.file, args.tables, args.hours, args.seed)
-        print(f"wrote {n:,} events ({args.tables} tables x {args.hours} h) to {args.file} "
-              f"({Path(args.file).stat().st_size / 1e6:.1f} MB) in {time.monotonic() - t:.0f} s")
-    loops, replays = [], []
-    n = 0
-    for _ in range(args.rounds):  # interleaved: both see the same machine noise
-        n, seconds = bare_loop(args.file)
-        loops.append(n / seconds)
-        replays.append(n / command(args.file))
-    loop, replay = statistics.median(loops), statistics.median(replays)
-    print(f"{n:,} records in {args.file}")
-    print(f"{'bare fastavro.reader loop (records/s per CPU s)':<62}{loop:>12,.0f}   "
-          f"{', '.join(f'{x:,.0f}' for x in loops)}")
-    print(f"{'craps-streams replay FILE.avro --only none (whole command)':<62}{replay:>12,.0f}   "
-          f"{', '.join(f'{x:,.0f}' for x in replays)}")
-    print(f"ratio replay / bare loop: {replay / loop:.2f} (target >= 1.0)")
-    return 0
+    from tagged_history import bench_ring, write_ring
+    from streams.authenticity.keyfile import dev_floor_tables
 
+    ring = bench_ring(dev_floor_tables(args.tables))
+    work = tempfile.mkdtemp(prefix="avro-replay-")
+    keys = str(write_ring(ring, work))
+    plain = args.file
+    tagged = str(Path(plain).with_name(Path(plain).stem + "-tagged.avro"))
+    for path, signing in ((plain, None), (tagged, ring)):
+        if not Path(path).exists():
+            t = time.monotonic()
+            n = write(path, args.tables, args.hours, args.seed, signing)
+            print(f"wrote {n:,} events ({args.tables} tables x {args.hours} h{', tagged' if signing else ''}) to "
+                  f"{path} ({Path(path).stat().st_size / 1e6:.1f} MB) in {time.monotonic() - t:.0f} s")
+    a, b = summary(tagged, keys), summary(plain, None)
+    if a != b:
+        print(f"the tagged and untagged replays disagree:\n{a}\n---\n{b}")
+        return 1
+    print(a.splitlines()[0])
+    rates: dict[str, list[float]] = {"loop": [], "replay": [], "loop_untagged": [], "replay_untagged": []}
+    n = 0
+    for _ in range(args.rounds):  # interleaved: all four see the same machine noise
+        n, seconds = bare_loop(tagged)
+        rates["loop"].append(n / seconds)
+        rates["replay"].append(n / command(tagged, keys))
+        n_plain, seconds = bare_loop(plain)
+        rates["loop_untagged"].append(n_plain / seconds)
+        rates["replay_untagged"].append(n_plain / command(plain, None))
+    shutil.rmtree(work, ignore_errors=True)
+    m = {k: statistics.median(v) for k, v in rates.items()}
+    print(f"{n:,} records in {tagged} (and untagged in {plain}); load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} after the rounds")
+    labels = {"loop": "bare fastavro.reader loop, tagged file (records/s per CPU s)",
+              "replay": "craps-streams replay FILE.avro --only none --keys RING",
+              "loop_untagged": "bare fastavro.reader loop, untagged file",
+              "replay_untagged": "craps-streams replay FILE.avro --only none --accept-untagged"}
+    for key, label in labels.items():
+        print(f"{label:<66}{m[key]:>12,.0f}   {', '.join(f'{x:,.0f}' for x in rates[key])}")
+    print(f"ratio replay / bare loop, tagged (with the tag check): {m['replay'] / m['loop']:.2f} (target >= 1.0)")
+    print(f"ratio replay / bare loop, untagged (as issue 15 was filed): "
+          f"{m['replay_untagged'] / m['loop_untagged']:.2f}")
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,9 +14,13 @@ CPU second of the measured process (a shared 2-core machine: wall time would cou
   1. crapssim in memory: `Table.fixed_run(dice)`, players and strategies set up, no I/O;
   2. our rules core in memory: the apply loop over the pre-decoded events, no I/O
      (`streams.rules.apply` as the worker and replay drive it);
-  3. `craps-streams replay FILE.jsonl --only settlements -o /dev/null` as a whole command in a child
-     process (interpreter start, imports, reading, decoding, the contract check, the core, the hold
-     books, writing): user + system CPU seconds of the child.
+  3. `craps-streams replay FILE.jsonl --only settlements -o /dev/null --keys RING` as a whole command
+     in a child process (interpreter start, imports, reading, decoding, the contract check, the tag
+     check, the core, the hold books and surveillance, writing): user + system CPU seconds of the
+     child. The history is signed with a key ring of the benchmark's own (`tagged_history.py`,
+     written to a temporary directory), so this runs from a fresh clone, with the tag check on;
+  4. the same command over the same history untagged, with `--accept-untagged`: the comparison as
+     issue 15 filed it, before events carried tags (the difference is the tag check's cost).
 
 Before the timings, both engines settle the history once more, instrumented, and the totals are
 compared per wager kind (count, wins, losses, amount won, net to the players): the rules coincide
@@ -32,6 +36,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,6 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 STAKE_DOLLARS = 5
 KINDS = ("fire", "all_small", "all_tall", "all_or_nothing")
@@ -204,16 +210,19 @@ def run_core(events) -> float:
     return time.process_time() - start
 
 
-def command(path: str, out: str) -> list[str]:
+def command(path: str, out: str, keys: str | None) -> list[str]:
+    """The replay command: with `keys`, the tagged history checked under that ring; without, the
+    untagged history let through (`--accept-untagged`)."""
+    tags = ["--keys", keys] if keys else ["--accept-untagged"]
     return [sys.executable, "-m", "streams.cli", "replay", path, "--only", "settlements", "-o", out,
-            "--no-progress"]
+            "--no-progress", *tags]
 
 
-def run_command(path: str) -> float:
+def run_command(path: str, keys: str | None) -> float:
     """User + system CPU seconds of the whole `craps-streams replay` command."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command(path, os.devnull), check=True, env=env, stderr=subprocess.DEVNULL)
+    subprocess.run(command(path, os.devnull, keys), check=True, env=env, stderr=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -241,22 +250,24 @@ def main() -> int:
     ap.add_argument("--players", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=15)
-    ap.add_argument("--file", help="where the JSON Lines history is written (default: a temporary file)")
+    ap.add_argument("--file", help="where the tagged JSON Lines history is written (default: a temporary directory)")
     args = ap.parse_args()
+
+    from tagged_history import bench_ring, signed, write_ring
 
     dice = dice_of_hands(args.hands, args.seed)
     records = our_records(dice, args.players)
     throws = len(dice)
-    tmp = None
-    if args.file:
-        path = args.file
-    else:
-        tmp = tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False)
-        path = tmp.name
+    work = tempfile.mkdtemp(prefix="crapssim-compare-")
+    path = args.file or os.path.join(work, "history.jsonl")  # tagged
+    untagged_path = os.path.join(work, "untagged.jsonl")
+    ring = bench_ring({TABLE})
+    keys = str(write_ring(ring, work))
     dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
-    with open(path, "w") as f:
-        for r in records:
-            f.write(dumps(r) + "\n")
+    for name, history in ((path, signed(records, ring)), (untagged_path, records)):
+        with open(name, "w") as f:
+            for r in history:
+                f.write(dumps(r) + "\n")
     settlements_expected = args.hands * args.players * len(KINDS)
     print(f"{args.hands:,} hands, {args.players} players x {len(KINDS)} wagers each at every new shooter: "
           f"{len(records):,} events, {throws:,} throws, {settlements_expected:,} settlements")
@@ -265,11 +276,19 @@ def main() -> int:
     theirs: dict = {}
     table = crapssim_table(dice, args.players, theirs)
     table.fixed_run(dice, verbose=False)
-    with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as out:
-        subprocess.run(command(path, out.name), check=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                       stderr=subprocess.DEVNULL)
-        ours = our_totals(out)
-    agree = True
+    # Ours: the real command, every tag checked (a forged or unchecked event would be a rejection,
+    # not a settlement); the untagged replay must settle the same.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    settled = {}
+    for name, (history, ring_path) in {"tagged": (path, keys), "untagged": (untagged_path, None)}.items():
+        out = os.path.join(work, f"settled-{name}.jsonl")
+        subprocess.run(command(history, out, ring_path), check=True, env=env, stderr=subprocess.DEVNULL)
+        with open(out, "rb") as f:
+            settled[name] = f.read()
+        os.unlink(out)
+    ours = our_totals(settled["tagged"].decode().splitlines())
+    agree = settled["tagged"] == settled["untagged"]
+    print(f"tagged and untagged replays settle the same bytes: {'yes' if agree else 'NO'}")
     print(f"{'totals':<16}{'engine':<12}{'settled':>9}{'wins':>7}{'losses':>8}{'won ($)':>12}{'net ($)':>12}")
     for kind in KINDS:
         o, t = ours.get(kind, {}), theirs.get(kind, {})
@@ -284,22 +303,24 @@ def main() -> int:
     print(f"settlement totals agree: {'yes' if agree else 'NO'}")
 
     events = decoded_events(records)
-    rates: dict[str, list[float]] = {"crapssim": [], "core": [], "command": []}
-    for _ in range(args.rounds):  # interleaved: the three see the same machine noise
+    rates: dict[str, list[float]] = {"crapssim": [], "core": [], "command": [], "untagged": []}
+    for _ in range(args.rounds):  # interleaved: all four see the same machine noise
         rates["crapssim"].append(throws / run_crapssim(dice, args.players))
         rates["core"].append(throws / run_core(events))
-        rates["command"].append(throws / run_command(path))
+        rates["command"].append(throws / run_command(path, keys))
+        rates["untagged"].append(throws / run_command(untagged_path, None))
     base = statistics.median(rates["crapssim"])
     labels = {"crapssim": "crapssim, in memory, no I/O",
               "core": "craps-streams rules core, in memory (pre-decoded events)",
-              "command": "craps-streams replay FILE.jsonl --only settlements (whole command)"}
-    print(f"\n{'':<70}{'throws/s':>10}{'events/s':>11}{'ratio':>8}   rounds (throws/s per CPU s)")
+              "command": "craps-streams replay FILE.jsonl --only settlements --keys RING (tagged)",
+              "untagged": "  the same, untagged history, --accept-untagged (as issue 15 was filed)"}
+    print(f"\nload average {' '.join(f'{x:.1f}' for x in os.getloadavg())} (after the rounds)")
+    print(f"{'':<70}{'throws/s':>10}{'events/s':>11}{'ratio':>8}   rounds (throws/s per CPU s)")
     for key, label in labels.items():
         m = statistics.median(rates[key])
         print(f"{label:<70}{m:>10,.0f}{m * len(records) / throws:>11,.0f}{m / base:>7.1f}x   "
               f"{', '.join(f'{x:,.0f}' for x in rates[key])}")
-    if tmp is not None:
-        os.unlink(path)
+    shutil.rmtree(work, ignore_errors=True)
     return 0 if agree else 1
 
 

@@ -19,13 +19,18 @@ import base64
 import hashlib
 import hmac
 import statistics
+import sys
 import time
+from pathlib import Path
 
-from streams.authenticity import KeyRing, TableKey, TableSigner, TagCheck
-from streams.authenticity.canonical import canonical_bytes
-from streams.replay.engine import Replay
-from streams.rules import ContractError, record_to_event
-from streams.sim.floor import floor_events
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from streams.authenticity import KeyRing, TableKey, TableSigner, TagCheck  # noqa: E402
+from streams.authenticity.canonical import canonical_bytes  # noqa: E402
+from streams.replay.engine import Replay  # noqa: E402
+from streams.rules import ContractError, record_to_event  # noqa: E402
+from streams.sim.floor import floor_events  # noqa: E402
 
 
 def cpu() -> float:
