@@ -8,7 +8,9 @@ spelling of the same 32 bytes (base64's unused low bits, padding) passes: one ev
 from __future__ import annotations
 
 import base64
+import hashlib
 import hmac
+from binascii import b2a_base64
 from msgspec.structs import replace  # events are msgspec Structs
 
 from streams.authenticity.canonical import canonical_bytes
@@ -19,6 +21,32 @@ REASONS = (BAD_SIGNATURE, UNKNOWN_KEY)
 _b64 = base64.urlsafe_b64encode
 _digest = hmac.digest
 _same = hmac.compare_digest
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
+_BLOCK = 64  # SHA-256's block size (RFC 2104's B)
+
+
+def hmac_pads(secret: bytes) -> tuple:
+    """SHA-256 states that have already hashed the key's inner and outer pads (RFC 2104: K xor
+    ipad, K xor opad, K first hashed when longer than a block). HMAC(K, m) is then
+    H(opad-state + H(ipad-state + m)): two state copies per message instead of hashing both pads
+    again. `hmac.digest` redoes the pads (and, under OpenSSL 3, looks the digest up by name) for
+    every call: about 2.3 µs a tag, against 1.0 µs from the kept states. Same bytes; the tests
+    compare it with `hmac.digest`."""
+    if len(secret) > _BLOCK:
+        secret = hashlib.sha256(secret).digest()
+    secret = secret.ljust(_BLOCK, b"\0")
+    return (hashlib.sha256(bytes(b ^ 0x36 for b in secret)), hashlib.sha256(bytes(b ^ 0x5C for b in secret)))
+
+
+def tag_text(pads: tuple, message: bytes) -> bytes:
+    """The tag's text (ASCII bytes: base64url of HMAC-SHA256, no padding) from `hmac_pads`:
+    the text `tag_of` writes."""
+    inner = pads[0].copy()
+    inner.update(message)
+    outer = pads[1].copy()
+    outer.update(inner.digest())
+    # base64 of 32 bytes is 43 characters and one "=": cut, then the URL-safe alphabet.
+    return b2a_base64(outer.digest(), newline=False)[:43].translate(_URLSAFE)
 
 
 def tag_of(key: TableKey, event) -> str:
@@ -65,11 +93,30 @@ class TagCheck:
         self.keys = ring.by_id()
         self.accept_untagged = accept_untagged
         self.untagged = 0  # events let through untagged
+        # key id -> (tables, not_before, not_after, hmac_pads): what `problem`'s fast path needs.
+        self._fast = {k.key_id: (k.tables, k.not_before, k.not_after, hmac_pads(k.secret)) for k in ring.keys}
 
     def problem(self, event) -> tuple[str, str] | None:
         """None when the event is authentic (or an accepted untagged one), else (reason, message):
         reason `unknown_key` (a key id the ring does not have) or `bad_signature` (no tag, a key
-        not bound to the table or not valid at the event's time, a tag that does not match)."""
+        not bound to the table or not valid at the event's time, a tag that does not match).
+
+        The hot path (every event the worker and replay read): an authentic event is recognised
+        with the key's pads kept (`hmac_pads`) and its table and validity tested inline; anything
+        else, and every answer but None, comes from `problem_plain`, which words the problems.
+        The tests hold both to the same answer on honest, forged and odd events."""
+        tag = event.tag
+        fast = self._fast.get(event.key_id)
+        if fast is not None and type(tag) is str:
+            tables, not_before, not_after, pads = fast
+            ts = event.ts
+            if event.table_id in tables and not_before <= ts and (not_after is None or ts < not_after):
+                if _same(tag_text(pads, canonical_bytes(event)), tag.encode("utf-8", "replace")):
+                    return None
+        return self.problem_plain(event)
+
+    def problem_plain(self, event) -> tuple[str, str] | None:
+        """`problem` by its definition, step by step (the reference of the fast path)."""
         key_id, tag = event.key_id, event.tag
         if key_id is None or tag is None:
             if key_id is None and tag is None:

@@ -165,3 +165,58 @@ def test_tag_of_is_the_hmac_of_the_canonical_bytes():
     mac = hmac.new(A.secret, canonical_bytes(e), hashlib.sha256).digest()
     assert e.tag == base64.urlsafe_b64encode(mac).decode().rstrip("=") == tag_of(A, e)
     assert len(e.tag) == 43
+
+
+# ---------------------------------------------------------------- the fast check against the plain one
+
+
+def test_tag_text_from_kept_pads_is_the_hmac_digest():
+    """`hmac_pads` + `tag_text` (the check's hot path) make the text `tag_of` writes, for keys
+    shorter than, equal to and longer than SHA-256's block, and messages of any length."""
+    import base64
+    import hashlib
+    import hmac
+
+    from streams.authenticity.tags import hmac_pads, tag_text
+
+    for n in (0, 1, 31, 32, 63, 64, 65, 200):
+        secret = hashlib.sha512(bytes([n])).digest() * 4
+        secret = secret[:n]
+        for message in (b"", b"x", bytes(range(256)) * 5):
+            expected = base64.urlsafe_b64encode(hmac.digest(secret, message, "sha256")).rstrip(b"=")
+            assert tag_text(hmac_pads(secret), message) == expected
+
+
+def _variants(event):
+    """An honest event and what an attacker or an old history makes of it."""
+    ka, kb = key(f"k-{event.table_id}", {event.table_id}), key("k-other", {"other-table"})
+    honest = signed(ka, event)
+    flip = "B" if honest.tag[0] != "B" else "C"
+    yield honest
+    yield msgspec.structs.replace(honest, tag=flip + honest.tag[1:])  # altered tag
+    yield msgspec.structs.replace(honest, tag=honest.tag + "=")  # another spelling
+    yield msgspec.structs.replace(honest, tag=honest.tag[:-1] + "\u00e9")  # not ASCII
+    yield msgspec.structs.replace(honest, seq=honest.seq + 1)  # the event altered
+    yield signed(kb, event)  # a key of another table
+    yield signed(key("k-stranger", {event.table_id}), event)  # a key not in the ring
+    yield msgspec.structs.replace(honest, key_id=None, tag=None)  # untagged
+    yield msgspec.structs.replace(honest, tag=None)  # half tagged
+    yield msgspec.structs.replace(honest, key_id=None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ANY_TAGGED_EVENT, st.integers(0, 2**62))
+@example(DiceThrown("A", 5, T0, 3, 4), T0)
+def test_the_fast_check_answers_as_the_plain_one(event, boundary):
+    """`TagCheck.problem` (kept pads, inline table and validity) against `problem_plain` (the
+    definition step by step) on honest and forged events, under keys retired or not yet valid at
+    an arbitrary boundary: the same answer, reason and message, and the same untagged count."""
+    ka, kb = key(f"k-{event.table_id}", {event.table_id}), key("k-other", {"other-table"})
+    rings = [KeyRing((ka, kb)), KeyRing((ka, kb)).retired(ka.key_id, boundary),
+             KeyRing((key(ka.key_id, ka.tables, not_before=boundary), kb))]
+    for ring in rings:
+        for accept in (False, True):
+            fast, plain = TagCheck(ring, accept), TagCheck(ring, accept)
+            for e in _variants(event):
+                assert fast.problem(e) == plain.problem_plain(e)
+            assert fast.untagged == plain.untagged
