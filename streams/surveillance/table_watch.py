@@ -96,10 +96,17 @@ def _alert(state, s_or_event, kind: str, suffix: str, message: str, wager_ids=()
 
 
 def observe(settings: Thresholds, watch: TableWatch, state, applied: list, outputs: list) -> list:
-    settled_at: dict[int, list] = {}
+    # One pass groups the settlements by deciding seq, wager kind and paytable: the decisions
+    # `_settled` books, in the order they first appear (a throw's groups are then picked by seq).
+    groups: dict[tuple, list] = {}
     for o in outputs:
         if type(o) is WagerSettled:
-            settled_at.setdefault(o.seq, []).append(o)
+            key = (o.seq, o.wager, o.paytable)
+            group = groups.get(key)
+            if group is None:
+                groups[key] = [o]
+            else:
+                group.append(o)
     alerts: list = []
     dice_settings = settings.dice
     for event in applied:
@@ -110,16 +117,18 @@ def observe(settings: Thresholds, watch: TableWatch, state, applied: list, outpu
         crossed = dice_settings.throw(watch.dice, event.die1, event.die2, event.valid)
         if not event.valid:
             continue
-        watch.prev_throw_seq, watch.last_throw_seq = watch.last_throw_seq, event.seq
+        seq = event.seq
+        watch.prev_throw_seq, watch.last_throw_seq = watch.last_throw_seq, seq
         if crossed:
             book = watch.dice
             alerts.append(_alert(state, event, "dice_bias", "",
                                  f"table {event.table_id} dice bias: {describe(book, crossed)}"))
             book.since = book.throws
             book.cells_since = [0] * 36
-        decided = settled_at.get(event.seq)
-        if decided:
-            alerts += _settled(settings, watch, state, event, decided)
+        if groups:
+            decided = {(w, p): g for (at, w, p), g in groups.items() if at == seq}
+            if decided:
+                alerts += _settled(settings, watch, state, decided)
     if alerts:
         raised = watch.raised
         for a in alerts:
@@ -127,53 +136,60 @@ def observe(settings: Thresholds, watch: TableWatch, state, applied: list, outpu
     return alerts
 
 
-def _settled(settings: Thresholds, watch: TableWatch, state, throw, settled: list) -> list:
-    """The settlements decided by one valid throw: one decision per wager kind and paytable for the
-    hold, one result per wager for its position."""
-    decisions: dict[tuple, list] = {}
-    for s in settled:
-        decisions.setdefault((s.wager, s.paytable), []).append(s)
+def _settled(settings: Thresholds, watch: TableWatch, state, decisions: dict) -> list:
+    """The settlements decided by one valid throw, by (wager kind, paytable): one decision per
+    wager kind and paytable for the hold, one result per wager for its position."""
     alerts = []
     rules = state.rules
     first = watch.prev_throw_seq
+    units, positions = watch.units, watch.positions
+    line_of = positions.get
     for (wager, paytable), group in decisions.items():
-        known = watch.units.get((wager, paytable))
+        known = units.get((wager, paytable))
         if known is None:
             unit = unit_distribution(wager_odds(wager, rules))
-            known = watch.units[(wager, paytable)] = (unit, tests_of(wager, unit))
+            known = units[(wager, paytable)] = (unit, tests_of(wager, unit))
         unit, tests = known
         first_test = tests[0] if tests and tests[0][2] is None else None
         screen = math.log(len(tests) / (REARM * settings.position_alert)) - 12.0 if tests else 0.0
+        if first_test is not None:
+            p_first = first_test[1]
+            q_first = 1 - p_first
         stake = win = 0
         for s in group:
-            stake += s.stake_cents
-            win += s.stake_cents if s.outcome == "lose" else -s.won_cents
+            cents, outcome = s.stake_cents, s.outcome
+            stake += cents
             key = (s.position, wager, paytable)
-            line = watch.positions.get(key)
+            line = line_of(key)
             if line is None:
-                line = watch.positions[key] = PositionLine()
+                line = positions[key] = PositionLine()
             line.wagers += 1
             at_first = s.placed_seq > first
             if at_first:
                 line.first_throw += 1
-            value = 1 if s.outcome == "lose" else (-(s.won_cents // s.stake_cents) if s.outcome == "win" else 0)
-            line.results[value] = line.results.get(value, 0) + 1
-            # A loss cannot make "lost" or "won X to 1" more extreme (and a loss on the first
-            # throw not the first-throw test either): {X <= x} implies {X + B <= x + 1}. Only
-            # the tests that may have moved towards an alert are evaluated.
-            if value != 1:
-                run = tests
-            elif at_first or first_test is None:
-                continue
-            else:
+            results = line.results
+            if outcome == "lose":
+                win += cents
+                results[1] = results.get(1, 0) + 1
+                # A loss cannot make "lost" or "won X to 1" more extreme (and a loss on the first
+                # throw not the first-throw test either): {X <= x} implies {X + B <= x + 1}. Only
+                # the tests that may have moved towards an alert are evaluated.
+                if at_first or first_test is None:
+                    continue
                 # The hot path (a Hot Roller or Bonus Craps wager lost after its first throw): a
                 # chi-square screen without a logarithm, sound while log(n + 1) <= 12 (n < 160,000).
                 n = line.wagers
-                expected = n * first_test[1]
+                expected = n * p_first
                 x = line.first_throw
-                if x >= expected or (n < 160_000 and (x - expected) ** 2 / (expected * (1 - first_test[1])) < screen):
+                if x >= expected or (n < 160_000 and (x - expected) ** 2 / (expected * q_first) < screen):
                     continue
                 run = tests[:1]
+            else:
+                won = s.won_cents
+                win -= won
+                value = -(won // cents) if outcome == "win" else 0
+                results[value] = results.get(value, 0) + 1
+                run = tests
             alert = _check_position(settings, state, s, line, tests, run)
             if alert is not None:
                 alerts.append(alert)
