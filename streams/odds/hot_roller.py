@@ -78,7 +78,20 @@ def seven_distribution(tracked: tuple[int, ...] = POINTS) -> dict[tuple[str, int
 
     `tracked` (all six numbers for the wager) exists to cross-check the method on smaller games:
     a number not tracked starts with every combination marked and is never counted.
+
+    The wager's own distribution (all six numbers) is read from `hot_roller_sevens`, the results of
+    `computed_seven_distribution` kept (half a second of exact arithmetic per process otherwise;
+    the tests recompute it and require equality); other games are computed.
     """
+    if tuple(tracked) == POINTS:
+        from streams.odds.hot_roller_sevens import SEVEN_DISTRIBUTION
+
+        return {key: Fraction(n, d) for key, (n, d) in SEVEN_DISTRIBUTION.items()}
+    return computed_seven_distribution(tuple(tracked))
+
+
+def computed_seven_distribution(tracked: tuple[int, ...] = POINTS) -> dict[tuple[str, int], Fraction]:
+    """`seven_distribution` by its computation: the chain of marks and points, level by level."""
     n_points = len(POINTS)
     full = tuple(tuple(size for _, size in classes) for classes in CLASSES)
     counted = [n in tracked for n in POINTS]

@@ -174,3 +174,14 @@ def test_monte_carlo_200k_hands():
             mean = sum(net(*key) * n for key, n in counts.items()) / hands
             se = odds.std_dev / math.sqrt(hands)
             assert abs(mean + float(odds.house_edge)) < 4 * se, (paytable.name, reading)
+
+
+def test_the_kept_distribution_is_the_computed_one():
+    """`seven_distribution()` reads the wager's distribution from `hot_roller_sevens` (kept to
+    spare every process the computation): it must be exactly what the computation gives, every
+    key, in the same order."""
+    from streams.odds.hot_roller import POINTS, computed_seven_distribution
+
+    kept, computed = seven_distribution(), computed_seven_distribution(POINTS)
+    assert list(kept.items()) == list(computed.items())
+    assert all(type(p) is Fraction for p in kept.values())
