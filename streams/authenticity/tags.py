@@ -84,6 +84,12 @@ class TableSigner:
         return signed(key, event)
 
 
+def _fast_keys(ring: KeyRing) -> dict:
+    """key id -> (tables, not_before, not_after, hmac_pads): what `TagCheck.problem`'s fast path
+    needs of each key."""
+    return {k.key_id: (k.tables, k.not_before, k.not_after, hmac_pads(k.secret)) for k in ring.keys}
+
+
 class TagCheck:
     """Judges events' tags against a key ring. `accept_untagged` lets an event with neither key id
     nor tag through (history written before tags; counted in `untagged`), never a partial one."""
@@ -93,8 +99,16 @@ class TagCheck:
         self.keys = ring.by_id()
         self.accept_untagged = accept_untagged
         self.untagged = 0  # events let through untagged
-        # key id -> (tables, not_before, not_after, hmac_pads): what `problem`'s fast path needs.
-        self._fast = {k.key_id: (k.tables, k.not_before, k.not_after, hmac_pads(k.secret)) for k in ring.keys}
+        self._fast = _fast_keys(ring)
+
+    # The pads are hash states, which do not pickle (a parallel replay sends the check to its
+    # jobs): they are left out and made again from the ring.
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_fast"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._fast = _fast_keys(self.ring)
 
     def problem(self, event) -> tuple[str, str] | None:
         """None when the event is authentic (or an accepted untagged one), else (reason, message):

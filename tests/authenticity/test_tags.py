@@ -220,3 +220,17 @@ def test_the_fast_check_answers_as_the_plain_one(event, boundary):
             for e in _variants(event):
                 assert fast.problem(e) == plain.problem_plain(e)
             assert fast.untagged == plain.untagged
+
+
+def test_a_check_travels_to_a_parallel_replays_jobs():
+    """A parallel replay pickles the check for its jobs: the kept pads (hash states, which do not
+    pickle) are made again there, and the copy judges as the original."""
+    import pickle
+
+    check = TagCheck(RING, accept_untagged=True)
+    check.problem(throw())
+    copy = pickle.loads(pickle.dumps(check))
+    assert copy.untagged == 1 and copy.accept_untagged
+    honest = signed(A, throw())
+    assert copy.problem(honest) is None
+    assert copy.problem(msgspec.structs.replace(honest, seq=6))[0] == BAD_SIGNATURE
