@@ -4,7 +4,9 @@ The plain path is `json.loads` (a dict per line), then the contract check `recor
 by field in Python: together most of a JSON Lines replay's time. Here msgspec decodes each line
 into the core's event itself (a frozen Struct, `streams.rules.events`), validating as it parses,
 in one pass and in C: a tagged union on `type`, every field with its exact type (a str is a str, an
-int an int, never a bool or a float), non-empty strings, seq >= 1, ts >= 0, no unknown fields. A
+int an int, never a bool or a float), non-empty strings, seq >= 1, ts >= 0, no unknown fields;
+then the ids' characters (`_ids_valid`: msgspec checked their length; a pattern there cost a
+regular expression per id, half of a line's decoding). A
 line it decodes is the event `record_to_event` would build, equal field by field; any other line
 (a TableOpened, with its rules to parse; a null optional field; a line that is not JSON, or breaks
 the contract) comes out as the plain path's item, the `json.loads` record (or the torn line as
@@ -26,6 +28,7 @@ from typing import Iterable, Iterator, Union
 
 import msgspec
 
+from streams.rules.contract import ID_FIELDS, valid_id
 from streams.rules.events import INPUT_TYPES, TableOpened
 
 # The kinds msgspec decodes straight into the core's events (their annotations are the contract's
@@ -33,14 +36,37 @@ from streams.rules.events import INPUT_TYPES, TableOpened
 KINDS = tuple(cls for cls in INPUT_TYPES.values() if cls is not TableOpened)
 _decode = msgspec.json.Decoder(Union[KINDS]).decode
 _ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
+# The id other than the table's that each kind carries (a wager's, a shooter's), or None.
+_OTHER_ID = {cls: next((n for n in cls.__struct_fields__ if n in ID_FIELDS and n != "table_id"), None)
+             for cls in KINDS}
+KNOWN_TABLES = 20_000  # table ids remembered as valid (a floor has hundreds)
 
 
-def line_item(line: str):
+def _ids_valid(event, known: set) -> bool:
+    """Whether the event's ids are of the contract's format (msgspec has checked their length,
+    1 to 32: `streams.rules.events.Id`). A table id found valid is remembered (one set lookup
+    after); an id of letters and digits alone passes by two string tests; any other id meets the
+    contract's pattern (`valid_id`)."""
+    table_id = event.table_id
+    if table_id not in known:
+        if not valid_id(table_id):
+            return False
+        if len(known) < KNOWN_TABLES:
+            known.add(table_id)
+    name = _OTHER_ID[type(event)]
+    if name is None:
+        return True
+    value = getattr(event, name)
+    return (value.isascii() and value.isalnum()) or valid_id(value)
+
+
+def line_item(line: str, known: set | None = None):
     """The core event of one JSON line, or None when the plain path must read it (for tests)."""
     try:
-        return _decode(line)
+        event = _decode(line)
     except _ERRORS:
         return None
+    return event if _ids_valid(event, set() if known is None else known) else None
 
 
 def json_line_batches(lines: Iterable[str], name: str, size: int = 512) -> Iterator[list]:
@@ -48,13 +74,18 @@ def json_line_batches(lines: Iterable[str], name: str, size: int = 512) -> Itera
     lines msgspec decodes, `(record, "name:n")` for the others (the record as `json.loads` reads
     it, or the stripped line as str when it is not JSON), blank lines skipped, numbered from 1 as
     `engine.json_lines` numbers them."""
-    decode, errors = _decode, _ERRORS
+    decode, errors, ids_valid = _decode, _ERRORS, _ids_valid
+    known: set = set()
     chunk: list = []
     append = chunk.append
     for n, line in enumerate(lines, 1):
         try:
-            append(decode(line))
+            event = decode(line)
         except errors:
+            event = None
+        if event is not None and ids_valid(event, known):
+            append(event)
+        else:
             line = line.strip()
             if not line:
                 continue

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -154,3 +155,23 @@ def test_the_settlement_id_is_the_contracts():
     s = outputs_with("x")[0]
     assert json.loads(output_lines([s]))["id"] == "T1/40/settle/wx" == s.id
     assert msgspec.json.decode(output_lines([s]))["type"] == "WagerSettled"
+
+
+ODD_IDS = ["w1", "w-1", "T.1_x", "w 1", "wé", "٣", "w<script>", "w\u0000", "x" * 32, "x" * 33, "", "w1\n"]
+
+
+@pytest.mark.parametrize("other", ODD_IDS)
+@pytest.mark.parametrize("table_id", ["T1", "T-1", "T 1", "Té", "", "T" * 33])
+def test_ids_are_checked_as_the_contract_checks_them(table_id, other):
+    """The fast path checks the ids' characters after msgspec (`jsonread._ids_valid`): letters and
+    digits by two string tests, anything else by the contract's pattern, a table id remembered once
+    valid. Every line reads as the plain path reads it, twice over (the second time the table id
+    is remembered, or must not be)."""
+    wager = json.dumps({"type": "WagerPlaced", "table_id": table_id, "seq": 3, "ts": 0, "wager_id": other,
+                        "position": 1, "wager": "fire", "amount_cents": 500})
+    shooter = json.dumps({"type": "ShooterChanged", "table_id": table_id, "seq": 2, "ts": 0, "shooter_id": other,
+                          "position": 1, "reason": "table_open"})
+    throw = json.dumps({"type": "DiceThrown", "table_id": table_id, "seq": 4, "ts": 0, "die1": 1, "die2": 2})
+    decoded = assert_same_as_plain([line + "\n" for line in (wager, shooter, throw) * 2])
+    if table_id == "T1" and other in ("w1", "w-1", "T.1_x", "x" * 32):
+        assert decoded == 6  # the fast path carries valid ids
