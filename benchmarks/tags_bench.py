@@ -5,7 +5,8 @@
 Simulates a floor, tags it with a fresh in-memory key ring (one key per table), then measures side
 by side in one run, per CPU second of this process (medians of --repeat runs):
   1. canonical bytes alone, per event (the generated formatter);
-  2. HMAC-SHA256 of those bytes, per event;
+  2. HMAC-SHA256 of those bytes, per event: `hmac.digest` + base64url, and the check's way, from
+     the key's kept pad states (`tags.hmac_pads`, `tags.tag_text`);
   3. the whole check (`TagCheck.problem`: key lookup, table and validity, canonical bytes, HMAC,
      base64url, constant-time compare), per event;
   4. the rules core and hold books over the same pre-decoded events (`Replay.feed_batch`), without
@@ -28,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from streams.authenticity import KeyRing, TableKey, TableSigner, TagCheck  # noqa: E402
 from streams.authenticity.canonical import canonical_bytes  # noqa: E402
+from streams.authenticity.tags import hmac_pads, tag_text  # noqa: E402
 from streams.replay.engine import Replay  # noqa: E402
 from streams.rules import ContractError, record_to_event  # noqa: E402
 from streams.sim.floor import floor_events  # noqa: E402
@@ -84,6 +86,8 @@ def main() -> int:
     canon_us, canon = per_event_us(canonical_bytes, tagged, args.repeat)
     mac_us, mac = per_event_us(lambda m: base64.urlsafe_b64encode(hmac.digest(key, m, "sha256")), messages,
                                args.repeat)
+    pads = hmac_pads(key)
+    kept_us, kept = per_event_us(lambda m: tag_text(pads, m), messages, args.repeat)
     check_us, checks = per_event_us(check.problem, tagged, args.repeat)
     sha_us, shas = per_event_us(lambda m: hashlib.sha256(m).digest(), messages, args.repeat)
     sign_us, signs = per_event_us(signer.sign, plain[:50_000], args.repeat)
@@ -96,6 +100,7 @@ def main() -> int:
     print(f"{'canonical bytes, µs/event':<44}{canon_us:>12.2f}   {', '.join(f'{x:.2f}' for x in canon)}")
     print(f"{'plain SHA-256 (machine reference), µs/event':<44}{sha_us:>12.2f}   {', '.join(f'{x:.2f}' for x in shas)}")
     print(f"{'HMAC-SHA256 + base64url, µs/event':<44}{mac_us:>12.2f}   {', '.join(f'{x:.2f}' for x in mac)}")
+    print(f"{'  the same from the kept pads, µs/event':<44}{kept_us:>12.2f}   {', '.join(f'{x:.2f}' for x in kept)}")
     print(f"{'whole tag check, µs/event':<44}{check_us:>12.2f}   {', '.join(f'{x:.2f}' for x in checks)}")
     print(f"{'signing (controller), µs/event':<44}{sign_us:>12.2f}   {', '.join(f'{x:.2f}' for x in signs)}")
     print(f"{'core + hold books, no check, events/s':<44}{bare_eps:>12,.0f}   {', '.join(f'{x:,.0f}' for x in bare)}")
