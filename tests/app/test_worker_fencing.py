@@ -65,6 +65,17 @@ def fenced_worker(monkeypatch, session_timeout_ms: int = 10_000):
     return w, producer
 
 
+def recording_takeovers(w) -> list[int]:
+    """Replace the worker's takeover by a record of the partitions it would take over."""
+    taken: list[int] = []
+
+    async def own(tp):
+        taken.append(tp.partition)
+
+    w.own = own
+    return taken
+
+
 def test_a_fenced_partition_is_released_and_the_worker_keeps_running(monkeypatch):
     w, producer = fenced_worker(monkeypatch)
     assert not w.stopping.is_set()
@@ -75,24 +86,14 @@ def test_a_fenced_partition_is_released_and_the_worker_keeps_running(monkeypatch
 
 def test_not_taken_over_again_in_the_same_generation_before_the_hold_off(monkeypatch):
     w, _ = fenced_worker(monkeypatch)
-    taken = []
-
-    async def own(tp):
-        taken.append(tp.partition)
-
-    w.own = own
+    taken = recording_takeovers(w)
     asyncio.run(w.own_assigned())
     assert taken == [5]  # the other assigned partition only
 
 
 def test_taken_over_again_after_a_rebalance(monkeypatch):
     w, _ = fenced_worker(monkeypatch)
-    taken = []
-
-    async def own(tp):
-        taken.append(tp.partition)
-
-    w.own = own
+    taken = recording_takeovers(w)
     w.generation += 2  # revoked and assigned again: the group says it is ours
     asyncio.run(w.own_assigned())
     assert taken == [3, 5]
@@ -101,12 +102,7 @@ def test_taken_over_again_after_a_rebalance(monkeypatch):
 
 def test_taken_over_again_after_the_hold_off_without_a_rebalance(monkeypatch):
     w, _ = fenced_worker(monkeypatch)
-    taken = []
-
-    async def own(tp):
-        taken.append(tp.partition)
-
-    w.own = own
+    taken = recording_takeovers(w)
     generation, at = w.fenced[3]
     w.fenced[3] = (generation, at - w.fenced_hold_off_s - 0.1)  # a session timeout ago
     asyncio.run(w.own_assigned())
