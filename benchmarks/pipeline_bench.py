@@ -278,6 +278,9 @@ def main() -> int:
                    help="processing_guarantee of the Faust contenders (default exactly_once)")
     p.add_argument("--skip-throughput", action="store_true", help="run the latency part only")
     args = p.parse_args()
+    # The worker checks every event's tag and the live floor tags what it sends: both need the
+    # dev floor's key ring, made here on a fresh clone (as `make run` does).
+    keyfile.init()
     create_topics()
     if not args.skip_throughput:
         throughput(args.tables, args.hours, args.rounds, faust=not args.no_faust,

@@ -17,6 +17,13 @@ the offset the tables are at (records fetched before the fencing may start below
 revoked partition is released only once its in-flight batch has committed or aborted. Broker outages
 (connection errors, timeouts) never stop the worker: the batch is re-read and ownership retried.
 
+A fenced producer (ProducerFenced: another worker took the partition over while this one was
+frozen or cut off, or the coordinator aborted a transaction that outlived its timeout during an
+outage) costs only that partition: its batch is aborted, the partition released, and the worker
+stays in the group. It takes the partition over again (fencing, changelog, committed offset) only
+after a rebalance gave it back, or after a session timeout if the group still says it is ours (the
+timed-out transaction: nobody else owns it), so a zombie never fights the partition's new owner.
+
 Timeouts (environment, milliseconds): CRAPS_SESSION_TIMEOUT_MS (10000), CRAPS_HEARTBEAT_INTERVAL_MS
 (a fifth of the session timeout), CRAPS_TRANSACTION_TIMEOUT_MS (60000), CRAPS_MAX_POLL_INTERVAL_MS
 (120000).
@@ -114,6 +121,11 @@ class SettlingWorker:
         self.heartbeat_interval_ms = _env_ms("CRAPS_HEARTBEAT_INTERVAL_MS", max(self.session_timeout_ms // 5, 100))
         self.transaction_timeout_ms = _env_ms("CRAPS_TRANSACTION_TIMEOUT_MS", 60_000)
         self.max_poll_interval_ms = _env_ms("CRAPS_MAX_POLL_INTERVAL_MS", 120_000)
+        # partition -> (generation, monotonic time) of the fence that released it: not taken over
+        # again in that generation before the hold-off (a session timeout: by then a zombie's
+        # consumer has heard it was dropped from the group, and rejoined)
+        self.fenced: dict[int, tuple[int, float]] = {}
+        self.fenced_hold_off_s = self.session_timeout_ms / 1000
 
     # ------------------------------------------------------------ the read model
 
@@ -168,6 +180,12 @@ class SettlingWorker:
         for partition in sorted(self.assigned - self.owners.keys()):
             if self.stopping.is_set():
                 return
+            fence = self.fenced.get(partition)
+            if fence is not None:
+                generation, at = fence
+                if generation == self.generation and time.monotonic() - at < self.fenced_hold_off_s:
+                    continue  # wait for the rebalance that tells whether the partition is still ours
+                del self.fenced[partition]
             try:
                 await self.own(TopicPartition(TABLE_EVENTS, partition))
             except TRANSIENT as e:
@@ -304,10 +322,13 @@ class SettlingWorker:
             self._rewind(tp, messages[0].offset)
             return
         except ProducerFenced:
-            # Another worker owns this partition now: this one is a zombie and must stop.
-            log.error("partition %s: producer fenced; stopping", partition)
-            self.stopping.set()
+            # Another worker owns this partition now (or the coordinator aborted a transaction that
+            # outlived its timeout): nothing of the batch committed. Give the partition up, keep the
+            # others, stay in the group; taken over again only as own_assigned allows.
+            log.warning("partition %s: producer fenced; batch aborted, partition released", partition)
+            self.fenced[partition] = (self.generation, time.monotonic())
             await self._drop(owner)
+            self._rewind(tp, messages[0].offset)
             return
         except (*TRANSIENT, IllegalOperation):
             # Aborted: the in-memory tables may be ahead of what committed. Rebuild and re-read

@@ -632,7 +632,7 @@ def money_check(v: Verdict, run: FaultRun, final: list[dict]) -> None:
     workers' /metrics counters, to the cent, per (table, wager, paytable)."""
     from_topic = money_of(final)
     try:
-        # A zombie that wakes up may rejoin the group for a moment before it is fenced and stops:
+        # A zombie that wakes up may rejoin the group for a moment before it is fenced on them:
         # the partitions it was given move back to the survivors only at the next rebalance, after
         # every event is settled. Compare once the live workers own every partition again.
         ports = wait_for_every_partition_owned(run)

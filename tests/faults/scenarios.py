@@ -230,14 +230,15 @@ def rebalance(run: FaultRun, size: Size) -> Verdict:
 def fencing(run: FaultRun, size: Size, attempts: int = 3) -> Verdict:
     """SIGSTOP a busy worker (inside a transaction when one is open) past its session and
     transaction timeouts; the other takes its partitions over; SIGCONT: the zombie must be fenced
-    (ProducerFenced: its log, and it stops) and pay nothing twice. A zombie frozen between two
-    transactions may rejoin the group without being fenced: then it is stopped and another try made."""
+    (ProducerFenced: its log), pay nothing twice, stay running and take its share of the partitions
+    back at the rebalance that follows. A zombie frozen between two transactions may rejoin the
+    group without being fenced: then it is stopped and another try made."""
     floor, collector, (a, b) = _start(run, size, ["a", "b"])
     watch = GroupWatch(run)
     txn = TxnWatch(run.bootstrap, run.topic("settlements"))
     feeder = Feeder(run, floor.lines, size.rate).start()
     pause = max(run.session_s, run.transaction_s) + 2
-    recoveries, notes, fenced = [], [], False
+    recoveries, notes, fenced, rejoined = [], [], False, False
     rng = random.Random(size.seed)
     try:
         wait_until(lambda: owned_partitions(a) and owned_partitions(b), 60, "both workers to own partitions")
@@ -257,15 +258,20 @@ def fencing(run: FaultRun, size: Size, attempts: int = 3) -> Verdict:
             try:
                 wait_until(lambda: "producer fenced" in log_text(zombie)[zombie_mark:], 20,  # noqa: B023
                            "the zombie to be fenced")
-                zombie.wait(60)  # a fenced worker stops
                 fenced = True
             except AssertionError:
                 fenced = False
+            if fenced:
+                # A fenced worker gives the partition up and stays in the group: the rebalance its
+                # return causes hands it a share again, taken over from the changelog.
+                wait_until(lambda: owned_partitions(zombie, zombie_mark) or zombie.poll() is not None,  # noqa: B023
+                           90, "the fenced worker to take a share of the partitions back")
+                rejoined = zombie.poll() is None and bool(owned_partitions(zombie, zombie_mark))
             log(f"fencing: attempt {attempt + 1}: stopped {pause:.0f} s "
                 f"({'inside a transaction' if in_txn else 'between transactions'}), fenced {fenced}, "
-                f"exit code {zombie.returncode}, caught up {recoveries[-1]:.1f} s after SIGSTOP")
+                f"rejoined {rejoined}, exit code {zombie.poll()}, caught up {recoveries[-1]:.1f} s after SIGSTOP")
             notes.append(f"try {attempt + 1}: frozen {'inside a transaction' if in_txn else 'between transactions'}, "
-                         f"fenced {fenced}")
+                         f"fenced {fenced}, rejoined {rejoined}")
             if fenced:
                 break
             kill(zombie, signal.SIGTERM)
@@ -278,9 +284,11 @@ def fencing(run: FaultRun, size: Size, attempts: int = 3) -> Verdict:
         watch.close()
         txn.close()
     lines = [line for line in log_text(a).splitlines() if "producer fenced" in line]
-    notes.append(f"zombie log: {lines[0].split('] ', 3)[-1] if lines else '-'}; exit code {a.returncode}")
+    notes.append(f"zombie log: {lines[0].split('] ', 3)[-1] if lines else '-'}; "
+                 f"{'still running' if a.poll() is None else f'exit code {a.returncode}'}")
     v = check(run, floor, collector, "fencing (SIGSTOP past timeouts)", _fmt(recoveries), notes)
     v.fenced = fenced  # type: ignore[attr-defined]
+    v.rejoined = rejoined  # type: ignore[attr-defined]
     return v
 
 

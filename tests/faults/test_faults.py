@@ -41,12 +41,9 @@ def test_worker_crash_kill_9_loses_and_repeats_nothing(fault_run):
 def test_broker_restart_producer_and_workers_recover_by_themselves(tmp_path):
     v = scenarios.broker_restart(tmp_path, CI)  # a private broker: the shared one is never stopped
     assert_exactly_once(v)
-    # Known flake under load (issue 10, left open): a worker fenced on a partition during the outage
-    # stops instead of giving the partition up; the survivor takes over and nothing is lost or
-    # repeated. Any other exit fails.
-    for log in tmp_path.rglob("worker-*.log"):
-        if any("exited" in n and log.name in n for n in v.notes):
-            assert "producer fenced" in log.read_text(errors="replace"), v.explain()
+    # Neither worker may stop: one fenced during the outage (its transaction timed out, or the other
+    # worker took a partition over meanwhile) gives that partition up and stays.
+    assert not any("exited" in n for n in v.notes), v.explain()
     assert_money(v)
 
 
@@ -59,6 +56,7 @@ def test_rebalance_moves_partitions_and_recovers_state(fault_run):
 def test_fenced_zombie_pays_nothing_twice(fault_run):
     v = scenarios.fencing(fault_run, CI)
     assert v.fenced, v.explain()
+    assert v.rejoined, v.explain()
     assert_exactly_once(v)
     assert_money(v)
 
