@@ -93,6 +93,7 @@ def main() -> int:
     sign_us, signs = per_event_us(signer.sign, plain[:50_000], args.repeat)
     assert all(check.problem(e) is None for e in tagged[:1000])
 
+    replay_eps(plain, lambda: None, 1)  # warm-up: the odds and tails each wager kind computes once
     bare_eps, bare = replay_eps(plain, lambda: None, args.repeat)
     tag_eps, with_tags = replay_eps(tagged, lambda: TagCheck(ring), args.repeat)
 
