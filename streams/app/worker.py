@@ -91,7 +91,11 @@ class PartitionOwner:
         self.shell = shell
         self.recovered = recovered or {}  # table id -> state JSON text read from the changelog
         self.lock = asyncio.Lock()  # held by a batch in flight; release waits for it
-        self.next_offset: int | None = None  # the input offset the tables are at (None: from the start)
+        # The input offset after the last message taken from the consumer (settled, in flight or
+        # pending); None: from the start. Dropping the owner drops whatever was not committed.
+        self.next_offset: int | None = None
+        self.pending: list = []  # fetched messages not in a batch yet, in offset order
+        self.drain: asyncio.Task | None = None  # settles `pending`, one batch at a time
 
 
 class SettlingWorker:
@@ -126,6 +130,7 @@ class SettlingWorker:
         # consumer has heard it was dropped from the group, and rejoined)
         self.fenced: dict[int, tuple[int, float]] = {}
         self.fenced_hold_off_s = self.session_timeout_ms / 1000
+        self.drains: set[asyncio.Task] = set()  # the partitions' drain tasks still running
 
     # ------------------------------------------------------------ the read model
 
@@ -242,9 +247,10 @@ class SettlingWorker:
         await self.consumer.start()
         try:
             while not self.stopping.is_set():
+                self._raise_from_drains()
                 await self.own_assigned()
+                await self._room_to_fetch()
                 batches = await self.consumer.getmany(timeout_ms=100, max_records=self.max_batch)
-                ready = []
                 for tp, messages in batches.items():
                     if self.stopping.is_set():
                         break
@@ -260,17 +266,47 @@ class SettlingWorker:
                         if not messages or messages[0].offset != resume:
                             self._rewind(tp, resume)  # fetched from a stale position
                             continue
-                    ready.append((owner, tp, messages))
-                # The partitions' transactions are independent (one producer each): run them side
-                # by side, so a batch's latency is one transaction's round trips, not the sum of all.
-                await asyncio.gather(*(self.settle_batch(tp, messages) for _, tp, messages in ready))
-                for owner, _, messages in ready:
-                    # Committed (or, if not, the owner is dropped and the partition rewound).
+                    owner.pending.extend(messages)
                     owner.next_offset = messages[-1].offset + 1
+                    if owner.drain is None or owner.drain.done():
+                        owner.drain = asyncio.create_task(self._drain(owner, tp))
+                        self.drains.add(owner.drain)
+                        owner.drain.add_done_callback(self.drains.discard)
         finally:
             await self.consumer.stop()
             for partition in list(self.owners):
                 await self.release(partition)
+            await asyncio.gather(*list(self.drains), return_exceptions=True)
+
+    async def _drain(self, owner: PartitionOwner, tp: TopicPartition) -> None:
+        """Settle the partition's fetched messages, a batch (one transaction) at a time, while the
+        loop goes on fetching. Why a task per partition: the partitions' transactions are
+        independent (one producer each), so an event waits only for its own partition's
+        transaction in flight, never for a slow commit (a retried verification, a
+        concurrent-transactions answer) on another partition. Ends when nothing is pending or the
+        partition was dropped (a failed batch drops the owner, its pending messages with it, and
+        rewinds the consumer to the committed offset)."""
+        while owner.pending and self.owners.get(owner.partition) is owner and not self.stopping.is_set():
+            batch = owner.pending[:self.max_batch]
+            del owner.pending[:len(batch)]
+            await self.settle_batch(tp, batch)
+
+    def _raise_from_drains(self) -> None:
+        """A batch that raised past settle_batch's handling (a bug in the loop itself) stops the
+        worker, as it did when the loop awaited its batches."""
+        for owner in list(self.owners.values()):
+            task = owner.drain
+            if task is not None and task.done() and not task.cancelled() and task.exception() is not None:
+                owner.drain = None
+                raise task.exception()
+
+    async def _room_to_fetch(self) -> None:
+        """Back-pressure: no fetch while a partition already has a full batch waiting (a backlog
+        is settled in batches of max_batch, and memory holds at most about two per partition)."""
+        while not self.stopping.is_set() and any(
+                len(o.pending) >= self.max_batch and o.drain is not None and not o.drain.done()
+                for o in self.owners.values()):
+            await asyncio.sleep(0.005)
 
     async def settle_batch(self, tp: TopicPartition, messages: list) -> None:
         owner = self.owners.get(tp.partition)

@@ -1,0 +1,147 @@
+"""The worker settles each partition in a task of its own (issue 15, latency): an event waits for
+its own partition's transaction in flight, never for a slow commit on another partition, and each
+partition's batches still commit one after the other, in offset order. Pure: the consumer and
+the producers are recording doubles (the real broker's version: tests/pipeline and tests/faults)."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from streams.app import worker as worker_module
+from streams.app.worker import SettlingWorker
+from streams.authenticity import KeyRing, TagCheck
+from streams.kafka.consumers import TopicPartition
+from streams.topics import TABLE_EVENTS
+
+
+class Message:
+    def __init__(self, partition: int, offset: int):
+        self.partition, self.offset, self.value, self.topic, self.key = partition, offset, b"{}", TABLE_EVENTS, b""
+
+
+class Consumer:
+    """Hands out the scripted fetches, then nothing; both partitions assigned at start."""
+
+    def __init__(self, fetches: list[dict[int, list[int]]]):
+        self.fetches = list(fetches)
+        self.listener = None
+
+    def subscribe(self, topics, listener):
+        self.listener = listener
+
+    async def start(self):
+        await self.listener.on_partitions_assigned([TopicPartition(TABLE_EVENTS, p) for p in (0, 1)])
+
+    async def stop(self):
+        pass
+
+    async def committed(self, tp):
+        return None
+
+    def seek(self, tp, offset):
+        raise AssertionError(f"no rewind expected (partition {tp.partition} to {offset})")
+
+    async def getmany(self, timeout_ms, max_records):
+        await asyncio.sleep(0.001)
+        if not self.fetches:
+            await asyncio.sleep(timeout_ms / 1000)
+            return {}
+        fetch = self.fetches.pop(0)
+        return {TopicPartition(TABLE_EVENTS, p): [Message(p, o) for o in offsets] for p, offsets in fetch.items()}
+
+
+class Producer:
+    """A transactional producer recording each commit; partition 0's first commit waits for `gate`."""
+
+    commits: list[tuple[int, list[int]]] = []
+    gate: asyncio.Event
+
+    def __init__(self, transactional_id: str, *a, **k):
+        self.partition = int(transactional_id.rsplit("-", 1)[1])
+        self.offsets: list[int] = []
+        self.first = True
+
+    async def start(self):
+        pass
+
+    async def stop(self):
+        pass
+
+    @contextlib.asynccontextmanager
+    async def transaction(self):
+        self.offsets = []
+        yield
+        if self.partition == 0 and self.first:
+            self.first = False
+            await Producer.gate.wait()  # a slow commit (a retried verification, say)
+        Producer.commits.append((self.partition, self.offsets))
+
+    async def send(self, *a, **k):
+        pass
+
+    async def send_offsets_to_transaction(self, offsets, group_id):
+        (tp, end), = offsets.items()
+        self.offsets = list(range(self.batch_start, end))
+
+    def note_batch(self, messages):
+        self.batch_start = messages[0].offset
+
+
+class Shell:
+    def __init__(self, *a, **k):
+        self.states, self.books = {}, {}
+
+    def handle(self, value, topic, partition, offset):
+        class Handled:
+            messages, state, table_id = [], None, None
+        return Handled()
+
+
+def run_worker(monkeypatch, fetches):
+    Producer.commits = []
+    Producer.gate = asyncio.Event()
+    monkeypatch.setattr(worker_module, "group_consumer", lambda *a, **k: Consumer(fetches))
+    monkeypatch.setattr(worker_module, "transactional_producer", Producer)
+    monkeypatch.setattr(worker_module, "recover_partition", lambda *a: ({}, 0.0))
+    monkeypatch.setattr(worker_module, "SettlementShell", Shell)
+    w = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()))
+    original = w._settle_batch
+
+    async def settle(owner, tp, messages):
+        owner.producer.note_batch(messages)
+        await original(owner, tp, messages)
+
+    w._settle_batch = settle
+    seen_while_gated: list[list] = []
+
+    async def scenario():
+        task = asyncio.create_task(w.run())
+        for _ in range(200):  # partition 1 commits everything while partition 0's first commit waits
+            await asyncio.sleep(0.005)
+            if sum(len(o) for p, o in Producer.commits if p == 1) == 3:
+                break
+        seen_while_gated.append(list(Producer.commits))
+        Producer.gate.set()
+        for _ in range(200):
+            await asyncio.sleep(0.005)
+            if sum(len(o) for p, o in Producer.commits if p == 0) == 4:
+                break
+        w.stopping.set()
+        await task
+
+    asyncio.run(scenario())
+    return seen_while_gated[0], Producer.commits
+
+
+def test_a_slow_commit_on_one_partition_does_not_hold_another(monkeypatch):
+    fetches = [{0: [0, 1], 1: [0]}, {1: [1]}, {0: [2], 1: [2]}, {0: [3]}]
+    while_gated, commits = run_worker(monkeypatch, fetches)
+    # While partition 0's first transaction hangs, partition 1 commits all it was given.
+    assert [p for p, _ in while_gated] == [1] * len(while_gated)
+    assert [o for _, b in while_gated for o in b] == [0, 1, 2]
+    # Partition 0: its batches commit in order, none lost or repeated; what arrived meanwhile
+    # was queued and settled after the slow commit.
+    p0 = [b for p, b in commits if p == 0]
+    assert p0[0] == [0, 1]
+    assert [o for b in p0 for o in b] == [0, 1, 2, 3]
+    assert [o for p, b in commits if p == 1 for o in b] == [0, 1, 2]
