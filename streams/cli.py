@@ -399,7 +399,7 @@ def _simulate_live(args, faults: dict) -> int:
         if signer is None:
             return 2
         records = _tagged(records, signer, "simulate")
-    producer = make_producer(args.bootstrap)
+    producer = make_producer(args.bootstrap, live=True)
     try:
         produce(records, producer, progress=Progress(True, "floor sent", after_s=0.0, every=1, interval_s=0.5))
     finally:

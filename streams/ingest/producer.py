@@ -19,9 +19,10 @@ from streams.topics import TABLE_EVENTS
 __all__ = ["DeliveryError", "make_producer", "wire_message", "records_of", "produce", "paced"]
 
 
-def make_producer(bootstrap: str | None = None):
-    """The floor's feed producer (role "controller": it sends table events in)."""
-    return feed_producer("controller", bootstrap)
+def make_producer(bootstrap: str | None = None, live: bool = False):
+    """The floor's feed producer (role "controller": it sends table events in); `live` for a feed
+    paced in real time (no linger)."""
+    return feed_producer("controller", bootstrap, live=live)
 
 
 def wire_message(record) -> tuple[bytes, bytes]:
