@@ -153,12 +153,29 @@ def prune_runs(keep: int, bootstrap: Optional[str] = None, timeout_s: float = 30
         runs = sorted({n[len(RUN_PREFIX):].split(".", 1)[0] for n in names})  # <time> sorts by age
         kept = set(runs[-keep:]) if keep > 0 else set()
         doomed = sorted(n for n in names if n[len(RUN_PREFIX):].split(".", 1)[0] not in kept)
-        if doomed:
-            admin.delete_topics(doomed, timeout_ms=int(timeout_s * 1000))
-            if client_settings("admin", bootstrap).get("security_protocol") != "PLAINTEXT":
-                from streams.kafka.access import revoke_topics
-
-                revoke_topics(admin, doomed)
+        _delete(admin, doomed, bootstrap, timeout_s)
         return doomed
     finally:
         admin.close()
+
+
+def delete_floor(prefix: str, bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> List[str]:
+    """Delete every topic of one floor (`prefix`, e.g. a benchmark run's) and the ACLs that named
+    them. Returns the deleted topic names."""
+    admin = _admin(bootstrap, timeout_s)
+    try:
+        doomed = sorted(n for n in admin.list_topics() if n.startswith(prefix))
+        _delete(admin, doomed, bootstrap, timeout_s)
+        return doomed
+    finally:
+        admin.close()
+
+
+def _delete(admin, names: List[str], bootstrap: Optional[str], timeout_s: float) -> None:
+    if not names:
+        return
+    admin.delete_topics(names, timeout_ms=int(timeout_s * 1000))
+    if client_settings("admin", bootstrap).get("security_protocol") != "PLAINTEXT":
+        from streams.kafka.access import revoke_topics
+
+        revoke_topics(admin, names)
