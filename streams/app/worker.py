@@ -321,15 +321,17 @@ class SettlingWorker:
     async def _written(delivered: list) -> None:
         """Wait until the batch's records are written before its offsets join the transaction.
 
-        Why (issue 15, latency): Kafka 4 verifies every transactional write with the coordinator
-        (KIP-890). aiokafka sends AddOffsetsToTxn as soon as the partitions are added, so the
-        records' Produce raced it; a verification that arrives while the coordinator is writing
-        AddOffsetsToTxn gets CONCURRENT_TRANSACTIONS, which an aiokafka-era client is told as
-        NOT_ENOUGH_REPLICAS (the produce) or COORDINATOR_NOT_AVAILABLE (TxnOffsetCommit: a new
-        coordinator lookup): a backoff and a retry in about one transaction in five at a floor's
-        rate, the p90-p99 of the settlement latency. One produce round trip in series costs less
-        (benchmarks/transaction_phases.py measures both). A failed write raises here and aborts
-        the transaction, as the commit would have."""
+        Why (issue 15, latency): Kafka 4 verifies every transactional write with the transaction
+        coordinator (KIP-890), the records' Produce and the offsets' TxnOffsetCommit alike, and the
+        broker keeps one pending verification per transactional id: when a second arrives, the
+        first is answered NETWORK_EXCEPTION (Kafka's AddPartitionsToTxnManager.addTxnData, "the
+        client is likely retrying"), which an aiokafka-era client hears as NOT_ENOUGH_REPLICAS
+        (Produce) or COORDINATOR_NOT_AVAILABLE (TxnOffsetCommit, then a new coordinator lookup).
+        aiokafka sends the offsets as soon as the partitions are added, so both raced: a backoff
+        and a retry in 17 to 30 transactions of 100 at a floor's rate, the p90 of a transaction.
+        Written first, none is retried; one produce round trip more in series
+        (benchmarks/transaction_phases.py measures both orders). A failed write raises here and
+        aborts the transaction, as the commit would have."""
         if delivered:
             await asyncio.gather(*delivered)
 
