@@ -30,6 +30,8 @@ SURVEILLANCE = TOPIC_PREFIX + "surveillance"
 REJECTIONS = TOPIC_PREFIX + "rejections"
 # The state of every table, the worker's changelog: compacted, one record per table kept.
 TABLE_STATE = TOPIC_PREFIX + "table-state"
+# What the worker writes in its transactions, each output record in its input's partition number.
+WORKER_OUTPUTS = (SETTLEMENTS, LAYOUT_MARKERS, SURVEILLANCE, REJECTIONS, TABLE_STATE)
 
 # `make run` gives each floor topics of its own, craps.run-<time>.* (pruned by `topics --prune-runs`).
 RUN_PREFIX = "craps.run-"

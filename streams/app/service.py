@@ -38,10 +38,12 @@ async def _main(web_port: int) -> None:
         runner = await start_site(make_web_app(worker, metrics, config), web_port, config)
         log.info("metrics on %s://%s:%s/metrics", config.scheme, web_host(), web_port)
     lag_task = asyncio.create_task(_report_lag(worker, metrics))
+    stability_task = asyncio.create_task(_report_stability(worker, metrics))
     try:
         await worker.run()
     finally:
         lag_task.cancel()
+        stability_task.cancel()
         if runner is not None:
             await runner.cleanup()
 
@@ -62,10 +64,46 @@ async def _report_lag(worker, metrics) -> None:
                 metrics.lag.labels(str(tp.partition)).set(max(0, highwater - position))
 
 
+async def _report_stability(worker, metrics, every_s: float = 5.0) -> None:
+    """The outputs' last stable offsets against their high watermarks, for the partitions this
+    worker owns: a stalled LSO hides the floor from every reader (alert CrapsReadersStalled)."""
+    from streams.app.stability import StableOffsetWatch
+    from streams.kafka.stability import StableOffsets
+    from streams.topics import WORKER_OUTPUTS
+
+    offsets, watch, reported = StableOffsets(bootstrap=worker.bootstrap), StableOffsetWatch(), set()
+    try:
+        await offsets.start()
+    except Exception:  # best effort, like the lag: never take the worker down for a gauge
+        log.warning("output stability not measured: cannot start its consumers", exc_info=True)
+        return
+    try:
+        while True:
+            await asyncio.sleep(every_s)
+            owned = {(topic, p) for p in worker.partitions() for topic in WORKER_OUTPUTS}
+            try:
+                measured = await offsets.offsets(sorted(owned))
+            except Exception:
+                continue
+            now = time.monotonic()
+            for key, (high, stable) in measured.items():
+                labels = (key[0], str(key[1]))
+                metrics.unstable.labels(*labels).set(max(0, high - stable))
+                metrics.lso_stalled.labels(*labels).set(watch.observe(key, high, stable, now))
+            for key in reported - owned:  # given up: its new owner reports it
+                watch.forget(key)
+                metrics.unstable.remove(key[0], str(key[1]))
+                metrics.lso_stalled.remove(key[0], str(key[1]))
+            reported = set(measured) | (reported & owned)
+    finally:
+        await offsets.stop()
+
+
 class ExpectedRetries(logging.Filter):
-    """Kafka 4 answers a produce that races the previous transaction's markers with a retriable
-    NOT_ENOUGH_REPLICAS (KIP-890 transaction verification, for clients that do not speak the new
-    protocol, as aiokafka does not); aiokafka logs each such retry as a WARNING although it is the
+    """Kafka 4 answers a produce whose transaction verification (KIP-890) did not complete with a
+    retriable NOT_ENOUGH_REPLICAS, for clients that do not speak the new protocol, as aiokafka
+    does not (rare since the worker writes a batch's records before adding its offsets,
+    SettlingWorker._written); aiokafka logs each such retry as a WARNING although it is the
     expected path and the batch is re-sent at once. A log a person reads must show what matters,
     so these become DEBUG records (kept only at --loglevel debug); other warnings pass untouched."""
 

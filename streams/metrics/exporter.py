@@ -43,6 +43,11 @@ class FloorMetrics:
         self.edge = Gauge("craps_theoretical_house_edge_ratio", "Exact house edge per unit staked",
                           ["wager", "paytable", "reading"], registry=r)
         self.lag = Gauge("craps_consumer_lag_messages", "Table events not yet settled", ["partition"], registry=r)
+        # Readers of the outputs see only what lies below the last stable offset (streams/app/stability.py).
+        self.unstable = Gauge("craps_output_unstable_records", "Output records written above the last stable "
+                              "offset (not yet readable by read_committed readers)", ["topic", "partition"], registry=r)
+        self.lso_stalled = Gauge("craps_output_lso_stalled_seconds", "Seconds the last stable offset has stood "
+                                 "still with records above it", ["topic", "partition"], registry=r)
         for odds in all_wager_odds():
             self.edge.labels(odds.wager, odds.paytable, odds.reading or "-").set(float(odds.house_edge))
         thresholds = thresholds or Thresholds.from_settings(os.environ)
