@@ -293,11 +293,10 @@ def _on_dice_thrown(state: TableState | None, event: DiceThrown):
     open_cohorts = state.open_cohorts
     cohorts = state.cohorts
     # The throw closes every open window; its wagers are in action from this throw on.
-    for g in GROUPS:
-        c = open_cohorts[g]
+    for g, c in open_cohorts.items():
         if c is not None:
             cohorts[g].append(c)
-            open_cohorts[g] = None
+            open_cohorts[g] = None  # a value replaced, no key added: the loop may go on
     state.shooter_throws += 1
     state.cycle_fresh = False
     for c in cohorts["hot_shooter"]:
@@ -333,9 +332,12 @@ def _on_dice_thrown(state: TableState | None, event: DiceThrown):
             c.dice_thrown(low, high, event, out)
         bonus = cohorts["bonus_craps"]
         if bonus:
+            emptied = False
             for c in bonus:
                 c.total_thrown(total, rules.bonus, event, out)
-            if any(not c.wagers for c in bonus):
+                if not c.wagers:
+                    emptied = True
+            if emptied:
                 for c in bonus:
                     if not c.wagers:
                         c.cleared(event, out, "settled")
@@ -371,7 +373,8 @@ def _alert_four_points(state: TableState, event, out: list) -> None:
 def _forget_settled(state: TableState, out: list) -> None:
     threshold = state.rules.large_win_alert_cents
     pending = state.pending
-    for o in list(out):
+    # No copy of `out`: what the loop appends (alerts) is no WagerSettled, so it passes them by.
+    for o in out:
         if type(o) is WagerSettled:
             del pending[o.wager_id]
             if threshold and o.won_cents >= threshold:
@@ -399,33 +402,34 @@ _WINDOW_WHY = {s.group: s.window_why for s in REGISTRY}
 
 def _on_wager_placed(state: TableState | None, event: WagerPlaced):
     # The most frequent event (every player, every shooter): the checks below are those of the
-    # rules, in their order, each written as its cheapest test, the message built only on failure.
+    # rules, in their order, each written as its cheapest test, the message built only on failure
+    # (tests/rules/test_wager_placed_lean.py holds them to the plain checks).
     if state is None or state.closed:
         return state, [_not_open(state, event)], REJECTED
     kind = event.wager
-    spec = SPEC_OF.get(kind)
-    if spec is None:
+    placing = _PLACING.get(kind)
+    if placing is None:
         return state, [rejected(event, "unknown_wager_kind", f"wager kind {kind!r} is not one of "
                                 f"{', '.join(WAGER_KINDS)}")], REJECTED
-    if event.position not in POSITIONS:
+    position = event.position
+    if position not in POSITIONS:
         return state, [rejected(event, "position_out_of_range",
-                                f"position {event.position} is not 1..16 (§ 623c.1(a)(2)(i))")], REJECTED
+                                f"position {position} is not 1..16 (§ 623c.1(a)(2)(i))")], REJECTED
     wager_id = event.wager_id
     pending = state.pending
     if wager_id in pending:
         return state, [rejected(event, "duplicate_wager_id",
                                 f"wager {wager_id!r} is already in action")], REJECTED
+    group, window_open, table_kinds, stakes, spec = placing
     amount = event.amount_cents
-    if amount <= 0 or state.rules.limits or (kind == "fire" and not (
-            FIRE_MIN_CENTS <= amount <= FIRE_MAX_CENTS and amount % FIRE_STEP_CENTS == 0)):
+    if amount <= 0 or state.rules.limits or (stakes is not None and amount not in stakes):
         why = _stake_problem(state, event)  # else it finds nothing: it words what it finds
         if why:
             return state, [rejected(event, "stake_out_of_limits", why)], REJECTED
-    if spec.table_kinds is not None and state.table_kind not in spec.table_kinds:
-        return state, [rejected(event, *(spec.table_kind_rejection or ()))], REJECTED
-    group = spec.group
-    if not _WINDOW_OF_GROUP[group](state):
-        return state, [rejected(event, "out_of_window", _WINDOW_WHY[group])], REJECTED
+    if table_kinds is not None and state.table_kind not in table_kinds:
+        return state, [rejected(event, *spec.table_kind_rejection)], REJECTED
+    if not window_open(state):
+        return state, [rejected(event, "out_of_window", spec.window_why)], REJECTED
 
     seq = event.seq
     state.last_seq = seq
@@ -433,12 +437,21 @@ def _on_wager_placed(state: TableState | None, event: WagerPlaced):
     if cohort is None:
         cohort = state.open_cohorts[group] = spec.cohort(f"{group}-{seq}")
     # Wager(...) without the namedtuple's Python-level __new__ (same tuple, same class).
-    wager = _new_tuple(Wager, (wager_id, event.position, kind, amount, seq))
+    wager = _new_tuple(Wager, (wager_id, position, kind, amount, seq))
     cohort.wagers[wager_id] = wager  # Cohort.add
     pending[wager_id] = wager
     return state, [], APPLIED
 
 
+# § 623a.11(b)(1): every Fire Bet stake allowed ($1 to $5 in $1 increments), one set lookup on the
+# hot path; `_stake_problem` words a refusal from the same limits.
+_FIRE_STAKES = frozenset(range(FIRE_MIN_CENTS, FIRE_MAX_CENTS + 1, FIRE_STEP_CENTS))
+# kind -> what placing it reads of its specification, in one tuple (one lookup on the hot path):
+# (group, the window's predicate, the table kinds offering it or None, the only stakes the rules
+# allow it or None, spec).
+_PLACING = {s.kind: (s.group, _WINDOW_OF_GROUP[s.group], s.table_kinds,
+                     _FIRE_STAKES if s.kind == "fire" else None, s)
+            for s in REGISTRY}
 _new_tuple = tuple.__new__
 
 
