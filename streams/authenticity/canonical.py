@@ -101,9 +101,10 @@ def _formatter(cls):
     return ns["canonical"]
 
 
-_FORMAT = {cls: _formatter(cls) for cls in INPUT_TYPES.values()}
+# type -> its canonical bytes' function (the tag check's hot path calls it directly: a call less).
+FORMAT_OF = {cls: _formatter(cls) for cls in INPUT_TYPES.values()}
 
 
 def canonical_bytes(event) -> bytes:
     """The bytes the event's tag is made over (see the module's definition)."""
-    return _FORMAT[type(event)](event)
+    return FORMAT_OF[type(event)](event)
