@@ -327,9 +327,11 @@ def _on_dice_thrown(state: TableState | None, event: DiceThrown):
             state.point = 0
             state.must_pass = True
     else:
-        low, high = (d1, d2) if d1 <= d2 else (d2, d1)
-        for c in cohorts["hot_roller"]:
-            c.dice_thrown(low, high, event, out)
+        hot_roller = cohorts["hot_roller"]
+        if hot_roller:
+            low, high = (d1, d2) if d1 <= d2 else (d2, d1)
+            for c in hot_roller:
+                c.dice_thrown(low, high, event, out)
         bonus = cohorts["bonus_craps"]
         if bonus:
             emptied = False
