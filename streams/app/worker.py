@@ -317,12 +317,29 @@ class SettlingWorker:
                 return  # released (revoked) while this batch waited
             await self._settle_batch(owner, tp, messages)
 
+    @staticmethod
+    async def _written(delivered: list) -> None:
+        """Wait until the batch's records are written before its offsets join the transaction.
+
+        Why (issue 15, latency): Kafka 4 verifies every transactional write with the coordinator
+        (KIP-890). aiokafka sends AddOffsetsToTxn as soon as the partitions are added, so the
+        records' Produce raced it; a verification that arrives while the coordinator is writing
+        AddOffsetsToTxn gets CONCURRENT_TRANSACTIONS, which an aiokafka-era client is told as
+        NOT_ENOUGH_REPLICAS (the produce) or COORDINATOR_NOT_AVAILABLE (TxnOffsetCommit: a new
+        coordinator lookup): a backoff and a retry in about one transaction in five at a floor's
+        rate, the p90-p99 of the settlement latency. One produce round trip in series costs less
+        (benchmarks/transaction_phases.py measures both). A failed write raises here and aborts
+        the transaction, as the commit would have."""
+        if delivered:
+            await asyncio.gather(*delivered)
+
     async def _settle_batch(self, owner: PartitionOwner, tp: TopicPartition, messages: list) -> None:
         producer, shell, partition = owner.producer, owner.shell, tp.partition
         started = time.monotonic()
         handled_list = []
         changed: dict[str, None] = {}  # tables whose state changed in this batch, in order
         failed = self.failed.setdefault(partition, {})
+        delivered = []  # the sends' delivery futures
         try:
             async with producer.transaction():
                 for m in messages:
@@ -338,14 +355,15 @@ class SettlingWorker:
                             raise _InternalError(m.offset, e) from e  # aborts the transaction
                     handled_list.append(handled)
                     for topic, key, value in handled.messages:
-                        await producer.send(topic, value, key=key, partition=partition)
+                        delivered.append(await producer.send(topic, value, key=key, partition=partition))
                     if handled.state is not None:
                         changed[handled.table_id] = None
                 # One state record per table per batch: the changelog is compacted, and the
                 # transaction makes the batch's last state the only one anybody can read.
                 for table_id in changed:
-                    await producer.send(TABLE_STATE, shell.stored_text(table_id).encode(),
-                                        key=table_id.encode(), partition=partition)
+                    delivered.append(await producer.send(TABLE_STATE, shell.stored_text(table_id).encode(),
+                                                         key=table_id.encode(), partition=partition))
+                await self._written(delivered)
                 await producer.send_offsets_to_transaction({tp: messages[-1].offset + 1}, self.app_id)
         except _InternalError as e:
             # The table the bug hit may be half-changed: nothing of the batch is committed, the

@@ -1,0 +1,117 @@
+"""The order of a batch's transaction (issue 15, latency): the batch's records are written before
+its offsets join the transaction, so the records' produce never races AddOffsetsToTxn at the
+coordinator (Kafka 4's KIP-890 verification answers that race with a retriable error, a backoff
+and a retry). A write that fails aborts the batch: its offsets never commit. Pure: a recording
+producer whose writes complete a moment after they are sent, as a broker's do."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from aiokafka.errors import KafkaTimeoutError
+
+from streams.app.worker import PartitionOwner, SettlingWorker
+from streams.authenticity import KeyRing, TagCheck
+from streams.kafka.consumers import TopicPartition
+from streams.topics import SETTLEMENTS, TABLE_EVENTS, TABLE_STATE
+
+
+class Message:
+    def __init__(self, offset: int):
+        self.partition, self.offset, self.value, self.topic, self.key = 0, offset, b"{}", TABLE_EVENTS, b""
+
+
+class Shell:
+    """Every message settles into two output records and changes its table's state."""
+
+    def handle(self, value, topic, partition, offset):
+        class Handled:
+            messages = [(SETTLEMENTS, b"t1", b"settled-%d" % offset), (SETTLEMENTS, b"t1", b"paid-%d" % offset)]
+            state, table_id = object(), "t1"
+        return Handled()
+
+    def stored_text(self, table_id):
+        return "{}"
+
+
+class Producer:
+    """Records what it was asked, in order; each write completes (or fails) 5 ms after it is sent."""
+
+    def __init__(self, fail_writes: bool = False):
+        self.fail_writes = fail_writes
+        self.writes: list[asyncio.Future] = []
+        self.log: list[str] = []
+        self.unwritten_when_offsets_added: int | None = None
+
+    @contextlib.asynccontextmanager
+    async def transaction(self):
+        try:
+            yield
+        except BaseException:
+            self.log.append("abort")
+            raise
+        self.log.append("commit")
+
+    async def send(self, topic, value, key=None, partition=None):
+        self.log.append(f"send {topic}")
+        future = asyncio.get_running_loop().create_future()
+
+        def written():
+            if self.fail_writes:
+                future.set_exception(KafkaTimeoutError("batch expired"))
+            else:
+                future.set_result(None)
+
+        asyncio.get_running_loop().call_later(0.005, written)
+        self.writes.append(future)
+        return future
+
+    async def send_offsets_to_transaction(self, offsets, group_id):
+        self.log.append("offsets")
+        self.unwritten_when_offsets_added = sum(1 for f in self.writes if not f.done())
+
+    async def stop(self):
+        self.log.append("stop")
+
+
+class Consumer:
+    def __init__(self):
+        self.seeks: list[int] = []
+
+    def seek(self, tp, offset):
+        self.seeks.append(offset)
+
+
+def settle(producer: Producer, offsets: list[int]) -> SettlingWorker:
+    worker = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()))
+    worker.consumer = Consumer()
+    owner = PartitionOwner(0, producer, Shell())
+    worker.owners[0] = owner
+
+    async def run():
+        await worker.settle_batch(TopicPartition(TABLE_EVENTS, 0), [Message(o) for o in offsets])
+        for f in producer.writes:  # retrieve failed writes' exceptions (no "never retrieved" noise)
+            if f.done() and not f.cancelled():
+                f.exception()
+
+    asyncio.run(run())
+    return worker
+
+
+def test_the_batch_is_written_before_its_offsets_join_the_transaction():
+    producer = Producer()
+    worker = settle(producer, [7, 8, 9])
+    # 3 messages x 2 outputs, then the table's one state record: all written before the offsets.
+    assert producer.log == [f"send {SETTLEMENTS}"] * 6 + [f"send {TABLE_STATE}", "offsets", "commit"]
+    assert producer.unwritten_when_offsets_added == 0
+    assert 0 in worker.owners  # committed: the partition stays owned
+
+
+def test_a_write_that_fails_aborts_the_batch_before_its_offsets():
+    producer = Producer(fail_writes=True)
+    worker = settle(producer, [7, 8, 9])
+    assert "offsets" not in producer.log and "commit" not in producer.log
+    assert producer.log[-2:] == ["abort", "stop"]
+    # Nothing of the batch committed: the partition is given up and re-read from the batch's start.
+    assert 0 not in worker.owners
+    assert worker.consumer.seeks == [7]
