@@ -131,6 +131,7 @@ class SettlingWorker:
         self.fenced: dict[int, tuple[int, float]] = {}
         self.fenced_hold_off_s = self.session_timeout_ms / 1000
         self.drains: set[asyncio.Task] = set()  # the partitions' drain tasks still running
+        self.drain_errors: list[BaseException] = []  # raised by drain tasks, for the loop to raise
 
     # ------------------------------------------------------------ the read model
 
@@ -269,14 +270,14 @@ class SettlingWorker:
                     owner.pending.extend(messages)
                     owner.next_offset = messages[-1].offset + 1
                     if owner.drain is None or owner.drain.done():
-                        owner.drain = asyncio.create_task(self._drain(owner, tp))
-                        self.drains.add(owner.drain)
-                        owner.drain.add_done_callback(self.drains.discard)
+                        self._start_drain(owner, tp)
         finally:
             await self.consumer.stop()
             for partition in list(self.owners):
                 await self.release(partition)
             await asyncio.gather(*list(self.drains), return_exceptions=True)
+            for error in self.drain_errors:  # raised while stopping: not lost from the log
+                log.error("a partition's drain task failed", exc_info=error)
 
     async def _drain(self, owner: PartitionOwner, tp: TopicPartition) -> None:
         """Settle the partition's fetched messages, a batch (one transaction) at a time, while the
@@ -291,14 +292,23 @@ class SettlingWorker:
             del owner.pending[:len(batch)]
             await self.settle_batch(tp, batch)
 
+    def _start_drain(self, owner: PartitionOwner, tp: TopicPartition) -> None:
+        owner.drain = asyncio.create_task(self._drain(owner, tp))
+        self.drains.add(owner.drain)
+        owner.drain.add_done_callback(self._drain_ended)
+
+    def _drain_ended(self, task: asyncio.Task) -> None:
+        """Keep the error of any drain task, also one whose partition was released meanwhile (its
+        owner is gone, so looking through the owners would never find it)."""
+        self.drains.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.drain_errors.append(task.exception())
+
     def _raise_from_drains(self) -> None:
         """A batch that raised past settle_batch's handling (a bug in the loop itself) stops the
         worker, as it did when the loop awaited its batches."""
-        for owner in list(self.owners.values()):
-            task = owner.drain
-            if task is not None and task.done() and not task.cancelled() and task.exception() is not None:
-                owner.drain = None
-                raise task.exception()
+        if self.drain_errors:
+            raise self.drain_errors.pop(0)
 
     async def _room_to_fetch(self) -> None:
         """Back-pressure: no fetch while a partition already has a full batch waiting (a backlog
@@ -321,15 +331,17 @@ class SettlingWorker:
     async def _written(delivered: list) -> None:
         """Wait until the batch's records are written before its offsets join the transaction.
 
-        Why (issue 15, latency): Kafka 4 verifies every transactional write with the coordinator
-        (KIP-890). aiokafka sends AddOffsetsToTxn as soon as the partitions are added, so the
-        records' Produce raced it; a verification that arrives while the coordinator is writing
-        AddOffsetsToTxn gets CONCURRENT_TRANSACTIONS, which an aiokafka-era client is told as
-        NOT_ENOUGH_REPLICAS (the produce) or COORDINATOR_NOT_AVAILABLE (TxnOffsetCommit: a new
-        coordinator lookup): a backoff and a retry in about one transaction in five at a floor's
-        rate, the p90-p99 of the settlement latency. One produce round trip in series costs less
-        (benchmarks/transaction_phases.py measures both). A failed write raises here and aborts
-        the transaction, as the commit would have."""
+        Why (issue 15, latency): Kafka 4 verifies every transactional write with the transaction
+        coordinator (KIP-890), the records' Produce and the offsets' TxnOffsetCommit alike, and the
+        broker keeps one pending verification per transactional id: when a second arrives, the
+        first is answered NETWORK_EXCEPTION (Kafka's AddPartitionsToTxnManager.addTxnData, "the
+        client is likely retrying"), which an aiokafka-era client hears as NOT_ENOUGH_REPLICAS
+        (Produce) or COORDINATOR_NOT_AVAILABLE (TxnOffsetCommit, then a new coordinator lookup).
+        aiokafka sends the offsets as soon as the partitions are added, so both raced: a backoff
+        and a retry in 17 to 30 transactions of 100 at a floor's rate, the p90 of a transaction.
+        Written first, none is retried; one produce round trip more in series
+        (benchmarks/transaction_phases.py measures both orders). A failed write raises here and
+        aborts the transaction, as the commit would have."""
         if delivered:
             await asyncio.gather(*delivered)
 

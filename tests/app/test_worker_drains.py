@@ -145,3 +145,30 @@ def test_a_slow_commit_on_one_partition_does_not_hold_another(monkeypatch):
     assert p0[0] == [0, 1]
     assert [o for b in p0 for o in b] == [0, 1, 2, 3]
     assert [o for p, b in commits if p == 1 for o in b] == [0, 1, 2]
+
+
+def test_a_drain_that_fails_stops_the_worker_even_after_its_partition_was_released():
+    w = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()))
+    owner = worker_module.PartitionOwner(0, Producer("app-0"), Shell())
+    w.owners[0] = owner
+
+    async def failing_drain(owner, tp):
+        del w.owners[owner.partition]  # released while it ran (a revocation, a fence)
+        raise RuntimeError("a bug in the loop")
+
+    w._drain = failing_drain
+
+    async def scenario():
+        w._start_drain(owner, TopicPartition(TABLE_EVENTS, 0))
+        await asyncio.gather(owner.drain, return_exceptions=True)
+        await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert not w.drains
+    try:
+        w._raise_from_drains()
+    except RuntimeError as e:
+        assert str(e) == "a bug in the loop"
+    else:
+        raise AssertionError("the drain's error was not raised")
+    w._raise_from_drains()  # raised once, then gone
