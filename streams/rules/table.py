@@ -12,6 +12,8 @@ replay stops. Serialize with `state.to_record()` / `TableState.from_record()`.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from streams.rules.contract import event_to_record, record_to_event
 from streams.rules.events import (
     ComeBetsOnly,
@@ -36,7 +38,7 @@ from streams.rules.submission import (
 from streams.rules.kinds import WAGER_KINDS
 from streams.rules.sequence import receive
 from streams.rules.verdict import APPLIED, REJECTED
-from streams.rules.wager import Wager, output_id, settled
+from streams.rules.wager import Cohort, Wager, output_id, settled
 
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
 POSITIONS = range(1, 17)  # § 623c.1(a)(2)(i): at most 16 positions, 1 left of the boxperson
@@ -69,7 +71,7 @@ class TableState:
         self.cycle_fresh = True  # no valid throw since the last 7 or the shooter change
         self.fire_alerted = False  # the four-point alert went out in this hand (to the seven-out)
         # Per group: the cohort still taking wagers in the open window, and the cohorts in action.
-        self.open_cohorts: dict[str, object] = {g: None for g in GROUPS}
+        self.open_cohorts: dict[str, Cohort | None] = {g: None for g in GROUPS}
         self.cohorts: dict[str, list] = {g: [] for g in GROUPS}
         self.pending: dict[str, Wager] = {}
         self.duplicates = last_duplicates
@@ -161,19 +163,22 @@ def apply(state: TableState | None, event) -> tuple[TableState | None, list, str
     events of an open table go through its feed, in seq order (streams/rules/sequence.py).
     """
     if state is None:
-        state, out = _dispatch(state, event)
-        return state, out, (REJECTED if state is None or (out and type(out[0]) is EventRejected) else APPLIED)
-    if event.seq == state.received_seq + 1 and not state.held and type(event) is not TableOpened:
-        # The common case, in order with nothing held: judged, and the seq is received.
-        state, out = _HANDLERS[type(event)](state, event)
-        state.received_seq = event.seq
-        # A handler's own rejection is its only output (the checks run before any change).
-        return state, out, (REJECTED if out and type(out[0]) is EventRejected else APPLIED)
+        return _HANDLERS[type(event)](state, event)  # an opening, or the rejection of an unknown table
+    seq = event.seq
+    if seq == state.received_seq + 1 and not state.held and type(event) is not TableOpened:
+        # The common case, in order with nothing held: judged, and the seq is received. Each
+        # handler returns its own verdict (REJECTED with its rejection as the only output: the
+        # checks run before any change), so this path builds no second tuple.
+        judged = _HANDLERS[type(event)](state, event)
+        state.received_seq = seq
+        return judged
     return receive(state, event, _dispatch)
 
 
 def _dispatch(state, event):
-    return _HANDLERS[type(event)](state, event)
+    """(state, outputs) of one in-order event, for the feed (streams/rules/sequence.py)."""
+    state, out, _ = _HANDLERS[type(event)](state, event)
+    return state, out
 
 
 def rejected(event, reason: str, message: str) -> EventRejected:
@@ -182,30 +187,34 @@ def rejected(event, reason: str, message: str) -> EventRejected:
 
 
 def _table_open_or_rejected(state: TableState | None, event) -> EventRejected | None:
+    if state is None or state.closed:
+        return _not_open(state, event)
+    return None
+
+
+def _not_open(state: TableState | None, event) -> EventRejected:
+    """The rejection of an event for a table never opened, or closed."""
     if state is None:
         return rejected(event, "unknown_table", f"table {event.table_id!r} has not been opened")
-    if state.closed:
-        return rejected(event, "table_closed", f"table {event.table_id!r} is closed")
-    return None
+    return rejected(event, "table_closed", f"table {event.table_id!r} is closed")
 
 
 def _on_table_opened(state: TableState | None, event: TableOpened):
     if state is not None and not state.closed:
         return state, [rejected(event, "table_already_open",
-                                "the table is open: close it before opening it with new rules")]
+                                "the table is open: close it before opening it with new rules")], REJECTED
     # A reopened table starts a fresh game under the rules now in force (docs/rules.md, rule versions).
     if state is None:
-        return TableState(event), []
-    return TableState(event, state.duplicates, state.throws, state.last_throw_ts), []
+        return TableState(event), [], APPLIED
+    return TableState(event, state.duplicates, state.throws, state.last_throw_ts), [], APPLIED
 
 
 def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
-    problem = _table_open_or_rejected(state, event)
-    if problem:
-        return state, [problem]
+    if state is None or state.closed:
+        return state, [_not_open(state, event)], REJECTED
     if event.position not in POSITIONS:
         return state, [rejected(event, "position_out_of_range",
-                                f"position {event.position} is not 1..16 (§ 623c.1(a)(2)(i))")]
+                                f"position {event.position} is not 1..16 (§ 623c.1(a)(2)(i))")], REJECTED
     reason = event.reason
     if reason == "table_open":
         ok = state.shooter_id is None
@@ -219,9 +228,9 @@ def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
                else "the shooter sevened out: the change must give reason seven_out (§ 623a.10(a)(1))")
     else:
         return state, [rejected(event, "unknown_reason", f"shooter change reason {reason!r} is not one "
-                                "of table_open, seven_out, voluntary, compulsory (§ 623a.10)")]
+                                "of table_open, seven_out, voluntary, compulsory (§ 623a.10)")], REJECTED
     if not ok:
-        return state, [rejected(event, "reason_mismatch", f"shooter change {reason}: {why}")]
+        return state, [rejected(event, "reason_mismatch", f"shooter change {reason}: {why}")], REJECTED
 
     out: list = []
     if reason in ("voluntary", "compulsory"):
@@ -240,7 +249,7 @@ def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
         state.fire_alerted = False
     # The point survives a voluntary or compulsory change (docs/rules.md): the successor throws for it.
     _forget_settled(state, out)
-    return state, out
+    return state, out, APPLIED
 
 
 def _surrender(state: TableState, event, out: list) -> None:
@@ -263,20 +272,19 @@ def _surrender(state: TableState, event, out: list) -> None:
 
 
 def _on_dice_thrown(state: TableState | None, event: DiceThrown):
-    problem = _table_open_or_rejected(state, event)
-    if problem:
-        return state, [problem]
+    if state is None or state.closed:
+        return state, [_not_open(state, event)], REJECTED
     d1, d2 = event.die1, event.die2
     if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-        return state, [rejected(event, "die_out_of_range", f"dice {d1},{d2}: each die reads 1..6")]
+        return state, [rejected(event, "die_out_of_range", f"dice {d1},{d2}: each die reads 1..6")], REJECTED
     if state.shooter_id is None:
-        return state, [rejected(event, "no_shooter", "no shooter has been announced")]
+        return state, [rejected(event, "no_shooter", "no shooter has been announced")], REJECTED
     if state.must_pass:
         return state, [rejected(event, "shooter_sevened_out", f"shooter {state.shooter_id} sevened out "
-                                "and must pass the dice (§ 623a.10(a)(1))")]
+                                "and must pass the dice (§ 623a.10(a)(1))")], REJECTED
     state.last_seq = event.seq
     if not event.valid:
-        return state, []  # § 623a.8: an invalid roll counts for nothing, windows included
+        return state, [], APPLIED  # § 623a.8: an invalid roll counts for nothing, windows included
     state.throws += 1
     state.last_throw_ts = event.ts
 
@@ -285,11 +293,10 @@ def _on_dice_thrown(state: TableState | None, event: DiceThrown):
     open_cohorts = state.open_cohorts
     cohorts = state.cohorts
     # The throw closes every open window; its wagers are in action from this throw on.
-    for g in GROUPS:
-        c = open_cohorts[g]
+    for g, c in open_cohorts.items():
         if c is not None:
             cohorts[g].append(c)
-            open_cohorts[g] = None
+            open_cohorts[g] = None  # a value replaced, no key added: the loop may go on
     state.shooter_throws += 1
     state.cycle_fresh = False
     for c in cohorts["hot_shooter"]:
@@ -320,14 +327,19 @@ def _on_dice_thrown(state: TableState | None, event: DiceThrown):
             state.point = 0
             state.must_pass = True
     else:
-        low, high = (d1, d2) if d1 <= d2 else (d2, d1)
-        for c in cohorts["hot_roller"]:
-            c.dice_thrown(low, high, event, out)
+        hot_roller = cohorts["hot_roller"]
+        if hot_roller:
+            low, high = (d1, d2) if d1 <= d2 else (d2, d1)
+            for c in hot_roller:
+                c.dice_thrown(low, high, event, out)
         bonus = cohorts["bonus_craps"]
         if bonus:
+            emptied = False
             for c in bonus:
                 c.total_thrown(total, rules.bonus, event, out)
-            if any(not c.wagers for c in bonus):
+                if not c.wagers:
+                    emptied = True
+            if emptied:
                 for c in bonus:
                     if not c.wagers:
                         c.cleared(event, out, "settled")
@@ -345,7 +357,7 @@ def _on_dice_thrown(state: TableState | None, event: DiceThrown):
                 _alert_four_points(state, event, out)
     if out:
         _forget_settled(state, out)
-    return state, out
+    return state, out, APPLIED
 
 
 def _alert_four_points(state: TableState, event, out: list) -> None:
@@ -355,7 +367,7 @@ def _alert_four_points(state: TableState, event, out: list) -> None:
     counts = ", ".join(f"{c.cohort_id}: {len(c.points)} points" for c in state.cohorts["fire"])
     out.append(SurveillanceAlerted(
         output_id(event, out), event.table_id, event.seq, event.ts, "fire_bet_four_points",
-        state.shooter_id,
+        state.shooter_id or "",  # never None here: a throw needs a shooter
         f"table {event.table_id}, shooter {state.shooter_id} at position {state.shooter_position}: "
         f"four different points made; confirm {len(ids)} Fire Bets ({counts})", ids))
 
@@ -363,7 +375,8 @@ def _alert_four_points(state: TableState, event, out: list) -> None:
 def _forget_settled(state: TableState, out: list) -> None:
     threshold = state.rules.large_win_alert_cents
     pending = state.pending
-    for o in list(out):
+    # No copy of `out`: what the loop appends (alerts) is no WagerSettled, so it passes them by.
+    for o in out:
         if type(o) is WagerSettled:
             del pending[o.wager_id]
             if threshold and o.won_cents >= threshold:
@@ -391,33 +404,34 @@ _WINDOW_WHY = {s.group: s.window_why for s in REGISTRY}
 
 def _on_wager_placed(state: TableState | None, event: WagerPlaced):
     # The most frequent event (every player, every shooter): the checks below are those of the
-    # rules, in their order, each written as its cheapest test, the message built only on failure.
+    # rules, in their order, each written as its cheapest test, the message built only on failure
+    # (tests/rules/test_wager_placed_lean.py holds them to the plain checks).
     if state is None or state.closed:
-        return state, [_table_open_or_rejected(state, event)]
+        return state, [_not_open(state, event)], REJECTED
     kind = event.wager
-    spec = SPEC_OF.get(kind)
-    if spec is None:
+    placing = _PLACING.get(kind)
+    if placing is None:
         return state, [rejected(event, "unknown_wager_kind", f"wager kind {kind!r} is not one of "
-                                f"{', '.join(WAGER_KINDS)}")]
-    if event.position not in POSITIONS:
+                                f"{', '.join(WAGER_KINDS)}")], REJECTED
+    position = event.position
+    if position not in POSITIONS:
         return state, [rejected(event, "position_out_of_range",
-                                f"position {event.position} is not 1..16 (§ 623c.1(a)(2)(i))")]
+                                f"position {position} is not 1..16 (§ 623c.1(a)(2)(i))")], REJECTED
     wager_id = event.wager_id
     pending = state.pending
     if wager_id in pending:
         return state, [rejected(event, "duplicate_wager_id",
-                                f"wager {wager_id!r} is already in action")]
+                                f"wager {wager_id!r} is already in action")], REJECTED
+    group, window_open, table_kinds, stakes, spec = placing
     amount = event.amount_cents
-    if amount <= 0 or state.rules.limits or (kind == "fire" and not (
-            FIRE_MIN_CENTS <= amount <= FIRE_MAX_CENTS and amount % FIRE_STEP_CENTS == 0)):
+    if amount <= 0 or state.rules.limits or (stakes is not None and amount not in stakes):
         why = _stake_problem(state, event)  # else it finds nothing: it words what it finds
         if why:
-            return state, [rejected(event, "stake_out_of_limits", why)]
-    if spec.table_kinds is not None and state.table_kind not in spec.table_kinds:
-        return state, [rejected(event, *spec.table_kind_rejection)]
-    group = spec.group
-    if not _WINDOW_OF_GROUP[group](state):
-        return state, [rejected(event, "out_of_window", _WINDOW_WHY[group])]
+            return state, [rejected(event, "stake_out_of_limits", why)], REJECTED
+    if table_kinds is not None and state.table_kind not in table_kinds:
+        return state, [rejected(event, *spec.table_kind_rejection)], REJECTED
+    if not window_open(state):
+        return state, [rejected(event, "out_of_window", spec.window_why)], REJECTED
 
     seq = event.seq
     state.last_seq = seq
@@ -425,33 +439,40 @@ def _on_wager_placed(state: TableState | None, event: WagerPlaced):
     if cohort is None:
         cohort = state.open_cohorts[group] = spec.cohort(f"{group}-{seq}")
     # Wager(...) without the namedtuple's Python-level __new__ (same tuple, same class).
-    wager = _new_tuple(Wager, (wager_id, event.position, kind, amount, seq))
+    wager = _new_tuple(Wager, (wager_id, position, kind, amount, seq))
     cohort.wagers[wager_id] = wager  # Cohort.add
     pending[wager_id] = wager
-    return state, []
+    return state, [], APPLIED
 
 
+# § 623a.11(b)(1): every Fire Bet stake allowed ($1 to $5 in $1 increments), one set lookup on the
+# hot path; `_stake_problem` words a refusal from the same limits.
+_FIRE_STAKES = frozenset(range(FIRE_MIN_CENTS, FIRE_MAX_CENTS + 1, FIRE_STEP_CENTS))
+# kind -> what placing it reads of its specification, in one tuple (one lookup on the hot path):
+# (group, the window's predicate, the table kinds offering it or None, the only stakes the rules
+# allow it or None, spec).
+_PLACING = {s.kind: (s.group, _WINDOW_OF_GROUP[s.group], s.table_kinds,
+                     _FIRE_STAKES if s.kind == "fire" else None, s)
+            for s in REGISTRY}
 _new_tuple = tuple.__new__
 
 
 def _on_wager_change_requested(state: TableState | None, event: WagerChangeRequested):
-    problem = _table_open_or_rejected(state, event)
-    if problem:
-        return state, [problem]
+    if state is None or state.closed:
+        return state, [_not_open(state, event)], REJECTED
     wager = state.pending.get(event.wager_id)
     if wager is None:
-        return state, [rejected(event, "unknown_wager", f"wager {event.wager_id!r} is not in action")]
+        return state, [rejected(event, "unknown_wager", f"wager {event.wager_id!r} is not in action")], REJECTED
     locked = SPEC_OF[wager.wager].change_locked
     if locked is not None:
-        return state, [rejected(event, *locked)]
+        return state, [rejected(event, *locked)], REJECTED
     return state, [rejected(event, "wager_locked", f"a {wager.wager} wager remains on the layout until "
-                            "collected or paid (§ 623a.11(a)(3), § 623a.12(2), § 623c.4)")]
+                            "collected or paid (§ 623a.11(a)(3), § 623a.12(2), § 623c.4)")], REJECTED
 
 
 def _on_come_bets_only(state: TableState | None, event: ComeBetsOnly):
-    problem = _table_open_or_rejected(state, event)
-    if problem:
-        return state, [problem]
+    if state is None or state.closed:
+        return state, [_not_open(state, event)], REJECTED
     if event.active:
         # § 623a.10(b): only after the shooter made the come-out point, with the point off.
         ok = (state.shooter_id is not None and not state.must_pass and state.point == 0
@@ -461,16 +482,15 @@ def _on_come_bets_only(state: TableState | None, event: ComeBetsOnly):
         ok = state.come_bets_only
         why = "come-bets-only mode is not active"
     if not ok:
-        return state, [rejected(event, "come_bets_only_not_allowed", why)]
+        return state, [rejected(event, "come_bets_only_not_allowed", why)], REJECTED
     state.last_seq = event.seq
     state.come_bets_only = event.active
-    return state, []
+    return state, [], APPLIED
 
 
 def _on_table_closed(state: TableState | None, event: TableClosed):
-    problem = _table_open_or_rejected(state, event)
-    if problem:
-        return state, [problem]
+    if state is None or state.closed:
+        return state, [_not_open(state, event)], REJECTED
     out: list = []
     # docs/rules.md: closing a table pushes every wager still pending, settled at the close's seq.
     for cohort in state.all_cohorts():
@@ -484,10 +504,10 @@ def _on_table_closed(state: TableState | None, event: TableClosed):
     state.last_seq = event.seq
     state.closed = True
     _forget_settled(state, out)
-    return state, out
+    return state, out, APPLIED
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[[Any, Any], tuple[Any, list, str]]] = {
     TableOpened: _on_table_opened,
     ShooterChanged: _on_shooter_changed,
     DiceThrown: _on_dice_thrown,

@@ -70,9 +70,11 @@ class Cohort:
         table_id, seq, ts = event.table_id, event.seq, event.ts
         prefix = settlement_id(table_id, seq, "")  # + wager id: settlement_id(table_id, seq, wager id)
         append, new = out.append, new_wager_settled
-        for w in self.wagers.values():
-            append(new(w.wager_id, table_id, w.position, w.wager, outcome, w.amount_cents,
-                       odds * w.amount_cents, paytable, detail, seq, ts, w.placed_seq, prefix + w.wager_id))
+        # A Wager unpacked in one step (its fields in order) rather than read field by field: a
+        # seven-out settles every player's wagers here.
+        for wager_id, position, kind, amount, placed_seq in self.wagers.values():
+            append(new(wager_id, table_id, position, kind, outcome, amount, odds * amount, paytable,
+                       detail, seq, ts, placed_seq, prefix + wager_id))
         self.wagers = {}
 
     def pop_kind(self, kind: str) -> list[Wager]:

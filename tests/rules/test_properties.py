@@ -420,9 +420,12 @@ def run(history, *, restore: bool = False, check: bool = True):
             state = TableState.from_record(json.loads(json.dumps(state.to_record())))
         before = snapshot(state) if check else None
         duplicate = state is not None and ev.seq <= state.last_seq
-        state, out, _ = apply(state, ev)
+        state, out, verdict = apply(state, ev)
         states[ev.table_id] = state
         rejected = [o for o in out if type(o) is EventRejected]
+        # Each handler returns its own verdict (streams/rules/table.py, `apply`): it must be the
+        # one its outputs define (rejected: its own rejection first; else applied or duplicate).
+        assert verdict == ("duplicate" if duplicate else "rejected" if rejected else "applied"), (verdict, out)
         if duplicate:
             result = "duplicate"
             assert out == []
