@@ -50,22 +50,15 @@ from streams.ingest.producer import make_producer, produce  # noqa: E402
 from streams.sim.floor import floor_events  # noqa: E402
 from streams.authenticity import TableSigner, keyfile, sign_record  # noqa: E402
 from streams.kafka.settings import client_settings  # noqa: E402
-from streams.kafka.access import admin_client, grant_floor  # noqa: E402
-from streams.kafka.settings import default_bootstrap  # noqa: E402
+from streams.kafka.access import grant_application  # noqa: E402
 from streams.kafka.topics import create_topics, delete_floor  # noqa: E402
 from streams.topics import SETTLEMENTS, TABLE_EVENTS  # noqa: E402
 
 
 def grant(app_id: str) -> None:
-    """The worker role's group and transactional ids for one more application id (each round drains
-    on a fresh group), granted by the administrator as for any floor; nothing on a plaintext broker."""
-    if client_settings("admin").get("security_protocol") == "PLAINTEXT":
-        return
-    admin = admin_client(default_bootstrap())
-    try:
-        grant_floor(admin, PREFIX, app_id)
-    finally:
-        admin.close()
+    """The worker role's group and transactional ids for one more application id (each round runs
+    on a fresh group), granted by the administrator as for any floor."""
+    grant_application(PREFIX, app_id)
 
 
 class PassThroughWorker(SettlingWorker):

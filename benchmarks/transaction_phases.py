@@ -45,9 +45,8 @@ from aiokafka.producer import sender as aiokafka_sender  # noqa: E402
 
 from streams.app.worker import SettlingWorker  # noqa: E402
 from streams.authenticity import keyfile  # noqa: E402
-from streams.kafka.access import admin_client, grant_floor  # noqa: E402
+from streams.kafka.access import grant_application  # noqa: E402
 from streams.kafka.producers import transactional_producer  # noqa: E402
-from streams.kafka.settings import client_settings, default_bootstrap  # noqa: E402
 from streams.kafka.topics import create_topics, delete_floor  # noqa: E402
 from streams.topics import SETTLEMENTS, TABLE_EVENTS, TABLE_STATE  # noqa: E402
 
@@ -78,13 +77,9 @@ def count_retries() -> None:
 
 
 def grant(app_id: str) -> None:
-    if client_settings("admin").get("security_protocol") == "PLAINTEXT":
-        return
-    admin = admin_client(default_bootstrap())
-    try:
-        grant_floor(admin, PREFIX, app_id)
-    finally:
-        admin.close()
+    """The worker role's group and transactional ids for one more application id (each round runs
+    on a fresh group), granted by the administrator as for any floor."""
+    grant_application(PREFIX, app_id)
 
 
 async def partition_loop(app_id: str, partition: int, order: str, rate: float, until: float,
