@@ -42,7 +42,7 @@ PREFIX = f"bench{uuid.uuid4().hex[:6]}."
 os.environ["CRAPS_TOPIC_PREFIX"] = PREFIX
 
 import faust_passthrough  # noqa: E402  (imports faust only in its worker subprocess)
-from kafka import KafkaConsumer  # noqa: E402
+from kafka import KafkaConsumer, TopicPartition  # noqa: E402
 
 from streams.app.worker import SettlingWorker  # noqa: E402
 from streams.codec import decode_output  # noqa: E402
@@ -52,7 +52,7 @@ from streams.authenticity import TableSigner, keyfile, sign_record  # noqa: E402
 from streams.kafka.settings import client_settings  # noqa: E402
 from streams.kafka.access import grant_application  # noqa: E402
 from streams.kafka.topics import create_topics, delete_floor  # noqa: E402
-from streams.topics import SETTLEMENTS, TABLE_EVENTS  # noqa: E402
+from streams.topics import PARTITIONS, SETTLEMENTS, TABLE_EVENTS  # noqa: E402
 
 
 def grant(app_id: str) -> None:
@@ -202,12 +202,14 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     stop = threading.Event()
 
     def consume():
-        # A viewer, as a floor's dashboards read settlements (its groups are craps-tail-*); the
-        # run's topics are new, so from the earliest offset.
-        consumer = KafkaConsumer(prefix + "settlements", **client_settings("viewer"),
-                                 group_id=f"craps-tail-bench-lat-{uuid.uuid4().hex[:4]}",
-                                 isolation_level="read_committed", auto_offset_reset="earliest",
-                                 enable_auto_commit=False)
+        # A viewer reading settlements read_committed; the run's topics are new, so from the
+        # earliest offset. Every partition assigned, no group: kafka-python 3.0.12's group
+        # coordinator spins in poll() while records flow (py-spy: ensure_coordinator_ready,
+        # poll_heartbeat, call_soon_threadsafe), which held about a core and starved the worker
+        # and the broker it measures (session 5: 78 % of a core for this process).
+        consumer = KafkaConsumer(**client_settings("viewer"), group_id=None, isolation_level="read_committed",
+                                 auto_offset_reset="earliest", enable_auto_commit=False)
+        consumer.assign([TopicPartition(prefix + "settlements", p) for p in range(PARTITIONS)])
         while not stop.is_set():
             for messages in consumer.poll(timeout_ms=200).values():
                 now_ms = time.time() * 1000
