@@ -44,7 +44,8 @@ class StableOffsets:
 
     async def offsets(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, int]]:
         """(topic, partition) -> (high watermark, last stable offset). The LSO is asked after
-        the high watermark, so a transaction ending in between never makes it look ahead."""
+        the high watermark: a transaction ending in between can put it past that watermark, which
+        reads as nothing waiting (never as a stall)."""
         tps = [TopicPartition(t, p) for t, p in partitions]
         if not tps:
             return {}

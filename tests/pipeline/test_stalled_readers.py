@@ -46,9 +46,9 @@ def test_a_transaction_left_open_shows_as_a_stalled_stable_offset(pipeline, kafk
         await producer.start()
         try:
             await producer.begin_transaction()
-            for i in range(3):
+            for _ in range(3):
                 await (await producer.send(topic, b"not a settlement", key=b"t", partition=partition))
-            seen = await asyncio.to_thread(
+            await asyncio.to_thread(
                 wait_for, lambda: (output_gauges(worker.web_port, topic, partition)
                                    .get("craps_output_lso_stalled_seconds", 0) >= 8 or None),
                 45, "the stall's age growing")
@@ -57,7 +57,6 @@ def test_a_transaction_left_open_shows_as_a_stalled_stable_offset(pipeline, kafk
             await producer.abort_transaction()
         finally:
             await producer.stop()
-        return seen
 
     asyncio.run(scenario())
     # Ended (aborted: its records are skipped by readers and the LSO passes the abort marker).
