@@ -27,6 +27,7 @@
 #   KAFKA_VERSION          org.apache.kafka:kafka_2.13 version    default: from pom.xml (4.4.0)
 #   KAFKA_LIB_DIR          where the jars go                      default: infra/kafka/lib
 #   KAFKA_HEAP_OPTS        default: -Xms256m -Xmx512m
+#   KAFKA_GC_OPTS          the collector's flags                default: G1, 20 ms pause goal
 #   KAFKA_JVM_OPTS         extra JVM flags
 #   KAFKA_WAIT_TIMEOUT     seconds for `wait`                     default: 90
 #   KAFKA_STOP_TIMEOUT     seconds before SIGKILL in `stop`       default: 30
@@ -44,7 +45,11 @@ LOGFILE="$DATA/kafka.log"
 CONF="$DATA/server.properties"
 HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
 # G1 with short pauses, like kafka-run-class.sh; CDS is on by default in JDK 17.
-JVM_OPTS="${KAFKA_JVM_OPTS:-} -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true"
+GC_OPTS="${KAFKA_GC_OPTS:--XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent}"
+# Every pause the collector takes is logged (gc.log beside kafka.log, rotated): a transaction is five
+# requests in series and waits out any pause that falls inside it (issue 15, README "Settlement latency").
+GC_LOG="-Xlog:gc,safepoint:file=$DATA/gc.log:time,uptime,level,tags:filecount=3,filesize=20M"
+JVM_OPTS="-server $GC_OPTS $GC_LOG -Djava.awt.headless=true ${KAFKA_JVM_OPTS:-}"
 SECRETS="${CRAPS_SECRETS_DIR:-$REPO/.secrets}"
 SECURITY="${KAFKA_SECURITY:-sasl_ssl}"
 # The names clients reach the broker by (its certificate's SAN). docker-compose.yml adds DNS:kafka.
