@@ -41,6 +41,7 @@ for _path in (str(REPO), str(REPO / "benchmarks")):  # runs from a checkout, ins
 PREFIX = f"bench{uuid.uuid4().hex[:6]}."
 os.environ["CRAPS_TOPIC_PREFIX"] = PREFIX
 
+import broker_pauses  # noqa: E402
 import faust_passthrough  # noqa: E402  (imports faust only in its worker subprocess)
 from kafka import KafkaConsumer, TopicPartition  # noqa: E402
 
@@ -221,6 +222,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     reader.start()
     time.sleep(8)  # the worker joins its group and owns its partitions
     loads = [loadavg()]
+    pauses_from = broker_pauses.mark()
     feed = subprocess.Popen([sys.executable, "-m", "streams.cli", "simulate", "--live", "--tables", str(tables),
                              "--hours", "8", "--speed", "1", "--seed", "5"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -234,6 +236,8 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
         if time.monotonic() - start >= seconds and len(latencies) >= min_settlements / 0.9:
             break
     feed.terminate()
+    pauses = broker_pauses.pauses_since(pauses_from)
+    fed_seconds = time.monotonic() - start
     time.sleep(2)
     worker_side = within(committed_histogram(web_port), opening)
     stop.set()
@@ -251,7 +255,8 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     reader_side = {le: sum(1 for x in steady if x <= le) / len(steady) for le in WITHIN}
     return {"settlements": len(steady), "p50": q[49] * 1000, "p99": q[98] * 1000, "max": max(steady) * 1000,
             "load": statistics.median(loads), "seconds": time.monotonic() - start,
-            "worker": worker_side, "reader": reader_side}
+            "worker": worker_side, "reader": reader_side,
+            "broker": broker_pauses.summary(pauses, fed_seconds)}
 
 
 WITHIN = (0.025, 0.05, 0.1)  # buckets of the worker's craps_settlement_latency_seconds
@@ -310,6 +315,8 @@ def latency(seconds: float, tables: int, runs: int = 1, min_settlements: int = 0
             print(f"  read by a read_committed reader: {shares(x['reader'])}")
             print(f"  committed by the worker (its histogram): "
                   f"{shares(x['worker']) if x.get('worker') else 'not available'}", flush=True)
+        if x.get("broker"):
+            print(f"  {x['broker']}", flush=True)
     p99s = [x["p99"] for x in results]
     print(f"latency p99, median of {runs} runs: {statistics.median(p99s):.1f} ms (target < 50 ms), "
           f"highest {max(p99s):.1f} ms (target none above 100 ms); first run {p99s[0]:.1f} ms")
