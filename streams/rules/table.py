@@ -324,11 +324,14 @@ def _on_dice_thrown(state: TableState | None, event: DiceThrown):
     rules = state.rules
     open_cohorts = state.open_cohorts
     cohorts = state.cohorts
-    # The throw closes every open window; its wagers are in action from this throw on.
-    for g, c in open_cohorts.items():
-        if c is not None:
-            cohorts[g].append(c)
-            open_cohorts[g] = None  # a value replaced, no key added: the loop may go on
+    # The throw closes every open window; its wagers are in action from this throw on. Most
+    # throws find none open: `any` says so in one C call (a cohort is always true: it defines
+    # no __len__ or __bool__), where the loop took four Python iterations.
+    if any(open_cohorts.values()):
+        for g, c in open_cohorts.items():
+            if c is not None:
+                cohorts[g].append(c)
+                open_cohorts[g] = None  # a value replaced, no key added: the loop may go on
     state.shooter_throws += 1
     state.cycle_fresh = False
     for c in cohorts["hot_shooter"]:
