@@ -24,7 +24,8 @@ _SEVEN_DETAIL: dict[int, str] = {}  # marks -> the detail of a seven's settlemen
 def seven_detail(marks: int) -> str:
     """The detail of the settlements a 7 makes with these totals marked ("seven with 4,6 marked"):
     kept per marks (at most 2**10 entries, the totals but 7), which saves about 1 us of list, join
-    and format per cohort a 7 collects (-1.8 % of the core's instructions on crapssim_compare.py's play, with the `any` of `_on_dice_thrown`)."""
+    and format per cohort a 7 collects (with the `any` of `_on_dice_thrown`, -1.8 % of the core's
+    instructions on the play of benchmarks/crapssim_compare.py)."""
     detail = _SEVEN_DETAIL.get(marks)
     if detail is None:
         marked = ",".join(map(str, marked_totals(marks))) or "nothing"
