@@ -14,6 +14,12 @@ NEEDS = {
 }
 
 
+# Read per marked total (a throw's first of its number): the wagers needing that total, in the
+# order of NEEDS, and the marker's name, made once here rather than tested and formatted per throw.
+_NEEDING = tuple(tuple((kind, needs) for kind, needs in NEEDS.items() if needs >> t & 1) for t in range(13))
+_TOTAL_MARKER = tuple(f"total-{t}" for t in range(13))
+
+
 def marked_totals(marks: int) -> list[int]:
     return [t for t in range(2, 13) if marks >> t & 1]
 
@@ -45,14 +51,14 @@ class BonusCrapsCohort(Cohort):
         """§ 623a.12(3),(4),(6): mark the total; pay a wager the moment all its numbers are marked,
         in any order, leaving the others in action."""
         bit = 1 << total
-        if self.marks & bit:
+        marks = self.marks
+        if marks & bit:
             return
-        self.marks |= bit
+        self.marks = marks = marks | bit
         out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
-                                     self.layout, self.cohort_id, f"total-{total}",
-                                     self.marks.bit_count()))
-        for kind, needs in NEEDS.items():
-            if needs & bit and self.marks & needs == needs:
+                                     self.layout, self.cohort_id, _TOTAL_MARKER[total], marks.bit_count()))
+        for kind, needs in _NEEDING[total]:  # the wagers whose numbers include this total
+            if marks & needs == needs:
                 odds = paytable.odds_for(kind)
                 for w in self.pop_kind(kind):
                     out.append(settled(w, event, "win", odds * w.amount_cents, paytable.name,

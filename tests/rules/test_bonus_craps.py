@@ -142,3 +142,14 @@ def test_the_kept_seven_detail_is_the_plain_one():
             assert seven_detail(marks) == plain
     assert seven_detail(0) == "seven with nothing marked"
     assert seven_detail((1 << 4) | (1 << 11)) == "seven with 4,11 marked"
+
+
+def test_the_totals_needed_are_read_from_needs():
+    # streams/rules/bonus_craps.py reads, per total, the wagers needing it (in the order of NEEDS)
+    # and the marker's name from tables made at import: the same as testing every wager's mask.
+    from streams.rules.bonus_craps import _NEEDING, _TOTAL_MARKER, NEEDS
+
+    for total in range(2, 13):
+        assert _NEEDING[total] == tuple((k, n) for k, n in NEEDS.items() if n & (1 << total))
+        assert _TOTAL_MARKER[total] == f"total-{total}"
+    assert _NEEDING[7] == ()
