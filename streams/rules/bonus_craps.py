@@ -4,7 +4,7 @@ from __future__ import annotations
 from streams.rules.events import new_marker_placed
 from streams.rules.paytables import BonusPaytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import Cohort, Wager, output_id, settled
+from streams.rules.wager import AMOUNT_CENTS, Cohort, Wager, output_id, settled, wager_from_record
 
 # § 623a.3(43) as docs/rules.md states it: the totals each wager needs, as bit masks over the total.
 NEEDS = {
@@ -61,7 +61,7 @@ class BonusCrapsCohort(Cohort):
             if marks & needs == needs:
                 odds = paytable.odds_for(kind)
                 for w in self.pop_kind(kind):
-                    out.append(settled(w, event, "win", odds * w.amount_cents, paytable.name,
+                    out.append(settled(w, event, "win", odds * w[AMOUNT_CENTS], paytable.name,
                                        f"{kind} complete"))
 
     def seven(self, paytable: BonusPaytable, event, out: list) -> None:
@@ -76,7 +76,7 @@ class BonusCrapsCohort(Cohort):
 
     @classmethod
     def from_record(cls, record: dict) -> "BonusCrapsCohort":
-        return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
+        return cls(record["cohort_id"], {w[0]: wager_from_record(w) for w in record["wagers"]},
                    sum(1 << t for t in record["marks"]))
 
 

@@ -38,7 +38,7 @@ from streams.rules.submission import (
 from streams.rules.kinds import WAGER_KINDS
 from streams.rules.sequence import receive
 from streams.rules.verdict import APPLIED, REJECTED
-from streams.rules.wager import Cohort, Wager, output_id, settled
+from streams.rules.wager import KIND, Cohort, Wager, output_id, settled
 
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
 POSITIONS = range(1, 17)  # § 623c.1(a)(2)(i): at most 16 positions, 1 left of the boxperson
@@ -201,7 +201,7 @@ def apply(state: TableState | None, event) -> tuple[TableState | None, list, str
                     cohort = state.open_cohorts[group]
                     if cohort is None:
                         cohort = state.open_cohorts[group] = spec.cohort(f"{group}-{seq}")
-                    wager = _new_tuple(Wager, (wager_id, position, event.wager, amount, seq))
+                    wager = (wager_id, position, event.wager, amount, seq)  # streams/rules/wager.py
                     cohort.wagers[wager_id] = wager
                     pending[wager_id] = wager
                     state.received_seq = seq
@@ -501,8 +501,7 @@ def _on_wager_placed(state: TableState | None, event: WagerPlaced):
     cohort = state.open_cohorts[group]
     if cohort is None:
         cohort = state.open_cohorts[group] = spec.cohort(f"{group}-{seq}")
-    # Wager(...) without the namedtuple's Python-level __new__ (same tuple, same class).
-    wager = _new_tuple(Wager, (wager_id, position, kind, amount, seq))
+    wager = (wager_id, position, kind, amount, seq)  # a wager in action (streams/rules/wager.py)
     cohort.wagers[wager_id] = wager  # Cohort.add
     pending[wager_id] = wager
     return state, [], APPLIED
@@ -517,7 +516,6 @@ _FIRE_STAKES = frozenset(range(FIRE_MIN_CENTS, FIRE_MAX_CENTS + 1, FIRE_STEP_CEN
 _PLACING = {s.kind: (s.group, _WINDOW_OF_GROUP[s.group], s.table_kinds,
                      _FIRE_STAKES if s.kind == "fire" else None, s)
             for s in REGISTRY}
-_new_tuple = tuple.__new__
 _FIRST_THROW_WINDOW = TableState.fire_and_bonus_window_open
 
 
@@ -527,10 +525,10 @@ def _on_wager_change_requested(state: TableState | None, event: WagerChangeReque
     wager = state.pending.get(event.wager_id)
     if wager is None:
         return state, [rejected(event, "unknown_wager", f"wager {event.wager_id!r} is not in action")], REJECTED
-    locked = SPEC_OF[wager.wager].change_locked
+    locked = SPEC_OF[wager[KIND]].change_locked
     if locked is not None:
         return state, [rejected(event, *locked)], REJECTED
-    return state, [rejected(event, "wager_locked", f"a {wager.wager} wager remains on the layout until "
+    return state, [rejected(event, "wager_locked", f"a {wager[KIND]} wager remains on the layout until "
                             "collected or paid (§ 623a.11(a)(3), § 623a.12(2), § 623c.4)")], REJECTED
 
 
@@ -559,7 +557,7 @@ def _on_table_closed(state: TableState | None, event: TableClosed):
     # docs/rules.md: closing a table pushes every wager still pending, settled at the close's seq.
     for cohort in state.all_cohorts():
         for w in cohort.wagers.values():
-            out.append(settled(w, event, "push", 0, state.rules.paytable_for(w.wager).name, "table closed"))
+            out.append(settled(w, event, "push", 0, state.rules.paytable_for(w[KIND]).name, "table closed"))
         cohort.wagers = {}
         if _HAS_MARKERS[cohort.layout]:
             cohort.cleared(event, out, "table_closed")
