@@ -168,50 +168,52 @@ def apply(state: TableState | None, event) -> tuple[TableState | None, list, str
     if state is None:
         return _HANDLERS[type(event)](state, event)  # an opening, or the rejection of an unknown table
     seq = event.seq
-    if seq == state.received_seq + 1 and not state.held:
-        # The common case, in order with nothing held: judged, and the seq is received. Each
-        # handler returns its own verdict (REJECTED with its rejection as the only output: the
-        # checks run before any change), so this path builds no second tuple.
-        kind = type(event)
-        if kind is WagerPlaced:
-            # Three events in four: a wager the checks of `_on_wager_placed` accept is placed
-            # here, without the handler's frame; any other goes on to the handler, which judges
-            # it again and words its rejection (tests/rules/test_wager_placed_lean.py holds the
-            # two to the same outputs and state). The frame and the window's method call saved:
-            # -5.6 % of the core's instructions (callgrind, benchmarks/core_instructions.py).
-            try:
-                placing = _PLACING[event.wager]  # a subscript, cheaper than .get (no call)
-            except KeyError:  # an unknown kind: the handler rejects it
-                placing = None
-            if placing is not None and not state.closed:
-                group, window_open, table_kinds, stakes, spec = placing
-                wager_id = event.wager_id
-                amount = event.amount_cents
-                pending = state.pending
-                position = event.position
-                if (position in _POSITION_SET and wager_id not in pending and amount > 0
-                        and (stakes is None or amount in stakes) and not state.rules.limits
-                        and (table_kinds is None or state.table_kind in table_kinds)
-                        and not state.come_bets_only
-                        # TableState.fire_and_bonus_window_open (§ 623a.11(a)(1), § 623a.12(1))
-                        # written out, a method call saved; any other window by its predicate.
-                        and ((state.must_pass or state.shooter_throws == 0)
-                             if window_open is _FIRST_THROW_WINDOW else window_open(state))):
-                    state.last_seq = seq
-                    cohort = state.open_cohorts[group]
-                    if cohort is None:
-                        cohort = state.open_cohorts[group] = spec.cohort(f"{group}-{seq}")
-                    wager = (wager_id, position, event.wager, amount, seq)  # streams/rules/wager.py
-                    cohort.wagers[wager_id] = wager
-                    pending[wager_id] = wager
-                    state.received_seq = seq
-                    return state, [], APPLIED
-        elif kind is TableOpened:
-            return receive(state, event, _dispatch)
-        judged = _HANDLERS[kind](state, event)
-        state.received_seq = seq
-        return judged
-    return receive(state, event, _dispatch)
+    if seq != state.received_seq + 1 or state.held:
+        # Out of order, or behind held events: the feed (streams/rules/sequence.py). Tested
+        # first, so the comparison's jump is short and the interpreter specialises it.
+        return receive(state, event, _dispatch)
+    # The common case, in order with nothing held: judged, and the seq is received. Each
+    # handler returns its own verdict (REJECTED with its rejection as the only output: the
+    # checks run before any change), so this path builds no second tuple.
+    kind = type(event)
+    if kind is WagerPlaced:
+        # Three events in four: a wager the checks of `_on_wager_placed` accept is placed
+        # here, without the handler's frame; any other goes on to the handler, which judges
+        # it again and words its rejection (tests/rules/test_wager_placed_lean.py holds the
+        # two to the same outputs and state). The frame and the window's method call saved:
+        # -5.6 % of the core's instructions (callgrind, benchmarks/core_instructions.py).
+        try:
+            placing = _PLACING[event.wager]  # a subscript, cheaper than .get (no call)
+        except KeyError:  # an unknown kind: the handler rejects it
+            placing = None
+        if placing is not None and not state.closed:
+            group, window_open, table_kinds, stakes, spec = placing
+            wager_id = event.wager_id
+            amount = event.amount_cents
+            pending = state.pending
+            position = event.position
+            if (position in _POSITION_SET and wager_id not in pending and amount > 0
+                    and (stakes is None or amount in stakes) and not state.rules.limits
+                    and (table_kinds is None or state.table_kind in table_kinds)
+                    and not state.come_bets_only
+                    # TableState.fire_and_bonus_window_open (§ 623a.11(a)(1), § 623a.12(1))
+                    # written out, a method call saved; any other window by its predicate.
+                    and ((state.must_pass or state.shooter_throws == 0)
+                         if window_open is _FIRST_THROW_WINDOW else window_open(state))):
+                state.last_seq = seq
+                cohort = state.open_cohorts[group]
+                if cohort is None:
+                    cohort = state.open_cohorts[group] = spec.cohort(f"{group}-{seq}")
+                wager = (wager_id, position, event.wager, amount, seq)  # streams/rules/wager.py
+                cohort.wagers[wager_id] = wager
+                pending[wager_id] = wager
+                state.received_seq = seq
+                return state, [], APPLIED
+    elif kind is TableOpened:
+        return receive(state, event, _dispatch)
+    judged = _HANDLERS[kind](state, event)
+    state.received_seq = seq
+    return judged
 
 
 def _dispatch(state, event):
