@@ -209,6 +209,10 @@ def apply(state: TableState | None, event) -> tuple[TableState | None, list, str
                 pending[wager_id] = wager
                 state.received_seq = seq
                 return state, [], APPLIED
+    elif kind is DiceThrown:  # the next most frequent: its handler called without the lookup
+        judged = _on_dice_thrown(state, event)
+        state.received_seq = seq
+        return judged
     elif kind is TableOpened:
         return receive(state, event, _dispatch)
     judged = _HANDLERS[kind](state, event)
@@ -289,7 +293,8 @@ def _on_shooter_changed(state: TableState | None, event: ShooterChanged):
         # voluntary or compulsory change, docs/rules.md).
         state.fire_alerted = False
     # The point survives a voluntary or compulsory change (docs/rules.md): the successor throws for it.
-    _forget_settled(state, out)
+    if out:
+        _forget_settled(state, out)
     return state, out, APPLIED
 
 
