@@ -6,10 +6,11 @@ Instruction counts do not depend on the machine's load, where CPU seconds on a s
 The loop runs inside `operator.call` (C), and callgrind's `--toggle-collect=_operator_call` counts
 only what runs inside it: the loop, none of the interpreter's start, the imports or building the
 decoded events (`crapssim_compare`'s own functions: `dice_of_hands`, `our_records`,
-`decoded_events`, `core_loop`). The count is the same from run to run; subtracting a run with
-`--build-only` from a whole run (no toggle) gives nearly the same figure, a few million
-instructions apart (the heap's layout moves glibc's malloc). `--loops N` runs the loop N times;
-`--digest` prints a digest of the outputs (the same before and after a change: the same outputs).
+`decoded_events`, `core_loop`). The count is the same from run to run (with PYTHONHASHSEED=0 and
+the modules compiled beforehand); subtracting a run with `--build-only` from a whole run (no
+toggle) counts the loop too, within about 3 % (the heap's layout moves glibc's malloc work between
+the two runs). `--loops N` runs the loop N times; `--digest` prints a digest of the outputs (the
+same before and after a change: the same outputs).
 """
 from __future__ import annotations
 
