@@ -4,7 +4,7 @@ from __future__ import annotations
 from streams.rules.events import new_marker_placed
 from streams.rules.paytables import Paytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import Cohort, Wager, by_paytable, output_id
+from streams.rules.wager import Cohort, Wager, by_paytable, output_id, wager_from_record
 
 FOUR_POINTS = 4  # § 623a.11(a)(6): surveillance is notified at four different unique points
 
@@ -40,7 +40,7 @@ class FireCohort(Cohort):
 
     @classmethod
     def from_record(cls, record: dict) -> "FireCohort":
-        return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
+        return cls(record["cohort_id"], {w[0]: wager_from_record(w) for w in record["wagers"]},
                    tuple(record["marks"]))
 
 

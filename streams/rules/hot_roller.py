@@ -4,7 +4,7 @@ from __future__ import annotations
 from streams.rules.events import new_marker_placed
 from streams.rules.paytables import Paytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import Cohort, Wager, by_paytable, output_id
+from streams.rules.wager import Cohort, Wager, by_paytable, output_id, wager_from_record
 
 # § 623c.1(a)(2)(iii): the combinations of each number, the order of the dice not mattering.
 COMBINATIONS = {
@@ -74,7 +74,7 @@ class HotRollerCohort(Cohort):
 
     @classmethod
     def from_record(cls, record: dict) -> "HotRollerCohort":
-        return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
+        return cls(record["cohort_id"], {w[0]: wager_from_record(w) for w in record["wagers"]},
                    record["marks"])
 
 

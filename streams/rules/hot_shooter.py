@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from streams.rules.paytables import Paytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import Cohort, Wager, by_paytable
+from streams.rules.wager import Cohort, Wager, by_paytable, wager_from_record
 
 # § 623c.4(a): only on fully automated electronic or hybrid tables.
 HOT_SHOOTER_TABLE_KINDS = ("hybrid", "fully_automated")
@@ -27,7 +27,7 @@ class HotShooterCohort(Cohort):
 
     @classmethod
     def from_record(cls, record: dict) -> "HotShooterCohort":
-        return cls(record["cohort_id"], {w[0]: Wager.from_record(w) for w in record["wagers"]},
+        return cls(record["cohort_id"], {w[0]: wager_from_record(w) for w in record["wagers"]},
                    record["marks"])
 
 

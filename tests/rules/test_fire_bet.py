@@ -1,6 +1,8 @@
 """Fire Bet (§ 623a.11; paytable § 623a.5 as docs/rules.md states it)."""
 import pytest
 
+from streams.rules.wager import AMOUNT_CENTS
+
 from .table_script import Script, assert_settled
 
 FIRE = "fire-623a.5"
@@ -162,7 +164,7 @@ def test_fire_stake_one_to_five_dollars_accepted_623a_11_b_1(cents):
     """§ 623a.11(b)(1): $1..$5 in $1 increments."""
     s = fire_table()
     assert s.wager("f", "fire", cents, 1) == []
-    assert s.state.pending["f"].amount_cents == cents
+    assert s.state.pending["f"][AMOUNT_CENTS] == cents
 
 
 @pytest.mark.parametrize("cents", [0, -100, 1, 99, 150, 250, 499, 501, 600, 1000])

@@ -1,6 +1,8 @@
 """Hot Roller (§ 623c.1)."""
 import pytest
 
+from streams.rules.wager import POSITION
+
 from .table_script import Script, assert_settled
 
 PAYTABLE_A = "hot-roller-623c.1h-A"
@@ -114,7 +116,7 @@ def test_hot_roller_may_not_be_changed_until_resolved_623c_1_b():
 @pytest.mark.parametrize("pos", [1, 8, 16])
 def test_hot_roller_positions_1_to_16_623c_1_a_2_i(pos):
     s = roller_table(("h", 100, pos))
-    assert s.state.pending["h"].position == pos
+    assert s.state.pending["h"][POSITION] == pos
 
 
 @pytest.mark.parametrize("pos", [0, -1, 17, 99])

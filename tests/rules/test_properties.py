@@ -422,6 +422,10 @@ def run(history, *, restore: bool = False, check: bool = True):
         duplicate = state is not None and ev.seq <= state.last_seq
         state, out, verdict = apply(state, ev)
         states[ev.table_id] = state
+        if check and state is not None:
+            # `pending` is exactly the wagers of the table's cohorts (streams/rules/table.py forgets
+            # a seven-out's wagers in one step, any other settlement's one by one).
+            assert state.pending == {i: w for c in state.all_cohorts() for i, w in c.wagers.items()}
         rejected = [o for o in out if type(o) is EventRejected]
         # Each handler returns its own verdict (streams/rules/table.py, `apply`): it must be the
         # one its outputs define (rejected: its own rejection first; else applied or duplicate).

@@ -2,6 +2,8 @@
 Hot Roller § 623c.1(b), Hot Shooter § 623c.4(c); come-bets-only § 623a.10(b); invalid rolls § 623a.8."""
 import pytest
 
+from streams.rules.wager import PLACED_SEQ
+
 from .table_script import Script, assert_settled
 
 STAKE = {"fire": 100, "all_small": 100, "all_tall": 100, "all_or_nothing": 100, "hot_roller": 100,
@@ -78,7 +80,7 @@ def test_window_623a_11_a_1_623a_12_1_623c_1_b_623c_4_c(build, kind, is_open):
     s = build()
     if is_open:
         assert s.wager("w", kind, STAKE[kind], 5) == []
-        assert s.state.pending["w"].placed_seq == s.seq
+        assert s.state.pending["w"][PLACED_SEQ] == s.seq
         assert s.state.last_seq == s.seq
     else:
         s.rejected("out_of_window", s.wager, "w", kind, STAKE[kind], 5)
