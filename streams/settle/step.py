@@ -21,7 +21,7 @@ from __future__ import annotations
 from streams.rules import DiceThrown, EventRejected, TableOpened, apply
 from streams.rules.verdict import DUPLICATE, HELD, REJECTED
 from streams.surveillance.hold_watch import HoldBook, HoldWatch
-from streams.surveillance.table_watch import observe
+from streams.surveillance.table_watch import observe, settled_groups
 
 # What the message that failed to decode says when the decoder gave no reason.
 NOT_AVRO = "not a decodable Avro message"
@@ -52,8 +52,12 @@ def settle_event(tables: dict, books: dict, watch: HoldWatch, event, tags=None) 
     book = books.get(table_id)
     if book is None:
         book = books[table_id] = HoldBook()
+    # The settlements grouped by decision once, for the hold book and the surveillance both
+    # (`settled_groups`: each grouped them on its own before).
+    groups = None
     if outputs:
-        watch.watch(book, state, outputs)
+        groups = settled_groups(outputs)
+        watch.watch(book, state, outputs, groups)
     kind = type(event)
     if not waiting and kind is not DiceThrown and kind is not TableOpened:
         # Surveillance reads throws and what they decide (and a table's opening): a wager, a
@@ -64,7 +68,7 @@ def settle_event(tables: dict, books: dict, watch: HoldWatch, event, tags=None) 
         rejected = {o.seq for o in outputs if type(o) is EventRejected}
         held = state.held
         applied += [e for seq, e in sorted(waiting.items()) if seq not in held and seq not in rejected]
-    alerts = observe(watch.thresholds, book.watch, state, applied, outputs)
+    alerts = observe(watch.thresholds, book.watch, state, applied, outputs, groups if outputs else {})
     if alerts:
         outputs = outputs + alerts
     return verdict, state, outputs

@@ -95,10 +95,13 @@ def _alert(state, s_or_event, kind: str, suffix: str, message: str, wager_ids=()
                                state.shooter_id or "", message, tuple(wager_ids))
 
 
-def observe(settings: Thresholds, watch: TableWatch, state, applied: list, outputs: list) -> list:
-    # One pass groups the settlements by deciding seq, wager kind and paytable: the decisions
-    # `_settled` books, in the order they first appear (a throw's groups are then picked by seq).
-    groups: dict[tuple, list] = {}
+def settled_groups(outputs) -> dict:
+    """The settlements among `outputs` by decision: (deciding seq, wager kind, paytable) -> the
+    settlements in output order, the decisions in the order they first appear. One pass, shared by
+    the hold book (`HoldWatch.watch`) and the table's surveillance (`table_watch.observe`), which
+    both group a throw's settlements so (they grouped them each on their own before: about a
+    fifth of the booking's time)."""
+    groups: dict = {}
     for o in outputs:
         if type(o) is WagerSettled:
             key = (o.seq, o.wager, o.paytable)
@@ -107,6 +110,16 @@ def observe(settings: Thresholds, watch: TableWatch, state, applied: list, outpu
                 groups[key] = [o]
             else:
                 group.append(o)
+    return groups
+
+
+def observe(settings: Thresholds, watch: TableWatch, state, applied: list, outputs: list,
+            groups: dict | None = None) -> list:
+    # The settlements by deciding seq, wager kind and paytable (`settled_groups`; given by the
+    # settling step, which made them for the hold book): the decisions `_settled` books, in the
+    # order they first appear (a throw's groups are then picked by seq).
+    if groups is None:
+        groups = settled_groups(outputs)
     alerts: list = []
     dice_settings = settings.dice
     for event in applied:
