@@ -54,7 +54,7 @@ def settle_event(tables: dict, books: dict, watch: HoldWatch, event, tags=None) 
         book = books[table_id] = HoldBook()
     # The settlements grouped by decision once, for the hold book and the surveillance both
     # (`settled_groups`: each grouped them on its own before).
-    groups = None
+    groups: dict = {}
     if outputs:
         groups = settled_groups(outputs)
         watch.watch(book, state, outputs, groups)
@@ -68,7 +68,7 @@ def settle_event(tables: dict, books: dict, watch: HoldWatch, event, tags=None) 
         rejected = {o.seq for o in outputs if type(o) is EventRejected}
         held = state.held
         applied += [e for seq, e in sorted(waiting.items()) if seq not in held and seq not in rejected]
-    alerts = observe(watch.thresholds, book.watch, state, applied, outputs, groups if outputs else {})
+    alerts = observe(watch.thresholds, book.watch, state, applied, outputs, groups)
     if alerts:
         outputs = outputs + alerts
     return verdict, state, outputs

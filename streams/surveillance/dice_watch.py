@@ -112,27 +112,17 @@ class DiceWatch:
         book.seven_low, book.seven_high = low, high
         # The lazy CUSUMs hit by this throw (die 1's face, die 2's face, the cell): the run of
         # misses since each one's last hit, clamped at 0 (exact for a monotone run), then the hit.
-        # The two faces written out rather than looped over (a tuple and a loop less per throw:
-        # the dice were a quarter of a throw's surveillance); the same operations in the same order.
         faces, at = book.faces, book.faces_at
         face_hit, face_miss = _FACE
         face_h = self.face_h
-        i = die1 - 1
-        value = faces[i] + (n - 1 - at[i]) * face_miss
-        value = (value if value > 0.0 else 0.0) + face_hit
-        at[i] = n
-        if value >= face_h:
-            crossed.append(f"die1_face_{die1}")
-            value = 0.0
-        faces[i] = value
-        i = die2 + 5
-        value = faces[i] + (n - 1 - at[i]) * face_miss
-        value = (value if value > 0.0 else 0.0) + face_hit
-        at[i] = n
-        if value >= face_h:
-            crossed.append(f"die2_face_{die2}")
-            value = 0.0
-        faces[i] = value
+        for i in (die1 - 1, die2 + 5):
+            value = faces[i] + (n - 1 - at[i]) * face_miss
+            value = (value if value > 0.0 else 0.0) + face_hit
+            at[i] = n
+            if value >= face_h:
+                crossed.append(f"die{i // 6 + 1}_face_{i % 6 + 1}")
+                value = 0.0
+            faces[i] = value
         sums, at = book.cell_sums, book.cell_at
         value = sums[cell] + (n - 1 - at[cell]) * _CELL[1]
         value = (value if value > 0.0 else 0.0) + _CELL[0]

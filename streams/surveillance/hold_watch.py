@@ -104,36 +104,6 @@ class HoldWatch:
             if line is None:
                 odds = wager_odds(wager, state.rules)
                 line = lines[key] = HoldLine(house_edge=float(odds.house_edge), std_dev_per_unit=odds.std_dev)
-            stakes = add_group(line, group)
+            stakes = line.add_all(group)
             line.stake_squares += stakes * stakes  # the wagers of one decision: one outcome
 
-
-def add_group(line: SettledHold, group: list) -> int:
-    """`line.add(s)` for each settlement of `group` (one wager kind and paytable), summed locally
-    and written to the line once; returns the group's stakes. A seven-out settles a table's
-    wagers of a kind together, and `HoldLine.add` per settlement (a call and five attribute
-    updates each) was a third of the booking. tests/surveillance/test_hold_watch.py holds it to
-    `add` one by one."""
-    handle = collected = returned = won = losses = wins = 0
-    for s in group:
-        cents = s.stake_cents
-        handle += cents
-        outcome = s.outcome
-        if outcome == "lose":
-            collected += cents
-            losses += 1
-        else:
-            returned += cents
-            won += s.won_cents
-            if outcome == "win":
-                wins += 1
-    n = len(group)
-    line.settled += n
-    line.handle_cents += handle
-    line.collected_cents += collected
-    line.losses += losses
-    line.returned_cents += returned
-    line.won_cents += won
-    line.wins += wins
-    line.pushes += n - losses - wins
-    return handle

@@ -99,12 +99,12 @@ _settlement = st.builds(
 @settings(max_examples=examples(200), deadline=None)
 @given(st.lists(_settlement, max_size=40))
 def test_a_group_is_booked_as_its_settlements_one_by_one(group):
-    from streams.surveillance.hold_watch import HoldLine, add_group
+    from streams.surveillance.hold_watch import HoldLine
 
     one_by_one, at_once = HoldLine(), HoldLine()
     for s in group:
         one_by_one.add(s)
-    assert add_group(at_once, group) == sum(s.stake_cents for s in group)
+    assert at_once.add_all(group) == sum(s.stake_cents for s in group)
     assert at_once.to_record() == one_by_one.to_record()
 
 
