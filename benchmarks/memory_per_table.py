@@ -10,14 +10,19 @@ measured as the memory allocated while feeding that is still held after a full c
 events fed freed (tracemalloc: the Python heap the states and books keep, which is what the
 worker's RSS grows by per table; pymalloc's arenas hold it without much slack), per 1,000 open
 tables, and the whole child's RSS beside it. Two sizes by default, to see it is linear (the per-table figure stays put).
+Beside it, the pause of one full collection of Python's cyclic collector with those tables held
+(median of 5, wall time): the worker's event loop stands still for it, so it bounds how many tables
+one worker process should own for the latency goal (README, "Memory").
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import json
+import statistics
 import subprocess
 import sys
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -54,7 +59,16 @@ def measure(tables: int, minutes: float) -> dict:
     tracemalloc.stop()
     open_tables = sum(1 for s in replay.tables.values() if not s.closed)
     in_action = sum(len(s.pending) for s in replay.tables.values())
-    return {"tables": open_tables, "wagers_in_action": in_action, "rss_kib": kept_kib, "process_rss_kib": rss_kib()}
+    # What the tables cost the cyclic collector: a full collection traverses every tracked object
+    # the process holds (the states' lists, dicts and slotted records), and stops the worker's
+    # event loop for as long (wall time: the pause a settlement waiting behind it sees).
+    pauses = []
+    for _ in range(5):
+        start = time.perf_counter()
+        gc.collect()
+        pauses.append((time.perf_counter() - start) * 1000)
+    return {"tables": open_tables, "wagers_in_action": in_action, "rss_kib": kept_kib, "process_rss_kib": rss_kib(),
+            "tracked": len(gc.get_objects()), "full_collection_ms": statistics.median(pauses)}
 
 
 def main() -> int:
@@ -72,7 +86,8 @@ def main() -> int:
         r = json.loads(out.stdout)
         print(f"{r['tables']:,} open tables ({r['wagers_in_action']:,} wagers in action, {args.minutes:g} min of "
               f"play): state + hold books {r['rss_kib'] / 1024:.1f} MiB (child RSS {r['process_rss_kib'] / 1024:.0f} MiB), "
-              f"{r['rss_kib'] / 1024 / r['tables'] * 1000:.1f} MiB per 1,000 open tables")
+              f"{r['rss_kib'] / 1024 / r['tables'] * 1000:.1f} MiB per 1,000 open tables; a full collection "
+              f"{r['full_collection_ms']:.1f} ms (median of 5, {r['tracked']:,} tracked objects)")
     return 0
 
 
