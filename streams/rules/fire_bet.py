@@ -29,11 +29,13 @@ class FireCohort(Cohort):
                                      self.layout, self.cohort_id, f"point-{point}", count))
         return count == FOUR_POINTS
 
-    def seven_out(self, paytable: Paytable, event, out: list) -> None:
-        """§ 623a.11(a)(5): collected or paid upon the loser 7, never earlier."""
+    def seven_out(self, paytable: Paytable, event, out: list) -> int:
+        """§ 623a.11(a)(5): collected or paid upon the loser 7, never earlier. Returns the odds
+        paid (0: no wager won; `Cohort.settle_all`)."""
         count = len(self.points)
-        self.settle_all(event, out, *by_paytable(paytable, count), paytable.name, f"points={count}")
+        odds = self.settle_all(event, out, *by_paytable(paytable, count), paytable.name, f"points={count}")
         self.cleared(event, out, "seven_out")
+        return odds
 
     def marks_record(self):
         return list(self.points)

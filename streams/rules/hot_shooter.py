@@ -17,10 +17,11 @@ class HotShooterCohort(Cohort):
         super().__init__(cohort_id, wagers)
         self.throws = throws  # from the come-out roll after placing, through the seven-out
 
-    def seven_out(self, paytable: Paytable, event, out: list) -> None:
-        """§ 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e)."""
+    def seven_out(self, paytable: Paytable, event, out: list) -> int:
+        """§ 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e). Returns the
+        odds paid (0: no wager won; `Cohort.settle_all`)."""
         n = self.throws
-        self.settle_all(event, out, *by_paytable(paytable, n), paytable.name, f"throws={n}")
+        return self.settle_all(event, out, *by_paytable(paytable, n), paytable.name, f"throws={n}")
 
     def marks_record(self):
         return self.throws

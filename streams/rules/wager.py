@@ -64,8 +64,10 @@ class Cohort:
         out.append(new_marker_cleared(output_id(event, out), event.table_id, event.seq, event.ts,
                                       self.layout, self.cohort_id, reason))
 
-    def settle_all(self, event, out: list, outcome: str, odds: int, paytable: str, detail: str) -> None:
-        """Settle every wager of the cohort alike: they share the markers, so the same count."""
+    def settle_all(self, event, out: list, outcome: str, odds: int, paytable: str, detail: str) -> int:
+        """Settle every wager of the cohort alike: they share the markers, so the same count.
+        Returns `odds`: 0 when no wager of the cohort won anything (a seven-out skips the
+        large-win scan when every cohort it settled returned 0: `_on_dice_thrown`)."""
         table_id, seq, ts = event.table_id, event.seq, event.ts
         prefix = settlement_id(table_id, seq, "")  # + wager id: settlement_id(table_id, seq, wager id)
         append, new = out.append, new_wager_settled
@@ -75,6 +77,7 @@ class Cohort:
             append(new(wager_id, table_id, position, kind, outcome, amount, odds * amount, paytable,
                        detail, seq, ts, placed_seq, prefix + wager_id))
         self.wagers = {}
+        return odds
 
     def pop_kind(self, kind: str) -> list[Wager]:
         taken = [w for w in self.wagers.values() if w[KIND] == kind]

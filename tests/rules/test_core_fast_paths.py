@@ -1,0 +1,80 @@
+"""The rules core's fourth round of speed tricks (issue 15) held to their plain definitions, on
+generated play (hypothesis, derandomized in CI): every output the same as the plain path gives."""
+from __future__ import annotations
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from streams.rules import DiceThrown, ShooterChanged, TableOpened, WagerPlaced, apply, rules_from_record
+from streams.rules.events import SurveillanceAlerted, WagerSettled
+from streams.rules.kinds import WAGER_KINDS
+
+KINDS = tuple(WAGER_KINDS)
+_RECORD = {"large_win_alert_cents": 1}
+# Four points made (4, 5, 6, 8: the Fire Bet pays), 18 throws (the Hot Shooter pays), a seven-out.
+_FOUR_POINTS = [(2, 2), (1, 3), (2, 3), (1, 4), (3, 3), (2, 4), (4, 4), (3, 5), (1, 1), (6, 6),
+                (3, 3), (1, 2), (2, 4), (5, 5), (6, 4), (2, 2), (5, 5), (3, 4), (2, 2), (3, 4)]
+
+
+@st.composite
+def play(draw):
+    """A hybrid table (every kind offered) with a small large-win threshold, wagers of every kind
+    at each new shooter's come-out and between points, and a run of dice."""
+    threshold = draw(st.sampled_from([0, 1, 2500, 5000, 100_000]))
+    record = {"large_win_alert_cents": threshold,
+              "hot_roller_come_out_seven": draw(st.sampled_from(["lose", "pay_by_table"]))}
+    events = [TableOpened("T", 1, 0, "hybrid", rules_from_record(record), record)]
+    dice = draw(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 6)), min_size=1, max_size=120))
+    bets = draw(st.lists(st.tuples(st.sampled_from(KINDS), st.sampled_from([100, 300, 500, 2000])),
+                         min_size=1, max_size=6))
+    return threshold, events, dice, bets
+
+
+def _run(threshold, events, dice, bets):
+    """Plays the dice, a new shooter after each seven-out, the bets placed while their windows are
+    open (a rejected bet is fine: judged and answered); every output and the state's record."""
+    state, out, _ = apply(None, events[0])
+    seq, n, shooter, outputs = 1, 0, 0, list(out)
+    pending_shooter = True
+    for d1, d2 in dice:
+        if pending_shooter:
+            seq += 1
+            shooter += 1
+            state, out, _ = apply(state, ShooterChanged("T", seq, seq, f"S{shooter}", 1,
+                                                        "table_open" if shooter == 1 else "seven_out"))
+            outputs += out
+            pending_shooter = False
+        for kind, amount in bets:
+            seq += 1
+            n += 1
+            state, out, _ = apply(state, WagerPlaced("T", seq, seq, f"w{n}", 1 + n % 16, kind, amount))
+            outputs += out
+        seq += 1
+        state, out, _ = apply(state, DiceThrown("T", seq, seq, d1, d2))
+        outputs += out
+        if state.must_pass:
+            pending_shooter = True
+    return state, outputs
+
+
+@settings(max_examples=300)
+@given(play())
+@example((1, [TableOpened("T", 1, 0, "hybrid", rules_from_record(_RECORD), _RECORD)], _FOUR_POINTS,
+          [(k, 500) for k in KINDS]))
+@example((5000, [TableOpened("T", 1, 0, "hybrid", rules_from_record({"large_win_alert_cents": 5000}),
+                             {"large_win_alert_cents": 5000})], _FOUR_POINTS * 3,
+          [(k, a) for k in KINDS for a in (100, 2000)]))
+def test_large_wins_alerted_exactly_as_the_plain_scan(case):
+    """A seven-out scans its settlements for large wins only when a cohort paid: the alerts are
+    still exactly one per settlement winning at least the threshold, after that throw's
+    settlements, in their order (docs/rules.md, Large wins)."""
+    threshold, events, dice, bets = case
+    _, outputs = _run(threshold, events, dice, bets)
+    by_seq: dict[int, list] = {}
+    for o in outputs:
+        by_seq.setdefault(o.seq, []).append(o)
+    for seq, outs in by_seq.items():
+        wins = [o.wager_id for o in outs
+                if type(o) is WagerSettled and threshold and o.won_cents >= threshold]
+        alerts = [o.wager_ids[0] for o in outs if type(o) is SurveillanceAlerted and o.alert == "large_win"]
+        assert alerts == wins
