@@ -47,22 +47,26 @@ class BonusCrapsCohort(Cohort):
         super().__init__(cohort_id, wagers)
         self.marks = marks
 
-    def total_thrown(self, total: int, paytable: BonusPaytable, event, out: list) -> None:
+    def total_thrown(self, total: int, paytable: BonusPaytable, event, out: list) -> bool:
         """§ 623a.12(3),(4),(6): mark the total; pay a wager the moment all its numbers are marked,
-        in any order, leaving the others in action."""
+        in any order, leaving the others in action. True when it paid a wager (a throw that paid
+        none has no settlement to forget: `_on_dice_thrown`)."""
         bit = 1 << total
         marks = self.marks
         if marks & bit:
-            return
+            return False
         self.marks = marks = marks | bit
         out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
                                      self.layout, self.cohort_id, _TOTAL_MARKER[total], marks.bit_count()))
+        paid = False
         for kind, needs in _NEEDING[total]:  # the wagers whose numbers include this total
             if marks & needs == needs:
                 odds = paytable.odds_for(kind)
                 for w in self.pop_kind(kind):
                     out.append(settled(w, event, "win", odds * w[AMOUNT_CENTS], paytable.name,
                                        f"{kind} complete"))
+                    paid = True
+        return paid
 
     def seven(self, paytable: BonusPaytable, event, out: list) -> None:
         """§ 623a.12(5): a 7 at any time, come-out included, collects every Bonus Craps wager and

@@ -65,11 +65,13 @@ def _run(threshold, events, dice, bets):
                              {"large_win_alert_cents": 5000})], _FOUR_POINTS * 3,
           [(k, a) for k in KINDS for a in (100, 2000)]))
 def test_large_wins_alerted_exactly_as_the_plain_scan(case):
-    """A seven-out scans its settlements for large wins only when a cohort paid: the alerts are
-    still exactly one per settlement winning at least the threshold, after that throw's
-    settlements, in their order (docs/rules.md, Large wins)."""
+    """A seven-out scans its settlements for large wins only when a cohort paid, and any other
+    throw forgets settled wagers (and alerts their large wins) only when it paid a Bonus Craps
+    wager: the alerts are still exactly one per settlement winning at least the threshold, after
+    that throw's settlements, in their order (docs/rules.md, Large wins), and a settled wager is
+    no longer pending."""
     threshold, events, dice, bets = case
-    _, outputs = _run(threshold, events, dice, bets)
+    state, outputs = _run(threshold, events, dice, bets)
     by_seq: dict[int, list] = {}
     for o in outputs:
         by_seq.setdefault(o.seq, []).append(o)
@@ -78,3 +80,4 @@ def test_large_wins_alerted_exactly_as_the_plain_scan(case):
                 if type(o) is WagerSettled and threshold and o.won_cents >= threshold]
         alerts = [o.wager_ids[0] for o in outs if type(o) is SurveillanceAlerted and o.alert == "large_win"]
         assert alerts == wins
+    assert not {o.wager_id for o in outputs if type(o) is WagerSettled} & set(state.pending)
