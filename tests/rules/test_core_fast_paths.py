@@ -81,3 +81,23 @@ def test_large_wins_alerted_exactly_as_the_plain_scan(case):
         alerts = [o.wager_ids[0] for o in outs if type(o) is SurveillanceAlerted and o.alert == "large_win"]
         assert alerts == wins
     assert not {o.wager_id for o in outputs if type(o) is WagerSettled} & set(state.pending)
+
+
+def test_a_states_inline_kinds_are_those_offered_without_limits():
+    """`apply` places inline only the kinds the state's table offers (§ 623c.4(a)) with no table
+    limit set (streams/rules/table.py, `_placing_at`); a state rebuilt from its record has the same."""
+    from streams.rules import TableState
+    from streams.rules.kinds import SPEC_OF
+    from streams.rules.table import _PLACING
+
+    for table_kind in ("live", "hybrid", "fully_automated"):
+        for limits in (None, {"fire": [200, 400]}, {"hot_roller": [500, 10000], "all_tall": [100, 900]}):
+            record = {"limits": limits} if limits else None
+            state, _, _ = apply(None, TableOpened("T", 1, 0, table_kind, rules_from_record(record), record))
+            offered = {k for k in KINDS
+                       if (SPEC_OF[k].table_kinds is None or table_kind in SPEC_OF[k].table_kinds)
+                       and state.rules.limits_for(k) is None}
+            assert set(state.placing) == offered
+            for kind, (group, window_open, stakes, spec) in state.placing.items():
+                assert (group, window_open, stakes, spec) == tuple(_PLACING[kind][i] for i in (0, 1, 3, 4))
+            assert TableState.from_record(state.to_record()).placing == state.placing
