@@ -101,3 +101,22 @@ def test_a_states_inline_kinds_are_those_offered_without_limits():
             for kind, (group, window_open, stakes, spec) in state.placing.items():
                 assert (group, window_open, stakes, spec) == tuple(_PLACING[kind][i] for i in (0, 1, 3, 4))
             assert TableState.from_record(state.to_record()).placing == state.placing
+
+
+def test_no_open_cohort_is_told_by_one_comparison():
+    """`_on_dice_thrown` tells that no window's cohort is open by comparing `open_cohorts` with
+    `_NONE_OPEN`: the same answer as `any(open_cohorts.values())` for every set of open groups,
+    on a fresh state and on one rebuilt from its record."""
+    from itertools import combinations
+
+    from streams.rules import TableState
+    from streams.rules.kinds import COHORT_CLASS, GROUPS
+    from streams.rules.table import _NONE_OPEN
+
+    opened, _, _ = apply(None, TableOpened("T", 1, 0, "hybrid", rules_from_record(None), None))
+    for state in (opened, TableState.from_record(opened.to_record())):
+        for n in range(len(GROUPS) + 1):
+            for open_groups in combinations(GROUPS, n):
+                for g in GROUPS:
+                    state.open_cohorts[g] = COHORT_CLASS[g](f"{g}-2") if g in open_groups else None
+                assert (state.open_cohorts != _NONE_OPEN) == any(state.open_cohorts.values()) == bool(open_groups)
