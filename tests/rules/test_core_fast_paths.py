@@ -11,6 +11,10 @@ from streams.rules.kinds import WAGER_KINDS
 
 KINDS = tuple(WAGER_KINDS)
 _RECORD = {"large_win_alert_cents": 1}
+# The 4 and the 5 made with both their combinations (two Hot Roller numbers), then a come-out 7,
+# which pays the Hot Roller by the table under `pay_by_table` (§ 623c.1(g)).
+_PAYS = {"large_win_alert_cents": 1, "hot_roller_come_out_seven": "pay_by_table"}
+_COME_OUT_PAYS = [(1, 3), (2, 2), (1, 4), (2, 3), (3, 4)]
 # Four points made (4, 5, 6, 8: the Fire Bet pays), 18 throws (the Hot Shooter pays), a seven-out.
 _FOUR_POINTS = [(2, 2), (1, 3), (2, 3), (1, 4), (3, 3), (2, 4), (4, 4), (3, 5), (1, 1), (6, 6),
                 (3, 3), (1, 2), (2, 4), (5, 5), (6, 4), (2, 2), (5, 5), (3, 4), (2, 2), (3, 4)]
@@ -60,6 +64,8 @@ def _run(threshold, events, dice, bets):
 @settings(max_examples=300)
 @given(play())
 @example((1, [TableOpened("T", 1, 0, "hybrid", rules_from_record(_RECORD), _RECORD)], _FOUR_POINTS,
+          [(k, 500) for k in KINDS]))
+@example((1, [TableOpened("T", 1, 0, "hybrid", rules_from_record(_PAYS), _PAYS)], _COME_OUT_PAYS,
           [(k, 500) for k in KINDS]))
 @example((5000, [TableOpened("T", 1, 0, "hybrid", rules_from_record({"large_win_alert_cents": 5000}),
                              {"large_win_alert_cents": 5000})], _FOUR_POINTS * 3,
