@@ -4,7 +4,7 @@ from __future__ import annotations
 from streams.rules.events import new_marker_placed
 from streams.rules.paytables import BonusPaytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import AMOUNT_CENTS, Cohort, Wager, output_id, settled, wager_from_record
+from streams.rules.wager import AMOUNT_CENTS, INDEX_TEXT, Cohort, Wager, settled, wager_from_record
 
 # § 623a.3(43) as docs/rules.md states it: the totals each wager needs, as bit masks over the total.
 NEEDS = {
@@ -56,8 +56,15 @@ class BonusCrapsCohort(Cohort):
         if marks & bit:
             return False
         self.marks = marks = marks | bit
-        out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
-                                     self.layout, self.cohort_id, _TOTAL_MARKER[total], marks.bit_count()))
+        table_id, seq = event.table_id, event.seq
+        # output_id(event, out) written out (streams/rules/wager.py), a call saved per marker, and
+        # the layout by its name (`self.layout`, a class attribute: no specialised read in 3.11).
+        try:
+            index = INDEX_TEXT[len(out)]
+        except IndexError:
+            index = len(out)
+        out.append(new_marker_placed(f"{table_id}/{seq}/{index}", table_id, seq, event.ts,
+                                     "bonus_craps", self.cohort_id, _TOTAL_MARKER[total], marks.bit_count()))
         paid = False
         for kind, needs in _NEEDING[total]:  # the wagers whose numbers include this total
             if marks & needs == needs:

@@ -4,9 +4,10 @@ from __future__ import annotations
 from streams.rules.events import new_marker_placed
 from streams.rules.paytables import Paytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import Cohort, Wager, by_paytable, output_id, wager_from_record
+from streams.rules.wager import INDEX_TEXT, Cohort, Wager, by_paytable, wager_from_record
 
 FOUR_POINTS = 4  # § 623a.11(a)(6): surveillance is notified at four different unique points
+_POINT_MARKER = tuple(f"point-{p}" for p in range(13))  # a point's marker (a total), named once
 
 
 class FireCohort(Cohort):
@@ -25,8 +26,15 @@ class FireCohort(Cohort):
         self.points = self.points + (point,)
         count = len(self.points)
         # § 623a.11(a)(4): the marker is inscribed with the running count of distinct points.
-        out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
-                                     self.layout, self.cohort_id, f"point-{point}", count))
+        table_id, seq = event.table_id, event.seq
+        # output_id(event, out) written out (streams/rules/wager.py), a call saved per marker, and
+        # the layout by its name (`self.layout`, a class attribute: no specialised read in 3.11).
+        try:
+            index = INDEX_TEXT[len(out)]
+        except IndexError:
+            index = len(out)
+        out.append(new_marker_placed(f"{table_id}/{seq}/{index}", table_id, seq, event.ts,
+                                     "fire", self.cohort_id, _POINT_MARKER[point], count))
         return count == FOUR_POINTS
 
     def seven_out(self, paytable: Paytable, event, out: list) -> int:

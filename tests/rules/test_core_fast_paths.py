@@ -126,3 +126,45 @@ def test_no_open_cohort_is_told_by_one_comparison():
                 for g in GROUPS:
                     state.open_cohorts[g] = COHORT_CLASS[g](f"{g}-2") if g in open_groups else None
                 assert (state.open_cohorts != _NONE_OPEN) == any(state.open_cohorts.values()) == bool(open_groups)
+
+
+def _ids_as_defined(outputs):
+    """Every output's id as `output_id` defines it (table, seq, position among the outputs of its
+    event), a settlement's as `settlement_id` does, a rejection's as `rejected` does."""
+    from streams.rules.events import EventRejected, settlement_id
+
+    position: dict[int, int] = {}
+    for o in outputs:
+        i = position.get(o.seq, 0)
+        position[o.seq] = i + 1
+        if type(o) is WagerSettled:
+            assert o.id == settlement_id(o.table_id, o.seq, o.wager_id)
+        elif type(o) is EventRejected:
+            assert o.id == f"{o.table_id}/{o.seq}/rejected"
+        else:
+            assert o.id == f"{o.table_id}/{o.seq}/{i}", (o, i)
+
+
+@settings(max_examples=200)
+@given(play())
+@example((1, [TableOpened("T", 1, 0, "hybrid", rules_from_record(_RECORD), _RECORD)], _FOUR_POINTS,
+          [(k, 500) for k in KINDS]))
+def test_marker_ids_as_output_id_defines_them(case):
+    """The marker sites write `output_id` out (streams/rules/wager.py, `INDEX_TEXT`): the same ids."""
+    state, outputs = _run(*case)
+    _ids_as_defined(outputs)
+
+
+def test_marker_ids_beyond_the_kept_texts():
+    """An event with more outputs than `INDEX_TEXT` holds: a come-out 7 collecting 300 Bonus Craps
+    wagers clears its markers at position 300, its id formatted from the int."""
+    from streams.rules.wager import INDEX_TEXT
+
+    state, _, _ = apply(None, TableOpened("T", 1, 0, "live", rules_from_record(None), None))
+    state, _, _ = apply(state, ShooterChanged("T", 2, 2, "S", 1, "table_open"))
+    for i in range(300):
+        state, out, _ = apply(state, WagerPlaced("T", 3 + i, 3 + i, f"w{i}", 1 + i % 16, "all_small", 100))
+        assert not out
+    state, out, _ = apply(state, DiceThrown("T", 303, 303, 3, 4))
+    assert len(out) == 301 > len(INDEX_TEXT) and out[-1].id == "T/303/300"
+    _ids_as_defined(out)
