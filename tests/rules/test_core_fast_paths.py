@@ -93,7 +93,7 @@ def test_a_states_inline_kinds_are_those_offered_without_limits():
     """`apply` places inline only the kinds the state's table offers (§ 623c.4(a)) with no table
     limit set (streams/rules/table.py, `_placing_at`); a state rebuilt from its record has the same."""
     from streams.rules import TableState
-    from streams.rules.kinds import SPEC_OF
+    from streams.rules.kinds import COHORT_CLASS, SPEC_OF
     from streams.rules.table import _PLACING
 
     for table_kind in ("live", "hybrid", "fully_automated"):
@@ -104,8 +104,12 @@ def test_a_states_inline_kinds_are_those_offered_without_limits():
                        if (SPEC_OF[k].table_kinds is None or table_kind in SPEC_OF[k].table_kinds)
                        and state.rules.limits_for(k) is None}
             assert set(state.placing) == offered
-            for kind, (group, window_open, stakes, spec) in state.placing.items():
-                assert (group, window_open, stakes, spec) == tuple(_PLACING[kind][i] for i in (0, 1, 3, 4))
+            for kind, (group, window_open, stakes) in state.placing.items():
+                plain_group, plain_window, _, plain_stakes, spec = _PLACING[kind]
+                assert (group, stakes) == (plain_group, plain_stakes) and spec.cohort is COHORT_CLASS[group]
+                # None stands for the first throw's window, which apply tests inline.
+                assert window_open is (None if plain_window is TableState.fire_and_bonus_window_open
+                                       else plain_window)
             assert TableState.from_record(state.to_record()).placing == state.placing
 
 
