@@ -44,7 +44,8 @@ class BonusCrapsCohort(Cohort):
     layout = "bonus_craps"
 
     def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, marks: int = 0):
-        super().__init__(cohort_id, wagers)
+        self.cohort_id = cohort_id  # Cohort.__init__ written out (see there)
+        self.wagers = {} if wagers is None else wagers
         self.marks = marks
 
     def total_thrown(self, total: int, paytable: BonusPaytable, event, out: list) -> bool:

@@ -15,7 +15,8 @@ class FireCohort(Cohort):
     layout = "fire"
 
     def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, points: tuple = ()):
-        super().__init__(cohort_id, wagers)
+        self.cohort_id = cohort_id  # Cohort.__init__ written out (see there)
+        self.wagers = {} if wagers is None else wagers
         self.points = points  # distinct point numbers made, in the order made
 
     def point_made(self, point: int, event, out: list) -> bool:
@@ -41,7 +42,8 @@ class FireCohort(Cohort):
         """§ 623a.11(a)(5): collected or paid upon the loser 7, never earlier. Returns the odds
         paid (0: no wager won; `Cohort.settle_all`)."""
         count = len(self.points)
-        odds = self.settle_all(event, out, *by_paytable(paytable, count), paytable.name, f"points={count}")
+        outcome, odds = by_paytable(paytable, count)  # unpacked: a call with *args costs ~1,600 more
+        self.settle_all(event, out, outcome, odds, paytable.name, f"points={count}")
         self.cleared(event, out, "seven_out")
         return odds
 

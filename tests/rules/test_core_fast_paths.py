@@ -172,3 +172,21 @@ def test_marker_ids_beyond_the_kept_texts():
     state, out, _ = apply(state, DiceThrown("T", 303, 303, 3, 4))
     assert len(out) == 301 > len(INDEX_TEXT) and out[-1].id == "T/303/300"
     _ids_as_defined(out)
+
+
+def test_every_cohort_made_as_cohort_init_makes_it():
+    """Each kind's cohort writes `Cohort.__init__` out (streams/rules/wager.py): the same id, a dict
+    of its own when none is given, the one given otherwise; and its record round trip."""
+    from streams.rules.kinds import COHORT_CLASS
+    from streams.rules.wager import Cohort
+
+    for group, cls in COHORT_CLASS.items():
+        plain = Cohort.__new__(cls)
+        Cohort.__init__(plain, f"{group}-7")
+        a, b = cls(f"{group}-7"), cls(f"{group}-7")
+        assert (a.cohort_id, a.wagers) == (plain.cohort_id, plain.wagers) == (f"{group}-7", {})
+        assert a.wagers is not b.wagers
+        given = {"w1": ("w1", 3, "fire", 500, 9)}
+        c = cls(f"{group}-9", given)
+        assert c.wagers is given and c.cohort_id == f"{group}-9"
+        assert cls.from_record(c.to_record()).to_record() == c.to_record()
