@@ -4,7 +4,7 @@ from __future__ import annotations
 from streams.rules.events import new_marker_placed
 from streams.rules.paytables import BonusPaytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import AMOUNT_CENTS, Cohort, Wager, output_id, settled, wager_from_record
+from streams.rules.wager import AMOUNT_CENTS, INDEX_TEXT, Cohort, Wager, settled, wager_from_record
 
 # § 623a.3(43) as docs/rules.md states it: the totals each wager needs, as bit masks over the total.
 NEEDS = {
@@ -44,25 +44,37 @@ class BonusCrapsCohort(Cohort):
     layout = "bonus_craps"
 
     def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, marks: int = 0):
-        super().__init__(cohort_id, wagers)
+        self.cohort_id = cohort_id  # Cohort.__init__ written out (see there)
+        self.wagers = {} if wagers is None else wagers
         self.marks = marks
 
-    def total_thrown(self, total: int, paytable: BonusPaytable, event, out: list) -> None:
+    def total_thrown(self, total: int, paytable: BonusPaytable, event, out: list) -> bool:
         """§ 623a.12(3),(4),(6): mark the total; pay a wager the moment all its numbers are marked,
-        in any order, leaving the others in action."""
+        in any order, leaving the others in action. True when it paid a wager (a throw that paid
+        none has no settlement to forget: `_on_dice_thrown`)."""
         bit = 1 << total
         marks = self.marks
         if marks & bit:
-            return
+            return False
         self.marks = marks = marks | bit
-        out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
-                                     self.layout, self.cohort_id, _TOTAL_MARKER[total], marks.bit_count()))
+        table_id, seq = event.table_id, event.seq
+        # output_id(event, out) written out (streams/rules/wager.py), a call saved per marker, and
+        # the layout by its name (`self.layout`, a class attribute: no specialised read in 3.11).
+        try:
+            index = INDEX_TEXT[len(out)]
+        except IndexError:
+            index = len(out)
+        out.append(new_marker_placed(f"{table_id}/{seq}/{index}", table_id, seq, event.ts,
+                                     "bonus_craps", self.cohort_id, _TOTAL_MARKER[total], marks.bit_count()))
+        paid = False
         for kind, needs in _NEEDING[total]:  # the wagers whose numbers include this total
             if marks & needs == needs:
                 odds = paytable.odds_for(kind)
                 for w in self.pop_kind(kind):
                     out.append(settled(w, event, "win", odds * w[AMOUNT_CENTS], paytable.name,
                                        f"{kind} complete"))
+                    paid = True
+        return paid
 
     def seven(self, paytable: BonusPaytable, event, out: list) -> None:
         """§ 623a.12(5): a 7 at any time, come-out included, collects every Bonus Craps wager and

@@ -39,7 +39,8 @@ class HotRollerCohort(Cohort):
     layout = "hot_roller"
 
     def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, marks: int = 0):
-        super().__init__(cohort_id, wagers)
+        self.cohort_id = cohort_id  # Cohort.__init__ written out (see there)
+        self.wagers = {} if wagers is None else wagers
         self.marks = marks
 
     def dice_thrown(self, low: int, high: int, event, out: list) -> None:
@@ -59,15 +60,18 @@ class HotRollerCohort(Cohort):
                                          self.layout, self.cohort_id, f"number-{number}",
                                          completed_count(self.marks)))
 
-    def seven(self, paytable: Paytable, pays: bool, event, out: list) -> None:
+    def seven(self, paytable: Paytable, pays: bool, event, out: list) -> int:
         """§ 623c.1(g): settled by a 7. `pays` is False for a come-out 7 under the literal reading
-        (it loses whatever is marked); otherwise the completed numbers decide by the paytable."""
+        (it loses whatever is marked); otherwise the completed numbers decide by the paytable.
+        Returns the odds paid (0: no wager won; `Cohort.settle_all`)."""
         count = completed_count(self.marks)
         if pays:
-            self.settle_all(event, out, *by_paytable(paytable, count), paytable.name, f"numbers={count}")
+            outcome, odds = by_paytable(paytable, count)  # unpacked: no call with *args
+            self.settle_all(event, out, outcome, odds, paytable.name, f"numbers={count}")
         else:
-            self.settle_all(event, out, "lose", 0, paytable.name, f"come-out seven, numbers={count}")
+            odds = self.settle_all(event, out, "lose", 0, paytable.name, f"come-out seven, numbers={count}")
         self.cleared(event, out, "seven")
+        return odds
 
     def marks_record(self):
         return self.marks

@@ -14,13 +14,16 @@ class HotShooterCohort(Cohort):
     layout = "hot_shooter"
 
     def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, throws: int = 0):
-        super().__init__(cohort_id, wagers)
+        self.cohort_id = cohort_id  # Cohort.__init__ written out (see there)
+        self.wagers = {} if wagers is None else wagers
         self.throws = throws  # from the come-out roll after placing, through the seven-out
 
-    def seven_out(self, paytable: Paytable, event, out: list) -> None:
-        """§ 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e)."""
+    def seven_out(self, paytable: Paytable, event, out: list) -> int:
+        """§ 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e). Returns the
+        odds paid (0: no wager won; `Cohort.settle_all`)."""
         n = self.throws
-        self.settle_all(event, out, *by_paytable(paytable, n), paytable.name, f"throws={n}")
+        outcome, odds = by_paytable(paytable, n)  # unpacked: no call with *args
+        return self.settle_all(event, out, outcome, odds, paytable.name, f"throws={n}")
 
     def marks_record(self):
         return self.throws
