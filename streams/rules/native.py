@@ -21,6 +21,8 @@ Which core `streams.rules.apply` is: streams/rules/__init__.py (`CRAPS_CORE`).
 """
 from __future__ import annotations
 
+from collections import Counter
+
 from streams.rules import events as _events
 from streams.rules import table as _table
 from streams.rules.kinds import GROUPS, WAGER_KINDS
@@ -42,6 +44,8 @@ else:
                    "extend native/ and rebuild (bash native/build.sh)")
 
 _py_apply = _table.apply
+# Events the Python core judged for the native core, by type name (tests and benchmarks read it).
+FALLBACKS: Counter = Counter()
 
 
 def _keep(state, into=None):
@@ -58,6 +62,7 @@ def _keep(state, into=None):
 
 def _fallback(state, event):
     """Every event the native core does not judge: the Python core's, on the state by record."""
+    FALLBACKS[type(event).__name__] += 1
     if type(state) is Table:
         py_state = TableState.from_record(state.to_record())
         new, out, verdict = _py_apply(py_state, event)
