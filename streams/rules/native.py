@@ -21,6 +21,7 @@ Which core `streams.rules.apply` is: streams/rules/__init__.py (`CRAPS_CORE`).
 """
 from __future__ import annotations
 
+import importlib.util
 from collections import Counter
 
 from streams.rules import events as _events
@@ -30,14 +31,17 @@ from streams.rules.submission import rules_from_record
 from streams.rules.table import TableState
 from streams.rules.verdict import APPLIED
 
-try:
-    from streams.rules import _native
-except ImportError as error:  # not built (native/build.sh), or built for another interpreter
-    _native = None
-    PROBLEM: str | None = (f"the native rules core is not built ({error}): run `bash native/build.sh` "
-                           "(cargo, https://rustup.rs)")
+_BUILD = "run `bash native/build.sh` (it needs cargo: https://rustup.rs)"
+_native = None
+PROBLEM: str | None = None
+if importlib.util.find_spec("streams.rules._native") is None:
+    PROBLEM = f"the native rules core is not built (no streams/rules/_native*.so): {_BUILD}"
 else:
-    PROBLEM = None
+    try:
+        from streams.rules import _native
+    except ImportError as error:  # built for another interpreter, or broken
+        PROBLEM = f"the native rules core does not load ({error}): {_BUILD}"
+if _native is not None:
     if tuple(_native.KINDS) != WAGER_KINDS or tuple(_native.GROUPS) != GROUPS:
         PROBLEM = (f"the native rules core knows the wager kinds {tuple(_native.KINDS)} in groups "
                    f"{tuple(_native.GROUPS)}; the Python core's registry has {WAGER_KINDS} in {GROUPS}: "
