@@ -742,7 +742,7 @@ impl Table {
             }
             _ => {
                 let Some(n) = exact_int(marks) else { return Ok(false) };
-                if n < 0 || n > (1 << 62) {
+                if !(0..=(1 << 62)).contains(&n) {
                     return Ok(false);
                 }
                 let x = HotShooterCohort { id, wagers: ws, throws: n };
