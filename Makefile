@@ -9,6 +9,7 @@ SEED ?= 1
 
 install:
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
+	PYTHON=$(PYTHON) bash native/build.sh
 	infra/floor/fetch-assets.sh
 
 # The main job: Kafka, a worker, the floor view, Prometheus and a simulated floor fed live (infra/run-floor.sh).

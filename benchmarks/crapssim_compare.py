@@ -12,8 +12,9 @@ TableClosed) to a JSON Lines history.
 Measured in interleaved rounds (so the three see the same machine noise), medians reported, per
 CPU second of the measured process (a shared 2-core machine: wall time would count other agents):
   1. crapssim in memory: `Table.fixed_run(dice)`, players and strategies set up, no I/O;
-  2. our rules core in memory: the apply loop over the pre-decoded events, no I/O
-     (`streams.rules.apply` as the worker and replay drive it);
+  2. our rules core in memory: the apply loop over the pre-decoded events, no I/O, once with the
+     Python core (streams/rules/table.py) and once with the native core (streams/rules/native.py,
+     when built: docs/native-core.md), each as the worker and replay drive `streams.rules.apply`;
   3. `craps-streams replay FILE.jsonl --only settlements -o /dev/null --keys RING` as a whole command
      in a child process (interpreter start, imports, reading, decoding, the contract check, the tag
      check, the core, the hold books and surveillance, writing): user + system CPU seconds of the
@@ -185,9 +186,19 @@ def decoded_events(records: list[dict]) -> list:
     return [record_to_event(r) for r in records]
 
 
-def core_loop():
-    """The rules core's in-memory loop: every table's state by id, `apply` per event."""
-    from streams.rules import apply
+def core_loop(core: str | None = None):
+    """The rules core's in-memory loop: every table's state by id, `apply` per event. `core`:
+    "python" (streams/rules/table.py), "native" (streams/rules/native.py), None: the core
+    `streams.rules.apply` is (CRAPS_CORE, docs/native-core.md)."""
+    if core is None:
+        from streams.rules import apply
+    elif core == "python":
+        from streams.rules.table import apply
+    else:
+        from streams.rules import native
+
+        native.require()
+        apply = native.apply
 
     def run(events) -> list:
         tables: dict = {}
@@ -203,8 +214,8 @@ def core_loop():
     return run
 
 
-def run_core(events) -> float:
-    run = core_loop()
+def run_core(events, core: str | None = None) -> float:
+    run = core_loop(core)
     start = time.process_time()
     run(events)
     return time.process_time() - start
@@ -303,20 +314,37 @@ def main() -> int:
     print(f"settlement totals agree: {'yes' if agree else 'NO'}")
 
     events = decoded_events(records)
-    rates: dict[str, list[float]] = {"crapssim": [], "core": [], "command": [], "untagged": []}
-    for _ in range(args.rounds):  # interleaved: all four see the same machine noise
+    import streams.rules
+    from streams.rules import native
+
+    # Both cores, side by side (docs/native-core.md): the native row when the extension is built.
+    cores = ["python"] + (["native"] if native.PROBLEM is None else [])
+    if native.PROBLEM is not None:
+        print(f"native core: not measured: {native.PROBLEM}")
+    else:
+        py_out, nat_out = core_loop("python")(events), core_loop("native")(events)
+        same = py_out == nat_out
+        agree &= same
+        print(f"native and Python cores give the same {len(py_out):,} outputs: {'yes' if same else 'NO'}")
+    print(f"streams.rules.apply (the worker's and replay's core) is the {streams.rules.CORE} core")
+    rates: dict[str, list[float]] = {"crapssim": [], **{f"core-{c}": [] for c in cores}, "command": [], "untagged": []}
+    for _ in range(args.rounds):  # interleaved: all see the same machine noise
         rates["crapssim"].append(throws / run_crapssim(dice, args.players))
-        rates["core"].append(throws / run_core(events))
+        for c in cores:
+            rates[f"core-{c}"].append(throws / run_core(events, c))
         rates["command"].append(throws / run_command(path, keys))
         rates["untagged"].append(throws / run_command(untagged_path, None))
     base = statistics.median(rates["crapssim"])
     labels = {"crapssim": "crapssim, in memory, no I/O",
-              "core": "craps-streams rules core, in memory (pre-decoded events)",
+              "core-python": "craps-streams rules core, Python, in memory (pre-decoded events)",
+              "core-native": "craps-streams rules core, native, in memory (pre-decoded events)",
               "command": "craps-streams replay FILE.jsonl --only settlements --keys RING (tagged)",
               "untagged": "  the same, untagged history, --accept-untagged (as issue 15 was filed)"}
     print(f"\nload average {' '.join(f'{x:.1f}' for x in os.getloadavg())} (after the rounds)")
     print(f"{'':<70}{'throws/s':>10}{'events/s':>11}{'ratio':>8}   rounds (throws/s per CPU s)")
     for key, label in labels.items():
+        if key not in rates:
+            continue
         m = statistics.median(rates[key])
         print(f"{label:<70}{m:>10,.0f}{m * len(records) / throws:>11,.0f}{m / base:>7.1f}x   "
               f"{', '.join(f'{x:,.0f}' for x in rates[key])}")

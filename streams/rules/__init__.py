@@ -1,4 +1,14 @@
-"""The rules core: pure, standard library only. `apply(state, event) -> (state, outputs, verdict)`."""
+"""The rules core: pure, standard library only. `apply(state, event) -> (state, outputs, verdict)`.
+
+Which core `apply` is, chosen once at import, in this one place (docs/native-core.md): the
+worker and replay take this `apply` (streams/settle/step.py). `CRAPS_CORE=python`: the Python core
+(streams/rules/table.py, the reference). `CRAPS_CORE=native`: the native core
+(streams/rules/native.py: the Rust extension built by native/build.sh, the Python core for every
+rare case; an error at import when it is not built). Unset: the native core when it is built,
+else the Python core. `CORE` says which ("python" or "native").
+"""
+import os as _os
+
 from streams.rules.contract import (
     ContractError,
     event_to_record,
@@ -22,12 +32,24 @@ from streams.rules.events import (
     WagerSettled,
 )
 from streams.rules.submission import DEFAULT_RULES, RulesSubmission, rules_from_record
-from streams.rules.table import TableState, apply
+from streams.rules.table import TableState
+from streams.rules.table import apply as _python_apply
+
+CORE = _os.environ.get("CRAPS_CORE", "")
+if CORE not in ("", "python", "native"):
+    raise ImportError(f"CRAPS_CORE={CORE!r}: python or native (unset: native when built)")
+if CORE != "python":
+    from streams.rules import native as _native_core
+
+    if CORE == "native":
+        _native_core.require()  # forced: an error, saying why, when it cannot be used
+    CORE = "native" if _native_core.PROBLEM is None else "python"
+apply = _native_core.apply if CORE == "native" else _python_apply
 
 __all__ = [
     "ComeBetsOnly", "ContractError", "DEFAULT_RULES", "DiceThrown", "EventRejected", "MarkerCleared",
     "MarkerPlaced", "RulesSubmission", "ShooterChanged", "SurveillanceAlerted", "TableClosed",
-    "TableOpened", "TableState", "WagerChangeRequested", "WagerPlaced", "WagerSettled", "apply",
+    "CORE", "TableOpened", "TableState", "WagerChangeRequested", "WagerPlaced", "WagerSettled", "apply",
     "event_to_record", "malformed", "output_to_record", "record_to_event", "record_to_output",
     "rules_from_record",
 ]

@@ -1,0 +1,85 @@
+//! Bonus Craps (§ 623a.12; streams/rules/bonus_craps.py): All Small, All Tall, All Or Nothing At All.
+
+use crate::ctx::ctx;
+use crate::py::{utf8_str, O};
+use crate::rules::Outcome;
+use crate::wager::{pop_kind, Emit, Wager, ALL_OR_NOTHING, ALL_SMALL, ALL_TALL};
+use pyo3::prelude::*;
+use std::collections::HashMap;
+
+/// § 623a.3(43) as docs/rules.md states it: the totals each wager needs, as bit masks over the
+/// total (index = kind).
+pub const NEEDS: [u32; 4] = [
+    0,
+    (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6),
+    (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12),
+    (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12),
+];
+pub const ALL_TOTALS: u32 = NEEDS[3];
+
+pub struct BonusCohort {
+    pub id: O,
+    pub wagers: Vec<Wager>,
+    pub marks: u32,
+}
+
+impl BonusCohort {
+    /// § 623a.12(3),(4),(6): mark the total; pay a wager the moment all its numbers are marked, in
+    /// any order, leaving the others in action.
+    pub unsafe fn total_thrown(&mut self, total: i64, name: &O, odds: &[i64; 4], e: &mut Emit) -> PyResult<()> {
+        let c = ctx();
+        let bit = 1u32 << total;
+        if self.marks & bit != 0 {
+            return Ok(());
+        }
+        self.marks |= bit;
+        let marks = self.marks;
+        e.placed(c.groups[1], self.id.p(), c.total_marker[total as usize], marks.count_ones() as i64)?;
+        // The wagers whose numbers include this total, in the order all_small, all_tall, all_or_nothing.
+        for kind in [ALL_SMALL, ALL_TALL, ALL_OR_NOTHING] {
+            let needs = NEEDS[kind as usize];
+            if needs & bit == 0 || marks & needs != needs {
+                continue;
+            }
+            let outcome = Outcome::Win(odds[kind as usize]);
+            for w in pop_kind(&mut self.wagers, kind) {
+                e.settle(&w, &outcome, name.p(), c.complete[kind as usize])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// § 623a.12(5): a 7 at any time, come-out included, collects every Bonus Craps wager and
+    /// removes all marker buttons.
+    pub unsafe fn seven(&mut self, name: &O, details: &mut SevenDetails, e: &mut Emit) -> PyResult<()> {
+        let c = ctx();
+        let detail = details.of(self.marks)?;
+        e.settle_all(&self.wagers, &Outcome::Lose, name.p(), detail)?;
+        self.marks = 0;
+        e.cleared(c.groups[1], self.id.p(), c.r_seven)
+    }
+}
+
+/// The marked totals, ascending (`marked_totals`).
+pub fn marked_totals(marks: u32) -> Vec<i64> {
+    (2..13).filter(|t| marks >> t & 1 == 1).collect()
+}
+
+/// The detail of the settlements a 7 makes with these totals marked ("seven with 4,6 marked"),
+/// kept per marks (`seven_detail`).
+#[derive(Default)]
+pub struct SevenDetails(HashMap<u32, O>);
+
+impl SevenDetails {
+    pub unsafe fn of(&mut self, marks: u32) -> PyResult<*mut pyo3::ffi::PyObject> {
+        if let Some(d) = self.0.get(&marks) {
+            return Ok(d.p());
+        }
+        let marked: Vec<String> = marked_totals(marks).iter().map(|t| t.to_string()).collect();
+        let m = if marked.is_empty() { "nothing".to_string() } else { marked.join(",") };
+        let d = O::owned(utf8_str(&format!("seven with {m} marked")))?;
+        let p = d.p();
+        self.0.insert(marks, d);
+        Ok(p)
+    }
+}

@@ -1,0 +1,163 @@
+//! The native rules core (docs/native-core.md): `streams.rules._native`, loaded by
+//! streams/rules/native.py.
+//!
+//! `apply(state, event) -> (state, outputs, verdict)`, the contract of streams/rules/table.py. The
+//! common path (in-order events of an open table with nothing held: accepted WagerPlaced of every
+//! kind, DiceThrown valid or not, ShooterChanged) runs here on a native `Table`; every other
+//! case, decided before any change, goes to `fallback(state, event)` in Python, which runs the
+//! Python core (the reference) on the state converted by record and converts its result back.
+//!
+//! One module per wager kind, as the Python core has: fire_bet, bonus_craps, hot_roller,
+//! hot_shooter; the table's dispatch and records in table.rs; outputs and ids in wager.rs.
+#![allow(clippy::missing_safety_doc, static_mut_refs, clippy::too_many_arguments)]
+
+mod bonus_craps;
+mod ctx;
+mod fire_bet;
+mod hot_roller;
+mod hot_shooter;
+mod py;
+mod rules;
+mod table;
+mod wager;
+
+use crate::ctx::ctx;
+use crate::py::{call, list_of, O};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+use table::Table;
+
+/// `init(events, applied, fallback, view, rules_from_record)`: the classes, the verdict and the
+/// Python side's helpers (streams/rules/native.py calls it once at import).
+#[pyfunction]
+fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAny>, view: &Bound<PyAny>,
+        rules_from_record: &Bound<PyAny>) -> PyResult<()> {
+    ctx::init(events, applied, fallback, view, rules_from_record)
+}
+
+fn check_ready() -> PyResult<()> {
+    if ctx::ready() {
+        Ok(())
+    } else {
+        Err(PyRuntimeError::new_err("streams.rules._native: init() first (import streams.rules.native)"))
+    }
+}
+
+/// The rules core under the contract: `apply(state, event) -> (state, outputs, verdict)`.
+#[pyfunction]
+fn apply(py: Python<'_>, state: &Bound<PyAny>, event: &Bound<PyAny>) -> PyResult<Py<PyAny>> {
+    unsafe {
+        let c = ctx();
+        if state.is_exact_instance_of::<Table>() {
+            let t = state.downcast_unchecked::<Table>();
+            let judged = t.try_borrow_mut()?.step(event.as_ptr())?;
+            if let Some(out) = judged {
+                let list = list_of(out)?;
+                let r = ffi::PyTuple_New(3);
+                if r.is_null() {
+                    return Err(py::fetch());
+                }
+                ffi::PyTuple_SET_ITEM(r, 0, state.clone().into_ptr());
+                ffi::PyTuple_SET_ITEM(r, 1, list.into_ptr());
+                ffi::Py_INCREF(c.applied);
+                ffi::PyTuple_SET_ITEM(r, 2, c.applied);
+                return Ok(Py::from_owned_ptr(py, r));
+            }
+        }
+        // Everything else: the Python core decides (streams/rules/native.py `_fallback`).
+        let r = call(c.fallback, &[state.as_ptr(), event.as_ptr()])?;
+        Ok(Py::from_owned_ptr(py, r.into_ptr()))
+    }
+}
+
+#[pymethods]
+impl Table {
+    /// Exactly `TableState.to_record()` of the same history.
+    fn to_record(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        check_ready()?;
+        unsafe { Ok(Py::from_owned_ptr(py, self.record()?.into_ptr())) }
+    }
+
+    /// The table of a `TableState.to_record()`, or None when the native core does not keep what
+    /// it holds (events held beyond a gap, odd types, rules it does not take).
+    #[classmethod]
+    fn from_record(_cls: &Bound<PyType>, record: &Bound<PyAny>) -> PyResult<Option<Table>> {
+        check_ready()?;
+        unsafe { Table::of_record(record.as_ptr(), None) }
+    }
+
+    /// Replaces this table's state by the record's, in place; false (and nothing changed) when
+    /// the native core does not keep it.
+    fn load(&mut self, record: &Bound<PyAny>) -> PyResult<bool> {
+        check_ready()?;
+        unsafe {
+            let reuse = (&self.rules_record, &self.rules);
+            match Table::of_record(record.as_ptr(), Some(reuse))? {
+                Some(t) => {
+                    *self = t;
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        }
+    }
+
+    #[getter]
+    fn table_id(&self, py: Python<'_>) -> Py<PyAny> {
+        unsafe { Py::from_borrowed_ptr(py, self.table_id.p()) }
+    }
+    #[getter]
+    fn table_kind(&self, py: Python<'_>) -> Py<PyAny> {
+        unsafe { Py::from_borrowed_ptr(py, self.table_kind.p()) }
+    }
+    /// The RulesSubmission in force.
+    #[getter]
+    fn rules(&self, py: Python<'_>) -> Py<PyAny> {
+        unsafe { Py::from_borrowed_ptr(py, self.rules.obj.p()) }
+    }
+    #[getter]
+    fn rules_record(&self, py: Python<'_>) -> Py<PyAny> {
+        unsafe { Py::from_borrowed_ptr(py, self.rules_record.p()) }
+    }
+    #[getter]
+    fn shooter_id(&self, py: Python<'_>) -> Py<PyAny> {
+        unsafe {
+            match &self.shooter_id {
+                Some(s) => Py::from_borrowed_ptr(py, s.p()),
+                None => py.None(),
+            }
+        }
+    }
+    /// A native table never holds events (a table waiting on a gap stays with the Python core).
+    #[getter]
+    fn held(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        unsafe { Ok(Py::from_owned_ptr(py, O::owned(ffi::PyDict_New())?.into_ptr())) }
+    }
+
+    /// Any other attribute of a `TableState` (cohorts, open_cohorts, pending, the windows...),
+    /// read from a TableState of this table's record: a copy, for reading.
+    fn __getattr__(slf: &Bound<Self>, name: &Bound<pyo3::types::PyString>) -> PyResult<Py<PyAny>> {
+        check_ready()?;
+        let view = unsafe { Bound::from_borrowed_ptr(slf.py(), ctx().view) };
+        Ok(view.call1((slf,))?.getattr(name)?.unbind())
+    }
+
+    /// Pickled (and copied) by record: `streams.rules.native.restore(record)`.
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (Py<PyAny>,))> {
+        let restore = py.import("streams.rules.native")?.getattr("restore")?.unbind();
+        Ok((restore, (self.to_record(py)?,)))
+    }
+}
+
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(init, m)?)?;
+    m.add_function(wrap_pyfunction!(apply, m)?)?;
+    m.add_class::<Table>()?;
+    m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
+    m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
+    Ok(())
+}

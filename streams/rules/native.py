@@ -1,0 +1,104 @@
+"""The native rules core behind the Python core's contract (issue 15; docs/native-core.md).
+
+`apply(state, event) -> (state, outputs, verdict)`, the contract of streams/rules/table.py, by the
+Rust extension `streams.rules._native` (native/, built by native/build.sh). The extension keeps a
+table's state natively (`Table`, whose `to_record()` is exactly `TableState.to_record()` of the
+same history) and judges the common path itself: in-order events of an open table with nothing
+held, accepted WagerPlaced of every kind, DiceThrown valid or not, ShooterChanged, under the
+rules it takes (any paytables, either Hot Roller come-out reading, large-win alerts; no table
+limits, no surrender that pushes). It decides that before changing anything, and hands every
+other event here, to `_fallback`: the Python core, the reference, on the table converted by
+record (`TableState.from_record(table.to_record())`), its result converted back
+(`Table.load(state.to_record())`, in place, so the caller's table object stays the table). So
+one rule lives in one place for every rare case (rejections and their wording, the feed's held
+events and duplicates, openings, closings, change requests, come-bets-only, surrenders, limits).
+
+A table the native core cannot keep (events held beyond a gap, odd types in its record) stays a
+`TableState` until it can: each event is then the Python core's, and its result is offered to
+the native core again.
+
+Which core `streams.rules.apply` is: streams/rules/__init__.py (`CRAPS_CORE`).
+"""
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+
+from streams.rules import events as _events
+from streams.rules import table as _table
+from streams.rules.kinds import GROUPS, WAGER_KINDS
+from streams.rules.submission import rules_from_record
+from streams.rules.table import TableState
+from streams.rules.verdict import APPLIED
+
+_BUILD = "run `bash native/build.sh` (it needs cargo: https://rustup.rs)"
+_native = None
+PROBLEM: str | None = None
+if importlib.util.find_spec("streams.rules._native") is None:
+    PROBLEM = f"the native rules core is not built (no streams/rules/_native*.so): {_BUILD}"
+else:
+    try:
+        from streams.rules import _native
+    except ImportError as error:  # built for another interpreter, or broken
+        PROBLEM = f"the native rules core does not load ({error}): {_BUILD}"
+if _native is not None:
+    if tuple(_native.KINDS) != WAGER_KINDS or tuple(_native.GROUPS) != GROUPS:
+        PROBLEM = (f"the native rules core knows the wager kinds {tuple(_native.KINDS)} in groups "
+                   f"{tuple(_native.GROUPS)}; the Python core's registry has {WAGER_KINDS} in {GROUPS}: "
+                   "extend native/ and rebuild (bash native/build.sh)")
+
+_py_apply = _table.apply
+# Events the Python core judged for the native core, by type name (tests and benchmarks read it).
+FALLBACKS: Counter = Counter()
+
+
+def _keep(state, into=None):
+    """The Python core's resulting state as a native table (`into` reloaded in place, when it is
+    the table the event came in on), or the TableState itself when the native core cannot keep it."""
+    if state is None or state.held:
+        return state
+    record = state.to_record()
+    if into is not None:
+        return into if into.load(record) else state
+    table = Table.from_record(record)
+    return state if table is None else table
+
+
+def _fallback(state, event):
+    """Every event the native core does not judge: the Python core's, on the state by record."""
+    FALLBACKS[type(event).__name__] += 1
+    if type(state) is Table:
+        py_state = TableState.from_record(state.to_record())
+        new, out, verdict = _py_apply(py_state, event)
+        return _keep(new, state if new is py_state else None), out, verdict
+    new, out, verdict = _py_apply(state, event)
+    return _keep(new), out, verdict
+
+
+def _view(table) -> TableState:
+    """A TableState of a native table's record: what `Table.__getattr__` reads rarely used
+    attributes from (cohorts, open_cohorts, pending, the windows); a copy."""
+    return TableState.from_record(table.to_record())
+
+
+def restore(record: dict):
+    """A table from its record (pickling): native when the native core keeps it."""
+    table = Table.from_record(record)
+    return TableState.from_record(record) if table is None else table
+
+
+if PROBLEM is None:
+    _native.init(_events, APPLIED, _fallback, _view, rules_from_record)
+    Table = _native.Table
+    apply = _native.apply
+else:
+    Table = None
+
+    def apply(state, event):
+        raise RuntimeError(PROBLEM)
+
+
+def require() -> None:
+    """Raise, saying why, when the native core cannot be used."""
+    if PROBLEM is not None:
+        raise RuntimeError(PROBLEM)
