@@ -19,6 +19,10 @@ fi
 interp=$("$py" -c 'import sys; print(sys.executable)')
 suffix=$("$interp" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 export PYO3_PYTHON="$interp"
+# The sources' digest goes into the extension (SOURCE_DIGEST): streams/rules/native.py refuses an
+# extension built from other sources than native/ holds (native/source_digest.py says why).
+CRAPS_NATIVE_SOURCE=$("$interp" "$here/source_digest.py" "$here")
+export CRAPS_NATIVE_SOURCE
 cargo build --release --locked --quiet --manifest-path "$here/Cargo.toml"
 target=${CARGO_TARGET_DIR:-$here/target}
 case "$(uname -s)" in

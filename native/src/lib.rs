@@ -159,5 +159,9 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_class::<Table>()?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
     m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
+    // native/source_digest.py, by native/build.sh: the sources this extension was built from
+    // (streams/rules/native.py refuses it when the checkout's sources differ). Empty when built
+    // by cargo alone, which native.py refuses too.
+    m.add("SOURCE_DIGEST", option_env!("CRAPS_NATIVE_SOURCE").unwrap_or(""))?;
     Ok(())
 }

@@ -1,4 +1,5 @@
-"""The rules core: pure, standard library only. `apply(state, event) -> (state, outputs, verdict)`.
+"""The rules core: pure (no clock, randomness or I/O in `apply`); the Python core imports the standard
+library and msgspec only, the native core is its Rust extension. `apply(state, event) -> (state, outputs, verdict)`.
 
 Which core `apply` is, chosen once at import, in this one place (docs/native-core.md): the
 worker and replay take this `apply` (streams/settle/step.py). `CRAPS_CORE=python`: the Python core
@@ -44,12 +45,14 @@ if CORE != "python":
     if CORE == "native":
         _native_core.require()  # forced: an error, saying why, when it cannot be used
     CORE = "native" if _native_core.PROBLEM is None else "python"
+# Why the Python core settles when the native one was not refused by CRAPS_CORE (the worker logs it).
+CORE_NOTE = None if CORE == "native" or _os.environ.get("CRAPS_CORE") == "python" else _native_core.PROBLEM
 apply = _native_core.apply if CORE == "native" else _python_apply
 
 __all__ = [
     "ComeBetsOnly", "ContractError", "DEFAULT_RULES", "DiceThrown", "EventRejected", "MarkerCleared",
     "MarkerPlaced", "RulesSubmission", "ShooterChanged", "SurveillanceAlerted", "TableClosed",
-    "CORE", "TableOpened", "TableState", "WagerChangeRequested", "WagerPlaced", "WagerSettled", "apply",
+    "CORE", "CORE_NOTE", "TableOpened", "TableState", "WagerChangeRequested", "WagerPlaced", "WagerSettled", "apply",
     "event_to_record", "malformed", "output_to_record", "record_to_event", "record_to_output",
     "rules_from_record",
 ]

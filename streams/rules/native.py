@@ -22,7 +22,9 @@ Which core `streams.rules.apply` is: streams/rules/__init__.py (`CRAPS_CORE`).
 from __future__ import annotations
 
 import importlib.util
+import runpy
 from collections import Counter
+from pathlib import Path
 
 from streams.rules import events as _events
 from streams.rules import table as _table
@@ -41,7 +43,28 @@ else:
         from streams.rules import _native
     except ImportError as error:  # built for another interpreter, or broken
         PROBLEM = f"the native rules core does not load ({error}): {_BUILD}"
-if _native is not None:
+SOURCES = Path(__file__).resolve().parents[2] / "native"
+
+
+def stale_build(extension, sources: Path = SOURCES) -> str | None:
+    """Why `extension` may not settle, when it was built from other sources than `sources` holds
+    (native/source_digest.py: a rule edited in native/src/, or a checkout updated, without a
+    rebuild would otherwise settle by the old rule); None when they agree, or when there are no
+    sources to compare with (an installation outside a checkout). Reads the sources: once, at
+    import, the way the extension itself is loaded from disk; `apply` does no I/O."""
+    script = sources / "source_digest.py"
+    if not script.is_file():
+        return None
+    digest = runpy.run_path(str(script))["source_digest"](sources)
+    if getattr(extension, "SOURCE_DIGEST", "") != digest:
+        return ("the native rules core was built from other sources than native/ holds (edited or "
+                f"updated since it was built): {_BUILD}")
+    return None
+
+
+if _native is not None and PROBLEM is None:
+    PROBLEM = stale_build(_native)
+if _native is not None and PROBLEM is None:
     if tuple(_native.KINDS) != WAGER_KINDS or tuple(_native.GROUPS) != GROUPS:
         PROBLEM = (f"the native rules core knows the wager kinds {tuple(_native.KINDS)} in groups "
                    f"{tuple(_native.GROUPS)}; the Python core's registry has {WAGER_KINDS} in {GROUPS}: "

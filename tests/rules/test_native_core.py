@@ -217,3 +217,29 @@ def test_load_in_place_keeps_the_table():
     for e in events[1:]:
         new, _, _ = native.apply(state, e)
         assert new is state  # rejections and other fallbacks reload the same table in place
+
+
+def test_the_built_extension_is_of_the_checkout_s_sources():
+    """native/build.sh wrote the digest of native/'s sources into the extension; an extension
+    built from other sources is refused (this test fails on a stale build: run native/build.sh)."""
+    assert native.stale_build(native._native) is None
+    assert len(native._native.SOURCE_DIGEST) == 64
+
+
+def test_an_extension_of_other_sources_is_refused(tmp_path):
+    """A rule edited in native/src/ without a rebuild: the digests differ and the extension is
+    refused with the way out; a bare cargo build (no digest) is refused too; no sources to compare
+    (an installation outside a checkout): nothing to say."""
+    import shutil
+    from types import SimpleNamespace
+
+    sources = tmp_path / "native"
+    shutil.copytree(native.SOURCES, sources, ignore=shutil.ignore_patterns("target"))
+    built = SimpleNamespace(SOURCE_DIGEST=native._native.SOURCE_DIGEST)
+    assert native.stale_build(built, sources) is None
+    rule = sources / "src" / "fire_bet.rs"
+    rule.write_text(rule.read_text() + "\n// an edited rule\n")
+    problem = native.stale_build(built, sources)
+    assert problem is not None and "native/build.sh" in problem
+    assert native.stale_build(SimpleNamespace(), native.SOURCES) is not None
+    assert native.stale_build(built, tmp_path / "elsewhere") is None
