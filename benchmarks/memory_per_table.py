@@ -9,7 +9,7 @@ open, shooters on, wagers in action, books filled), in a child process of its ow
 measured as the memory allocated while feeding that is still held after a full collection, the
 events fed freed (tracemalloc: the Python heap the states and books keep, which is what the
 worker's RSS grows by per table; pymalloc's arenas hold it without much slack), per 1,000 open
-tables, and the whole child's RSS beside it. Two sizes by default, to see it is linear (the per-table figure stays put).
+tables, and the whole child's RSS beside it; and, in a run without tracemalloc, how much the process grew while feeding (RSS: the native rules core keeps its tables outside Python's allocator, where tracemalloc does not look). Two sizes by default, to see it is linear (the per-table figure stays put).
 Beside it, the pause of one full collection of Python's cyclic collector with those tables held
 (median of 5, wall time): the worker's event loop stands still for it, so it bounds how many tables
 one worker process should own for the latency goal (README, "Memory").
@@ -38,7 +38,7 @@ def rss_kib() -> int:
     return 0
 
 
-def measure(tables: int, minutes: float) -> dict:
+def measure(tables: int, minutes: float, traced: bool = True) -> dict:
     from streams.replay.engine import Replay
     from streams.rules import record_to_event
     from streams.sim.floor import floor_events
@@ -50,12 +50,20 @@ def measure(tables: int, minutes: float) -> dict:
     replay.feed_event(events[0])  # imports and first-use caches before the baseline
     replay = Replay()
     gc.collect()
-    tracemalloc.start()
+    rss_before = rss_kib()
+    if traced:
+        tracemalloc.start()
     for i in range(0, len(events), 512):
         replay.feed_batch(events[i:i + 512])
+    gc.collect()
+    # The native core's tables live outside Python's allocator, where tracemalloc does not look:
+    # the process's RSS growth while feeding (the events were made before it was read) counts
+    # them, with the allocator's slack; measured in a run without tracemalloc (its own traces
+    # would count too).
+    grown_kib = rss_kib() - rss_before
     del events
     gc.collect()
-    kept_kib = tracemalloc.get_traced_memory()[0] // 1024
+    kept_kib = tracemalloc.get_traced_memory()[0] // 1024 if traced else 0
     tracemalloc.stop()
     open_tables = sum(1 for s in replay.tables.values() if not s.closed)
     in_action = sum(len(s.pending) for s in replay.tables.values())
@@ -67,7 +75,10 @@ def measure(tables: int, minutes: float) -> dict:
         start = time.perf_counter()
         gc.collect()
         pauses.append((time.perf_counter() - start) * 1000)
+    from streams.rules import CORE
+
     return {"tables": open_tables, "wagers_in_action": in_action, "rss_kib": kept_kib, "process_rss_kib": rss_kib(),
+            "grown_kib": grown_kib, "core": CORE,
             "tracked": len(gc.get_objects()), "full_collection_ms": statistics.median(pauses)}
 
 
@@ -76,14 +87,18 @@ def main() -> int:
     ap.add_argument("--tables", type=int, nargs="+", default=[1000, 3000])
     ap.add_argument("--minutes", type=float, default=30)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--untraced", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(measure(args.tables[0], args.minutes)))
+        print(json.dumps(measure(args.tables[0], args.minutes, traced=not args.untraced)))
         return 0
     for n in args.tables:
-        out = subprocess.run([sys.executable, __file__, "--child", "--tables", str(n), "--minutes", str(args.minutes)],
-                             check=True, capture_output=True, text=True)
-        r = json.loads(out.stdout)
+        child = [sys.executable, __file__, "--child", "--tables", str(n), "--minutes", str(args.minutes)]
+        r = json.loads(subprocess.run(child, check=True, capture_output=True, text=True).stdout)
+        bare = json.loads(subprocess.run(child + ["--untraced"], check=True, capture_output=True, text=True).stdout)
+        print(f"{r['tables']:,} open tables, {r['core']} rules core: the process grew by {bare['grown_kib'] / 1024:.1f} MiB "
+              f"while feeding (RSS, untraced: what the native core's tables take is only seen here), "
+              f"{bare['grown_kib'] / 1024 / r['tables'] * 1000:.1f} MiB per 1,000 open tables")
         print(f"{r['tables']:,} open tables ({r['wagers_in_action']:,} wagers in action, {args.minutes:g} min of "
               f"play): state + hold books {r['rss_kib'] / 1024:.1f} MiB (child RSS {r['process_rss_kib'] / 1024:.0f} MiB), "
               f"{r['rss_kib'] / 1024 / r['tables'] * 1000:.1f} MiB per 1,000 open tables; a full collection "
