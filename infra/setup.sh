@@ -35,7 +35,11 @@ python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore 
 # own rustc is too old for PyO3's crates; rustup installs the current stable toolchain in ~/.cargo.
 if ! have_cargo; then
   echo "setup: the Rust toolchain (rustup, a minute) ..." >&2
-  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y -q --profile minimal >/dev/null
+  if ! curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y -q --profile minimal >/dev/null; then
+    echo "setup: could not install Rust with rustup (is https://sh.rustup.rs reachable?): install cargo" \
+         "(a current stable Rust) another way, then run 'make $goal' again" >&2
+    exit 1
+  fi
 fi
 echo "setup: the native rules core (cargo build, a minute the first time) ..." >&2
 bash native/build.sh
