@@ -5,8 +5,8 @@ Which core `apply` is, chosen once at import, in this one place (docs/native-cor
 worker and replay take this `apply` (streams/settle/step.py). `CRAPS_CORE=python`: the Python core
 (streams/rules/table.py, the reference). `CRAPS_CORE=native`: the native core
 (streams/rules/native.py: the Rust extension built by native/build.sh, the Python core for every
-rare case; an error at import when it is not built). Unset: the native core when it is built,
-else the Python core. `CORE` says which ("python" or "native").
+rare case; an error at import when it is not built). Unset: the Python core (below, why).
+`CORE` says which ("python" or "native").
 """
 import os as _os
 
@@ -36,17 +36,18 @@ from streams.rules.submission import DEFAULT_RULES, RulesSubmission, rules_from_
 from streams.rules.table import TableState
 from streams.rules.table import apply as _python_apply
 
-CORE = _os.environ.get("CRAPS_CORE", "")
-if CORE not in ("", "python", "native"):
-    raise ImportError(f"CRAPS_CORE={CORE!r}: python or native (unset: native when built)")
-if CORE != "python":
+# The Python core is the default: in session 7's second fresh-clone CI run the broker-restart fault
+# scenario duplicated 71 settlements with the worker on the native core (the first run passed;
+# the Python core has passed it in every CI run since issue 10). Until that is explained, the
+# native core settles only where CRAPS_CORE=native asks for it.
+CORE = _os.environ.get("CRAPS_CORE", "") or "python"
+if CORE not in ("python", "native"):
+    raise ImportError(f"CRAPS_CORE={CORE!r}: python or native (unset: python)")
+if CORE == "native":
     from streams.rules import native as _native_core
 
-    if CORE == "native":
-        _native_core.require()  # forced: an error, saying why, when it cannot be used
-    CORE = "native" if _native_core.PROBLEM is None else "python"
-# Why the Python core settles when the native one was not refused by CRAPS_CORE (the worker logs it).
-CORE_NOTE = None if CORE == "native" or _os.environ.get("CRAPS_CORE") == "python" else _native_core.PROBLEM
+    _native_core.require()  # asked for: an error, saying why, when it cannot be used
+CORE_NOTE = None  # why the Python core settles where the native one was asked for (none: it fails instead)
 apply = _native_core.apply if CORE == "native" else _python_apply
 
 __all__ = [
