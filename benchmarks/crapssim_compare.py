@@ -199,7 +199,12 @@ def core_loop(core: str | None = None):
 
         native.require()
         apply = native.apply
+    return loop_of(apply)
 
+
+def loop_of(apply):
+    """The in-memory loop over the events with this `apply` (every table's state by id, one call
+    per event): the core loop's, and native_floor_bench.py's for its variants."""
     def run(events) -> list:
         tables: dict = {}
         get = tables.get

@@ -31,7 +31,7 @@ CRATE = HERE / "native_floor"
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from crapssim_compare import (  # noqa: E402
-    core_loop, decoded_events, dice_of_hands, our_records, run_crapssim,
+    core_loop, decoded_events, dice_of_hands, loop_of, our_records, run_crapssim,
 )
 
 HANDS, PLAYERS, SEED = 3000, 8, 15
@@ -50,22 +50,6 @@ def load():
 
     native_floor.init(ev_mod, False)
     return native_floor, ev_mod
-
-
-def loop_of(apply):
-    """`core_loop()`'s loop with another `apply` (the same code, line for line)."""
-    def run(events) -> list:
-        tables: dict = {}
-        get = tables.get
-        settled = []
-        for e in events:
-            state, out, _ = apply(get(e.table_id), e)
-            if state is not None:
-                tables[e.table_id] = state
-            if out:
-                settled.extend(out)
-        return settled
-    return run
 
 
 def plan_of(events) -> list:
