@@ -47,13 +47,12 @@ if CORE == "native":
     from streams.rules import native as _native_core
 
     _native_core.require()  # asked for: an error, saying why, when it cannot be used
-CORE_NOTE = None  # why the Python core settles where the native one was asked for (none: it fails instead)
 apply = _native_core.apply if CORE == "native" else _python_apply
 
 __all__ = [
     "ComeBetsOnly", "ContractError", "DEFAULT_RULES", "DiceThrown", "EventRejected", "MarkerCleared",
     "MarkerPlaced", "RulesSubmission", "ShooterChanged", "SurveillanceAlerted", "TableClosed",
-    "CORE", "CORE_NOTE", "TableOpened", "TableState", "WagerChangeRequested", "WagerPlaced", "WagerSettled", "apply",
+    "CORE", "TableOpened", "TableState", "WagerChangeRequested", "WagerPlaced", "WagerSettled", "apply",
     "event_to_record", "malformed", "output_to_record", "record_to_event", "record_to_output",
     "rules_from_record",
 ]
