@@ -240,6 +240,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     fed_seconds = time.monotonic() - start
     time.sleep(2)
     worker_side = within(committed_histogram(web_port), opening)
+    collections_ = gc_pauses(web_port)
     stop.set()
     reader.join()
     worker.terminate()
@@ -256,7 +257,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     return {"settlements": len(steady), "p50": q[49] * 1000, "p99": q[98] * 1000, "max": max(steady) * 1000,
             "load": statistics.median(loads), "seconds": time.monotonic() - start,
             "worker": worker_side, "reader": reader_side,
-            "broker": broker_pauses.summary(pauses, fed_seconds)}
+            "broker": broker_pauses.summary(pauses, fed_seconds), "gc": collections_}
 
 
 WITHIN = (0.025, 0.05, 0.1)  # buckets of the worker's craps_settlement_latency_seconds
@@ -291,6 +292,32 @@ def committed_histogram(port: int) -> dict[float, float] | None:
     return out
 
 
+def gc_pauses(port: int) -> str | None:
+    """The worker's collections over the whole run (craps_gc_pause_seconds): per generation,
+    how many, their total, and how many took 10 ms or more."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    count, total, under = {}, {}, {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            g = sample.labels.get("generation")
+            if sample.name == "craps_gc_pause_seconds_count":
+                count[g] = sample.value
+            elif sample.name == "craps_gc_pause_seconds_sum":
+                total[g] = sample.value
+            elif sample.name == "craps_gc_pause_seconds_bucket" and float(sample.labels["le"]) == 0.01:
+                under[g] = sample.value
+    return "; ".join(f"generation {g}: {count[g]:.0f} collections, {total[g] * 1000:.0f} ms in all, "
+                     f"{count[g] - under.get(g, 0):.0f} of 10 ms or more" for g in sorted(count))
+
+
 def within(end: dict | None, opening: dict | None) -> dict[float, float] | None:
     """Share of the settlements committed after the opening burst within each of WITHIN."""
     if not end:
@@ -317,6 +344,8 @@ def latency(seconds: float, tables: int, runs: int = 1, min_settlements: int = 0
                   f"{shares(x['worker']) if x.get('worker') else 'not available'}", flush=True)
         if x.get("broker"):
             print(f"  {x['broker']}", flush=True)
+        if x.get("gc"):
+            print(f"  the worker's garbage collections: {x['gc']}", flush=True)
     p99s = [x["p99"] for x in results]
     print(f"latency p99, median of {runs} runs: {statistics.median(p99s):.1f} ms (target < 50 ms), "
           f"highest {max(p99s):.1f} ms (target none above 100 ms); first run {p99s[0]:.1f} ms")

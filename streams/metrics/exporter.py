@@ -16,6 +16,7 @@ import os
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from streams.metrics.gc_pauses import PAUSE_BUCKETS
 from streams.odds import all_wager_odds, wager_odds
 from streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
 from streams.surveillance.table_watch import Thresholds
@@ -42,6 +43,9 @@ class FloorMetrics:
                                  buckets=LATENCY_BUCKETS, registry=r)
         self.edge = Gauge("craps_theoretical_house_edge_ratio", "Exact house edge per unit staked",
                           ["wager", "paytable", "reading"], registry=r)
+        # Filled while streams.metrics.gc_pauses.GcPauses is installed (the worker's service does).
+        self.gc_pauses = Histogram("craps_gc_pause_seconds", "Pauses of the cyclic garbage collector",
+                                   ["generation"], buckets=PAUSE_BUCKETS, registry=r)
         self.lag = Gauge("craps_consumer_lag_messages", "Table events not yet settled", ["partition"], registry=r)
         # Readers of the outputs see only what lies below the last stable offset (streams/app/stability.py).
         self.unstable = Gauge("craps_output_unstable_records", "Output records written above the last stable "

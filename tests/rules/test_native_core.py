@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from streams.app.shell import state_from_text, state_to_text
 from streams.rules import ContractError, output_to_record, record_to_event
 from streams.rules import native
 from streams.rules.events import DiceThrown, ShooterChanged, TableOpened, WagerPlaced
@@ -52,16 +53,24 @@ def _same_record(a: dict, b: dict) -> None:
     assert json.dumps(a) == json.dumps(b)  # the same keys in the same order, True never 1
 
 
-def lockstep(events, *, check_every: int = 1) -> dict:
+def lockstep(events, *, check_every: int = 1, recover: float = 0.0) -> dict:
     """Both cores over the same events (each table's own state, as the worker keeps them);
-    returns counts: events, outputs, by verdict, and which the native core judged itself."""
+    returns counts: events, outputs, by verdict, and which the native core judged itself.
+    `recover`: the share of events before which the native side's table is replaced by what a
+    worker taking the partition over reads back from the changelog (state_to_text, then
+    state_from_text: a TableState), on a fixed draw."""
     py_tables: dict = {}
     nat_tables: dict = {}
-    counts = {"events": 0, "outputs": 0, "native": 0}
+    counts = {"events": 0, "outputs": 0, "native": 0, "recovered": 0}
+    draw = random.Random(15).random
     before = sum(native.FALLBACKS.values())
     for i, e in enumerate(events):
+        n_before = nat_tables.get(e.table_id)
+        if recover and n_before is not None and draw() < recover:
+            n_before = state_from_text(state_to_text(n_before))[0]
+            counts["recovered"] += 1
         p_state, p_out, p_verdict = python_apply(py_tables.get(e.table_id), e)
-        n_state, n_out, n_verdict = native.apply(nat_tables.get(e.table_id), e)
+        n_state, n_out, n_verdict = native.apply(n_before, e)
         assert n_verdict is p_verdict, (i, e, n_verdict, p_verdict)
         assert n_out == p_out, (i, e)
         assert [output_to_record(o) for o in n_out] == [output_to_record(o) for o in p_out], (i, e)
@@ -107,6 +116,19 @@ def test_floor_with_gaps_and_held_events():
     records = _delayed(list(floor_events(6, 3, 7, bad_rate=0.02)), seed=7)
     counts = lockstep(_events(records))
     assert counts.get("held", 0) > 10 and counts.get("released", 0) > 5, counts
+
+
+@pytest.mark.parametrize("recover", [1.0, 0.3, 0.02])
+def test_tables_recovered_from_the_changelog_mid_stream(recover):
+    """A worker that takes a partition over (a rebalance, a fenced or failed batch, a restart)
+    settles on tables read back from the changelog as TableStates: the native core must go on
+    from them exactly as from its own tables, whether they come back before every event, now and
+    then, or rarely (the first event after each goes to the Python core, the next are native)."""
+    records = _delayed(list(floor_events(8, 3, 2, bad_rate=0.05)), seed=2, rate=0.005)
+    counts = lockstep(_events(records), recover=recover)
+    assert counts["recovered"] > 100 and counts.get("duplicate", 0) > 0, counts
+    if recover < 1:
+        assert counts["native"] > 0.5 * counts["events"], counts
 
 
 RULES = [
