@@ -19,6 +19,7 @@ mod hot_shooter;
 mod py;
 mod rules;
 mod table;
+mod tags;
 mod wager;
 
 use crate::ctx::ctx;
@@ -157,6 +158,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(init, m)?)?;
     m.add_function(wrap_pyfunction!(apply, m)?)?;
     m.add_class::<Table>()?;
+    // The tag check's fast path (streams/authenticity/native_tags.py), in the same extension.
+    m.add_class::<tags::TagKeys>()?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
     m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
     // native/source_digest.py, by native/build.sh: the sources this extension was built from

@@ -54,6 +54,26 @@ def canonical_bytes_general(event) -> bytes:
     return _dumps(canonical_values(event)).encode("ascii")
 
 
+def field_kinds(cls) -> tuple[tuple[str, str], ...] | None:
+    """The kind's own fields in contract order with the exact type each has ("str", "int",
+    "bool"), for the fast paths that write the canonical bytes of exact-typed values (here and
+    the native tag check, streams/authenticity/native_tags.py); None for a kind with a field of
+    another type (TableOpened's rules), which only the general path writes."""
+    if cls is TableOpened:
+        return None
+    hints = typing.get_type_hints(cls)  # the contract's Annotated types come as their base type
+    out = []
+    for name in OWN_FIELDS[cls]:
+        kind = hints[name]
+        for text, base in (("str", str), ("int", int), ("bool", bool)):
+            if kind in (text, base):
+                out.append((name, text))
+                break
+        else:
+            return None
+    return tuple(out)
+
+
 def _formatter(cls):
     """A function giving the canonical bytes of a `cls` event directly (about three times as fast
     as the general path), when every value has the exact type the contract gives it and the text
@@ -65,24 +85,16 @@ def _formatter(cls):
     (tests/authenticity/test_canonical.py holds the two to every ASCII character). Any other
     byte (a non-ASCII character, which json escapes and msgspec writes as UTF-8), or a lone
     surrogate (which msgspec refuses), sends the event to the general path."""
-    if cls is TableOpened:
+    kinds = field_kinds(cls)
+    if kinds is None:
         return canonical_bytes_general
-    kinds = typing.get_type_hints(cls)  # the contract's Annotated types come as their base type
     own = OWN_FIELDS[cls]
     checks = ["type(k) is str", "type(t) is str", "type(s) is int", "type(ts) is int"]
     names = []
-    for i, name in enumerate(own):
+    for i, (name, kind) in enumerate(kinds):
         v = f"v{i}"
         names.append(v)
-        kind = kinds[name]
-        if kind in ("str", str):
-            checks.append(f"type({v}) is str")
-        elif kind in ("int", int):
-            checks.append(f"type({v}) is int")
-        elif kind in ("bool", bool):
-            checks.append(f"type({v}) is bool")
-        else:
-            return canonical_bytes_general
+        checks.append(f"type({v}) is {kind}")
     getters = ", ".join(["e.key_id", "e.table_id", "e.seq", "e.ts", *(f"e.{n}" for n in own)])
     values = ", ".join(["version", "k", "name", "t", "s", "ts", *names])
     src = (f"def canonical(e):\n"

@@ -15,6 +15,7 @@ from msgspec.structs import replace  # events are msgspec Structs
 
 from streams.authenticity.canonical import FORMAT_OF, canonical_bytes
 from streams.authenticity.keyring import KeyRing, TableKey
+from streams.authenticity.native_tags import native_keys
 
 BAD_SIGNATURE, UNKNOWN_KEY = "bad_signature", "unknown_key"
 REASONS = (BAD_SIGNATURE, UNKNOWN_KEY)
@@ -100,15 +101,17 @@ class TagCheck:
         self.accept_untagged = accept_untagged
         self.untagged = 0  # events let through untagged
         self._fast = _fast_keys(ring)
+        self._native = native_keys(ring)  # None unless the native code is chosen (native_tags.py)
 
-    # The pads are hash states, which do not pickle (a parallel replay sends the check to its
-    # jobs): they are left out and made again from the ring.
+    # The pads are hash states and the native keys a native object, neither of which pickles (a
+    # parallel replay sends the check to its jobs): they are left out and made again from the ring.
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "_fast"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_fast", "_native")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._fast = _fast_keys(self.ring)
+        self._native = native_keys(self.ring)
 
     def problem(self, event) -> tuple[str, str] | None:
         """None when the event is authentic (or an accepted untagged one), else (reason, message):
@@ -118,7 +121,11 @@ class TagCheck:
         The hot path (every event the worker and replay read): an authentic event is recognised
         with the key's pads kept (`hmac_pads`) and its table and validity tested inline; anything
         else, and every answer but None, comes from `problem_plain`, which words the problems.
-        The tests hold both to the same answer on honest, forged and odd events."""
+        The tests hold both to the same answer on honest, forged and odd events. With the native
+        code chosen, its check is the fast path instead (streams/authenticity/native_tags.py)."""
+        native = self._native
+        if native is not None:
+            return None if native.authentic(event) else self.problem_plain(event)
         tag = event.tag
         fast = self._fast.get(event.key_id)
         if fast is not None and type(tag) is str:

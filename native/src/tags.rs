@@ -1,0 +1,269 @@
+//! The authentication tag's fast path (streams/authenticity/tags.py `TagCheck.problem`), natively:
+//! `TagKeys.authentic(event)` is true only when the event's tag is exactly the text
+//! HMAC-SHA256(key, canonical bytes) base64url without padding (RFC 2104, FIPS 198-1) of a key that
+//! is in the ring, bound to the event's table and valid at its time. Every other answer is false
+//! and the Python side (streams/authenticity/native_tags.py) asks `problem_plain`, the reference,
+//! which words the problem or (an event whose canonical bytes this module does not write: a
+//! TableOpened, text that is not plain printable ASCII, an int beyond 64 bits, a field of an odd
+//! type) accepts it by the definition. So this module can only say yes where the definition says
+//! yes; the tests hold it to `problem_plain` on honest, forged and odd events.
+//!
+//! The canonical bytes (streams/authenticity/canonical.py, version 1) are the compact JSON text of
+//! `["craps-event-v1", key_id, type, table_id, seq, ts, <own fields>]`; for printable ASCII text
+//! (0x20-0x7e) json's escaping is `\"` and `\\` alone, which is all this module writes.
+
+use crate::py::{ascii, exact_int, push_int, Obj, O};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyAnyMethods, PyIterator};
+use sha2::Sha256;
+use std::collections::{HashMap, HashSet};
+use subtle::ConstantTimeEq;
+
+const VERSION: &[u8] = b"craps-event-v1";
+
+struct RingKey {
+    tables: HashSet<Vec<u8>>,
+    not_before: i64,
+    not_after: Option<i64>,
+    mac: Hmac<Sha256>, // keyed once: the pads are hashed here, each event clones the states
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Text,
+    Int,
+    Bool,
+}
+
+struct Format {
+    cls: Obj, // the event class (kept alive by `_keep`)
+    name: Vec<u8>,
+    fields: Vec<(O, Kind)>,
+}
+
+#[pyclass(frozen, unsendable)]
+pub struct TagKeys {
+    keys: HashMap<Vec<u8>, RingKey>,
+    formats: Vec<Format>,
+    attr_key_id: O,
+    attr_tag: O,
+    attr_table_id: O,
+    attr_seq: O,
+    attr_ts: O,
+    _keep: Vec<Py<PyAny>>,
+}
+
+unsafe fn attr(event: Obj, name: &O) -> Option<O> {
+    let p = ffi::PyObject_GetAttr(event, name.p());
+    if p.is_null() {
+        ffi::PyErr_Clear();
+        None
+    } else {
+        Some(O(p))
+    }
+}
+
+/// Appends `"text"` as json writes it, for printable ASCII text; false for anything else.
+#[inline(always)]
+fn push_text(buf: &mut Vec<u8>, text: &[u8]) -> bool {
+    buf.push(b'"');
+    for &b in text {
+        if !(0x20..=0x7e).contains(&b) {
+            return false;
+        }
+        if b == b'"' || b == b'\\' {
+            buf.push(b'\\');
+        }
+        buf.push(b);
+    }
+    buf.push(b'"');
+    true
+}
+
+#[inline(always)]
+unsafe fn push_value(buf: &mut Vec<u8>, value: Obj, kind: Kind) -> bool {
+    match kind {
+        Kind::Text => match ascii(value) {
+            Some(t) => push_text(buf, t),
+            None => false,
+        },
+        Kind::Int => match exact_int(value) {
+            Some(v) => {
+                push_int(buf, v);
+                true
+            }
+            None => false,
+        },
+        Kind::Bool => {
+            if value == ffi::Py_True() {
+                buf.extend_from_slice(b"true");
+                true
+            } else if value == ffi::Py_False() {
+                buf.extend_from_slice(b"false");
+                true
+            } else {
+                false
+            }
+        }
+    }
+}
+
+fn text_of(o: &Bound<PyAny>) -> PyResult<Vec<u8>> {
+    Ok(o.extract::<String>()?.into_bytes())
+}
+
+unsafe fn interned_attr(name: &str) -> O {
+    O(crate::py::interned(name))
+}
+
+#[pymethods]
+impl TagKeys {
+    /// `TagKeys(keys, formats)`: keys, (key_id, secret, tables, not_before, not_after or None)
+    /// each; formats, (event class, type name, ((field, "str" | "int" | "bool"), ...)) for each
+    /// kind whose canonical bytes this module writes (streams/authenticity/native_tags.py).
+    #[new]
+    fn new(keys: &Bound<PyAny>, formats: &Bound<PyAny>) -> PyResult<TagKeys> {
+        let mut ring = HashMap::new();
+        for k in PyIterator::from_object(keys)? {
+            let k = k?;
+            let key_id = text_of(&k.get_item(0)?)?;
+            let secret: Vec<u8> = k.get_item(1)?.extract()?;
+            let mut tables = HashSet::new();
+            for t in PyIterator::from_object(&k.get_item(2)?)? {
+                tables.insert(text_of(&t?)?);
+            }
+            let not_before: i64 = k.get_item(3)?.extract()?;
+            let not_after: Option<i64> = k.get_item(4)?.extract()?;
+            let mac = <Hmac<Sha256> as Mac>::new_from_slice(&secret)
+                .map_err(|e| PyValueError::new_err(format!("key {:?}: {e}", String::from_utf8_lossy(&key_id))))?;
+            ring.insert(key_id, RingKey { tables, not_before, not_after, mac });
+        }
+        let mut out = Vec::new();
+        let mut keep = Vec::new();
+        for f in PyIterator::from_object(formats)? {
+            let f = f?;
+            let cls = f.get_item(0)?;
+            let name = text_of(&f.get_item(1)?)?;
+            let mut fields = Vec::new();
+            for field in PyIterator::from_object(&f.get_item(2)?)? {
+                let field = field?;
+                let attr_name: String = field.get_item(0)?.extract()?;
+                let kind = match field.get_item(1)?.extract::<String>()?.as_str() {
+                    "str" => Kind::Text,
+                    "int" => Kind::Int,
+                    "bool" => Kind::Bool,
+                    other => return Err(PyValueError::new_err(format!("field kind {other:?}"))),
+                };
+                fields.push((unsafe { interned_attr(&attr_name) }, kind));
+            }
+            out.push(Format { cls: cls.as_ptr(), name, fields });
+            keep.push(cls.unbind());
+        }
+        unsafe {
+            Ok(TagKeys {
+                keys: ring,
+                formats: out,
+                attr_key_id: interned_attr("key_id"),
+                attr_tag: interned_attr("tag"),
+                attr_table_id: interned_attr("table_id"),
+                attr_seq: interned_attr("seq"),
+                attr_ts: interned_attr("ts"),
+                _keep: keep,
+            })
+        }
+    }
+
+    /// True when the event is authentic by the fast path; false: ask the reference.
+    fn authentic(&self, event: &Bound<PyAny>) -> bool {
+        unsafe { self.judge(event.as_ptr()) }
+    }
+
+    /// The canonical bytes this module writes for `event` (None where it leaves the event to
+    /// Python): for the tests, which hold them to streams/authenticity/canonical.py byte for byte.
+    fn canonical_bytes(&self, event: &Bound<PyAny>) -> Option<Vec<u8>> {
+        unsafe {
+            let e = event.as_ptr();
+            let cls = ffi::Py_TYPE(e) as Obj;
+            let format = self.formats.iter().find(|f| f.cls == cls)?;
+            let key_id = attr(e, &self.attr_key_id)?;
+            let table_id = attr(e, &self.attr_table_id)?;
+            let seq = exact_int(attr(e, &self.attr_seq)?.p())?;
+            let ts = exact_int(attr(e, &self.attr_ts)?.p())?;
+            let mut buf = Vec::new();
+            write_canonical(&mut buf, e, format, ascii(key_id.p())?, ascii(table_id.p())?, seq, ts).then_some(buf)
+        }
+    }
+}
+
+impl TagKeys {
+    unsafe fn judge(&self, event: Obj) -> bool {
+        let cls = ffi::Py_TYPE(event) as Obj;
+        let Some(format) = self.formats.iter().find(|f| f.cls == cls) else { return false };
+        let (Some(key_id), Some(tag), Some(table_id), Some(seq), Some(ts)) = (
+            attr(event, &self.attr_key_id),
+            attr(event, &self.attr_tag),
+            attr(event, &self.attr_table_id),
+            attr(event, &self.attr_seq),
+            attr(event, &self.attr_ts),
+        ) else {
+            return false;
+        };
+        let (Some(key_text), Some(tag_text), Some(table_text)) = (ascii(key_id.p()), ascii(tag.p()), ascii(table_id.p()))
+        else {
+            return false;
+        };
+        let Some(key) = self.keys.get(key_text) else { return false };
+        let (Some(seq), Some(ts)) = (exact_int(seq.p()), exact_int(ts.p())) else { return false };
+        if !key.tables.contains(table_text) || ts < key.not_before || key.not_after.is_some_and(|end| ts >= end) {
+            return false;
+        }
+        let mut buf: Vec<u8> = Vec::with_capacity(160);
+        if !write_canonical(&mut buf, event, format, key_text, table_text, seq, ts) {
+            return false;
+        }
+        let mut mac = key.mac.clone();
+        mac.update(&buf);
+        let digest = mac.finalize().into_bytes();
+        let mut expected = [0u8; 43];
+        if URL_SAFE_NO_PAD.encode_slice(digest, &mut expected).ok() != Some(43) {
+            return false;
+        }
+        tag_text.len() == 43 && bool::from(expected.ct_eq(tag_text))
+    }
+}
+
+/// The canonical bytes of `event` (version 1) into `buf`; false where this module leaves the
+/// event to Python (text that is not printable ASCII, an odd type, an int beyond 64 bits).
+unsafe fn write_canonical(buf: &mut Vec<u8>, event: Obj, format: &Format, key_id: &[u8], table_id: &[u8],
+                          seq: i64, ts: i64) -> bool {
+    buf.extend_from_slice(b"[\"");
+    buf.extend_from_slice(VERSION);
+    buf.extend_from_slice(b"\",");
+    if !push_text(buf, key_id) {
+        return false;
+    }
+    buf.extend_from_slice(b",\"");
+    buf.extend_from_slice(&format.name);
+    buf.extend_from_slice(b"\",");
+    if !push_text(buf, table_id) {
+        return false;
+    }
+    buf.push(b',');
+    push_int(buf, seq);
+    buf.push(b',');
+    push_int(buf, ts);
+    for (name, kind) in &format.fields {
+        let Some(value) = attr(event, name) else { return false };
+        buf.push(b',');
+        if !push_value(buf, value.p(), *kind) {
+            return false;
+        }
+    }
+    buf.push(b']');
+    true
+}
