@@ -14,9 +14,10 @@ fi
 start=$SECONDS
 status=0
 python3 -m pytest -ra -p no:cacheprovider "$@" || status=$?
-# `streams.rules.apply` is the Python core unless CRAPS_CORE=native (docs/native-core.md): the rules,
-# golden and authenticity suites run once more on the native code (its core and its tag check), so it is tested through them too (besides
-# tests/rules/test_native_core.py, which holds it to the Python core event by event).
+# `streams.rules.apply` is the Python core unless CRAPS_CORE=native (docs/native-core.md): the
+# rules, golden and authenticity suites run once more on the native code (its rules core and its
+# tag check), so it is tested through them too (besides tests/rules/test_native_core.py and
+# tests/authenticity/test_native_tags.py, which hold it to the Python reference).
 if [[ $# == 0 ]]; then
   CRAPS_CORE=native python3 -m pytest -q -p no:cacheprovider -m 'not kafka' tests/rules tests/golden tests/authenticity || status=$?
 fi

@@ -19,7 +19,7 @@ use hmac::{Hmac, Mac};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyAnyMethods, PyIterator};
+use pyo3::types::{PyAnyMethods, PyIterator, PyString};
 use sha2::Sha256;
 use std::collections::{HashMap, HashSet};
 use subtle::ConstantTimeEq;
@@ -41,25 +41,26 @@ enum Kind {
 }
 
 struct Format {
-    cls: Obj, // the event class (kept alive by `_keep`)
+    cls: Py<PyAny>, // the event class, compared by identity
     name: Vec<u8>,
-    fields: Vec<(O, Kind)>,
+    fields: Vec<(Py<PyString>, Kind)>,
 }
 
-#[pyclass(frozen, unsendable)]
+// Frozen and shareable between threads (Py handles only): a TagCheck may be built in one thread
+// and used in another.
+#[pyclass(frozen)]
 pub struct TagKeys {
     keys: HashMap<Vec<u8>, RingKey>,
     formats: Vec<Format>,
-    attr_key_id: O,
-    attr_tag: O,
-    attr_table_id: O,
-    attr_seq: O,
-    attr_ts: O,
-    _keep: Vec<Py<PyAny>>,
+    attr_key_id: Py<PyString>,
+    attr_tag: Py<PyString>,
+    attr_table_id: Py<PyString>,
+    attr_seq: Py<PyString>,
+    attr_ts: Py<PyString>,
 }
 
-unsafe fn attr(event: Obj, name: &O) -> Option<O> {
-    let p = ffi::PyObject_GetAttr(event, name.p());
+unsafe fn attr(event: Obj, name: &Py<PyString>) -> Option<O> {
+    let p = ffi::PyObject_GetAttr(event, name.as_ptr());
     if p.is_null() {
         ffi::PyErr_Clear();
         None
@@ -117,8 +118,8 @@ fn text_of(o: &Bound<PyAny>) -> PyResult<Vec<u8>> {
     Ok(o.extract::<String>()?.into_bytes())
 }
 
-unsafe fn interned_attr(name: &str) -> O {
-    O(crate::py::interned(name))
+fn interned_attr(py: Python<'_>, name: &str) -> Py<PyString> {
+    PyString::intern(py, name).unbind()
 }
 
 #[pymethods]
@@ -127,7 +128,7 @@ impl TagKeys {
     /// each; formats, (event class, type name, ((field, "str" | "int" | "bool"), ...)) for each
     /// kind whose canonical bytes this module writes (streams/authenticity/native_tags.py).
     #[new]
-    fn new(keys: &Bound<PyAny>, formats: &Bound<PyAny>) -> PyResult<TagKeys> {
+    fn new(py: Python<'_>, keys: &Bound<PyAny>, formats: &Bound<PyAny>) -> PyResult<TagKeys> {
         let mut ring = HashMap::new();
         for k in PyIterator::from_object(keys)? {
             let k = k?;
@@ -144,7 +145,6 @@ impl TagKeys {
             ring.insert(key_id, RingKey { tables, not_before, not_after, mac });
         }
         let mut out = Vec::new();
-        let mut keep = Vec::new();
         for f in PyIterator::from_object(formats)? {
             let f = f?;
             let cls = f.get_item(0)?;
@@ -159,23 +159,19 @@ impl TagKeys {
                     "bool" => Kind::Bool,
                     other => return Err(PyValueError::new_err(format!("field kind {other:?}"))),
                 };
-                fields.push((unsafe { interned_attr(&attr_name) }, kind));
+                fields.push((interned_attr(py, &attr_name), kind));
             }
-            out.push(Format { cls: cls.as_ptr(), name, fields });
-            keep.push(cls.unbind());
+            out.push(Format { cls: cls.unbind(), name, fields });
         }
-        unsafe {
-            Ok(TagKeys {
-                keys: ring,
-                formats: out,
-                attr_key_id: interned_attr("key_id"),
-                attr_tag: interned_attr("tag"),
-                attr_table_id: interned_attr("table_id"),
-                attr_seq: interned_attr("seq"),
-                attr_ts: interned_attr("ts"),
-                _keep: keep,
-            })
-        }
+        Ok(TagKeys {
+            keys: ring,
+            formats: out,
+            attr_key_id: interned_attr(py, "key_id"),
+            attr_tag: interned_attr(py, "tag"),
+            attr_table_id: interned_attr(py, "table_id"),
+            attr_seq: interned_attr(py, "seq"),
+            attr_ts: interned_attr(py, "ts"),
+        })
     }
 
     /// True when the event is authentic by the fast path; false: ask the reference.
@@ -189,7 +185,7 @@ impl TagKeys {
         unsafe {
             let e = event.as_ptr();
             let cls = ffi::Py_TYPE(e) as Obj;
-            let format = self.formats.iter().find(|f| f.cls == cls)?;
+            let format = self.formats.iter().find(|f| f.cls.as_ptr() == cls)?;
             let key_id = attr(e, &self.attr_key_id)?;
             let table_id = attr(e, &self.attr_table_id)?;
             let seq = exact_int(attr(e, &self.attr_seq)?.p())?;
@@ -203,7 +199,7 @@ impl TagKeys {
 impl TagKeys {
     unsafe fn judge(&self, event: Obj) -> bool {
         let cls = ffi::Py_TYPE(event) as Obj;
-        let Some(format) = self.formats.iter().find(|f| f.cls == cls) else { return false };
+        let Some(format) = self.formats.iter().find(|f| f.cls.as_ptr() == cls) else { return false };
         let (Some(key_id), Some(tag), Some(table_id), Some(seq), Some(ts)) = (
             attr(event, &self.attr_key_id),
             attr(event, &self.attr_tag),

@@ -157,3 +157,18 @@ def test_the_check_takes_the_native_path_only_where_chosen(monkeypatch):
         assert check.problem(msgspec.structs.replace(honest, die2=5))[0] == "bad_signature"
         again = pickle.loads(pickle.dumps(check))
         assert (again._native is not None) == native_used and again.problem(honest) is None
+
+
+def test_the_native_keys_serve_any_thread():
+    """A check built in one thread answers in another (the worker builds it at start; a thread of
+    a server or a test may use it): the native keys are not bound to their thread."""
+    import threading
+
+    ring = ring_for(["A"])
+    keys = native_of(ring)
+    honest = signed(ring.get("k-A"), DiceThrown("A", 5, T0, 3, 4))
+    answers = []
+    thread = threading.Thread(target=lambda: answers.append(keys.authentic(honest)))
+    thread.start()
+    thread.join()
+    assert answers == [True]
