@@ -584,19 +584,40 @@ def settle_everything(run: FaultRun, floor: Floor, collector: Collector, watch: 
                or None, 60, "the reader to see every expected settlement")
 
 
+def duplicate_evidence(run: FaultRun, final: list[dict], counts: collections.Counter) -> list[str]:
+    """What a failed run must leave for its cause to be found (session 7 saw 71 settlements
+    twice once, and the run was gone): where each copy of the first duplicated settlements lies
+    (partition, offset), and the settling workers' own log lines about those partitions."""
+    copies = collections.defaultdict(list)
+    for r in final:
+        if counts[r["id"]] > 1:
+            copies[r["id"]].append(r["_at"])
+    shown = sorted(copies.items(), key=lambda kv: kv[1])[:5]
+    partitions = sorted({p for _, at in copies.items() for p, _ in at})
+    notes = ["duplicated settlements, (partition, offset) of each copy: "
+             + "; ".join(f"{i} {at}" for i, at in shown) + f" (partitions {partitions})"]
+    mentions = re.compile(r"partition (%s)\b" % "|".join(map(str, partitions)))
+    for w in run.workers:
+        lines = [line for line in log_text(w).splitlines() if "craps.worker" in line and mentions.search(line)]
+        notes.append(f"{pathlib.Path(w.log_path).name} on those partitions: " + " | ".join(lines[-25:]))
+    return notes
+
+
 def check(run: FaultRun, floor: Floor, collector: Collector, scenario: str, recovery: str = "",
           notes: list | None = None, money: bool = True) -> Verdict:
     """The exactly-once check at the end of a scenario, then the money check."""
     time.sleep(1.0)  # anything late (a zombie's commit) would land now
     collector.stop()
     seen = collector.decoded()
-    final = [decode_output(m.value) | {"_raw": m.value}
+    final = [decode_output(m.value) | {"_raw": m.value, "_at": (m.partition, m.offset)}
              for m in read_all(run.bootstrap, run.topic("settlements"))]
     counts = collections.Counter(r["id"] for r in final)
     expected = floor.settlements
     v = Verdict(scenario, len(floor.lines), len(expected), settlements_out=len(final), recovery=recovery,
                 notes=list(notes or []))
     v.duplicated = sum(c - 1 for c in counts.values() if c > 1)
+    if v.duplicated:
+        v.notes.extend(duplicate_evidence(run, final, counts))
     v.lost = len(expected.keys() - counts.keys())
     v.extra = len(counts.keys() - expected.keys())
     v.mismatched = sum(1 for r in final if r["id"] in expected and r["_raw"] != expected[r["id"]])
