@@ -54,3 +54,36 @@ def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
                             # latency at a floor's real load.
                             retry_backoff_ms=int(os.environ.get("CRAPS_RETRY_BACKOFF_MS") or 10))
 
+
+
+# The key of the records `abort_hanging` writes: no table id has it ("~" is outside the contract's
+# id pattern), so even a compacted topic's cleaner never confuses it with a table's record.
+HANGING_KEY = b"~takeover"
+
+
+async def abort_hanging(producer: AIOKafkaProducer, topics: Iterable[str], partition: int) -> None:
+    """Abort, on partition `partition` of each of `topics`, any transaction of this producer's
+    transactional id that was left open there: call it right after the producer started
+    (init_transactions), before anything is read or settled.
+
+    Why (seen in tests/faults, the broker-restart scenario, on the Python core and the native core
+    alike): a worker's transaction wrote its outputs, then the broker went down before the offsets
+    were added; the coordinator, restarted, aborted the transaction, but wrote its abort markers
+    only to some of the partitions (table-state, not settlements or layout-markers: partitions it
+    could not yet find a leader for right after its start, which Kafka's marker channel skips as
+    "likely deleted"). The records on the others stayed open under the producer id, and the next
+    owner's first COMMIT marker on those partitions, the same producer id at a later epoch,
+    committed them with its own: 71 and 9 settlements paid twice in two runs, each copy
+    byte-identical, every table's state right. A client of the transaction protocol aiokafka
+    speaks (before KIP-890's second part) cannot see that; it can end it: a transaction that writes
+    to every partition it owns and is aborted makes the coordinator write an abort marker to each,
+    and a marker ends every open record of the producer id on that partition, whatever its epoch.
+    The records written here are aborted, so no read_committed reader ever sees them (a tombstone
+    keyed `HANGING_KEY`); the cost is one short transaction per takeover."""
+    await producer.begin_transaction()
+    try:
+        delivered = [await producer.send(topic, None, key=HANGING_KEY, partition=partition) for topic in topics]
+        for future in delivered:
+            await future
+    finally:
+        await producer.abort_transaction()
