@@ -12,8 +12,9 @@ bytes kept) instead of applied.
 
 Ownership is taken as soon as the group assigns a partition, in a fixed order: init_transactions
 first (it fences the previous owner and finishes or aborts its open transaction), then one
-aborted transaction over every output partition (`abort_hanging`: it ends a transaction the
-coordinator left open on one of them after a broker restart), then the tables from the changelog, then the committed offset, read again. A batch is settled only if it starts at
+aborted transaction over every output partition and the offsets (`abort_hanging`: it ends records
+a stopping broker left open, which this owner's first commit would otherwise commit), then the
+tables from the changelog, then the committed offset, read again. A batch is settled only if it starts at
 the offset the tables are at (records fetched before the fencing may start below or above it). A
 revoked partition is released only once its in-flight batch has committed or aborted. Broker outages
 (connection errors, timeouts) never stop the worker: the batch is re-read and ownership retried.
@@ -164,9 +165,9 @@ class SettlingWorker:
                                           role="worker", bootstrap=self.bootstrap)
         try:
             await producer.start()  # init_transactions: fences a previous owner, ends its open transaction
-            # ... as the coordinator knows it: a transaction it left open on an output partition
-            # would be committed by this owner's first commit (abort_hanging says when and why).
-            await abort_hanging(producer, WORKER_OUTPUTS, partition)
+            # ... as the coordinator knows it: records it left open on an output partition would
+            # be committed by this owner's first commit (abort_hanging says when and why).
+            await abort_hanging(producer, WORKER_OUTPUTS, partition, tp, self.app_id)
             states, seconds = await asyncio.to_thread(recover_partition, partition, TABLE_STATE, self.bootstrap)
             # Read after the fencing: the previous owner's last commit is complete by now.
             committed = await self.consumer.committed(tp)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaProducer, TopicPartition
 from kafka import KafkaProducer
 
 from streams.kafka.settings import client_settings
@@ -61,29 +61,35 @@ def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
 HANGING_KEY = b"~takeover"
 
 
-async def abort_hanging(producer: AIOKafkaProducer, topics: Iterable[str], partition: int) -> None:
-    """Abort, on partition `partition` of each of `topics`, any transaction of this producer's
-    transactional id that was left open there: call it right after the producer started
-    (init_transactions), before anything is read or settled.
+async def abort_hanging(producer: AIOKafkaProducer, topics: Iterable[str], partition: int,
+                        source: TopicPartition, group_id: str) -> None:
+    """Abort, on partition `partition` of each of `topics` and on the group's offsets of `source`,
+    any record this producer's transactional id left open there: call it right after the producer
+    started (init_transactions), before the tables and the committed offset are read.
 
-    Why (seen in tests/faults, the broker-restart scenario, on the Python core and the native core
-    alike): a worker's transaction wrote its outputs, then the broker went down before the offsets
-    were added; the coordinator, restarted, aborted the transaction, but wrote its abort markers
-    only to some of the partitions (table-state, not settlements or layout-markers: partitions it
-    could not yet find a leader for right after its start, which Kafka's marker channel skips as
-    "likely deleted"). The records on the others stayed open under the producer id, and the next
-    owner's first COMMIT marker on those partitions, the same producer id at a later epoch,
-    committed them with its own: 71 and 9 settlements paid twice in two runs, each copy
-    byte-identical, every table's state right. A client of the transaction protocol aiokafka
-    speaks (before KIP-890's second part) cannot see that; it can end it: a transaction that writes
-    to every partition it owns and is aborted makes the coordinator write an abort marker to each,
-    and a marker ends every open record of the producer id on that partition, whatever its epoch.
-    The records written here are aborted, so no read_committed reader ever sees them (a tombstone
-    keyed `HANGING_KEY`); the cost is one short transaction per takeover."""
+    Why (the broker-restart fault scenario, tests/faults: 71 settlements paid twice in session 7 on
+    the native core, 9 in session 8 on the Python core, each copy byte-identical, every table's
+    state right). A dump of the private broker's record batches and transaction log showed it: the
+    broker, already stopping (SIGTERM), completed one of the worker's transactions, PrepareCommit
+    and CompleteCommit in the same millisecond, and the client was told it committed, but no
+    commit marker reached any of its partitions (settlements, layout-markers, table-state, the
+    offsets). Most likely Kafka's marker channel dropped them: it skips a partition whose leader it
+    cannot find, as "likely deleted", and a stopping broker leads nothing. Those records stayed open
+    under the producer id. After the restart the next owner rightly recovered the tables and the
+    offset from before that batch (nothing of it was committed) and settled it again; its first
+    COMMIT marker on those partitions, the same producer id at a later epoch, then committed the
+    open records together with its own copies. A client of the transaction protocol aiokafka speaks
+    (before KIP-890's second part) cannot see open records; it can end them: a transaction that
+    writes to every partition the owner writes, offsets included, and is aborted makes the
+    coordinator write an abort marker to each, and a marker ends every open record of the producer
+    id on its partition, whatever its epoch. The records written here are aborted, so no
+    read_committed reader ever sees them (tombstones keyed `HANGING_KEY`, and an offset commit
+    that never takes effect); the cost is one short transaction per takeover."""
     await producer.begin_transaction()
     try:
         delivered = [await producer.send(topic, None, key=HANGING_KEY, partition=partition) for topic in topics]
         for future in delivered:
             await future
+        await producer.send_offsets_to_transaction({source: 0}, group_id)
     finally:
         await producer.abort_transaction()

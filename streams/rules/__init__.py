@@ -38,9 +38,9 @@ from streams.rules.table import apply as _python_apply
 
 # The Python core is the default. Session 7 took the native core back from the default after the
 # broker-restart fault scenario duplicated 71 settlements with the worker on it; session 8 found
-# that cause in the worker's takeover, for either core (a transaction the restarted coordinator
-# left open, committed by the next owner: streams.kafka.producers.abort_hanging), and left the
-# switch as it is until the fix has run in CI for a while.
+# that cause outside the core, for either core (records a stopping broker left open, committed by
+# the next owner: streams.kafka.producers.abort_hanging is the fix), and left the switch as it is
+# until the fix has run in CI for a while.
 CORE = _os.environ.get("CRAPS_CORE", "") or "python"
 if CORE not in ("python", "native"):
     raise ImportError(f"CRAPS_CORE={CORE!r}: python or native (unset: python)")

@@ -2,13 +2,14 @@
 (streams.kafka.producers.abort_hanging), on the real broker: the records it writes to do so are
 aborted (no read_committed reader sees them), and no transaction stays open on any output
 partition (the last stable offset is the end), so the owner's first commit can only commit its
-own records. The case it is for, a transaction the coordinator left open after a broker restart,
+own records. The offset it adds never takes effect. The case it is for, records a stopping broker left open,
 is the broker-restart fault scenario's (tests/faults)."""
 from __future__ import annotations
 
 import asyncio
 
 import pytest
+from aiokafka.structs import TopicPartition as SourcePartition  # what the worker's consumer gives
 from kafka import KafkaConsumer, TopicPartition
 
 from streams.kafka.producers import HANGING_KEY, abort_hanging, transactional_producer
@@ -50,7 +51,8 @@ def test_a_takeover_aborts_its_own_records_and_leaves_nothing_open(pipeline, kaf
             producer = transactional_producer(f"{pipeline.app_id}-takeover", 60_000, role="admin", bootstrap=kafka)
             await producer.start()
             try:
-                await abort_hanging(producer, topics, partition)
+                await abort_hanging(producer, topics, partition,
+                                    SourcePartition(pipeline.prefix + "table-events", partition), pipeline.app_id)
             finally:
                 await producer.stop()
 
@@ -61,3 +63,9 @@ def test_a_takeover_aborts_its_own_records_and_leaves_nothing_open(pipeline, kaf
         assert [r.value for r in records] == [None, None]  # tombstones: nothing to read even if kept
         assert lso == high, (topic, lso, high)  # ... and nothing left open
         assert list(read_committed(topic, "admin", bootstrap=kafka, partitions=[partition])) == []  # aborted
+    # The offset commit in the aborted transactions never took effect: the group has none.
+    offsets = KafkaConsumer(**client_settings("admin", kafka), group_id=pipeline.app_id, enable_auto_commit=False)
+    try:
+        assert offsets.committed(TopicPartition(pipeline.prefix + "table-events", partition)) is None
+    finally:
+        offsets.close()
