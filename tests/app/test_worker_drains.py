@@ -54,6 +54,7 @@ class Producer:
     """A transactional producer recording each commit; partition 0's first commit waits for `gate`."""
 
     commits: list[tuple[int, list[int]]] = []
+    takeover_aborts: list[tuple[int, int]] = []  # (partition, commits made before it)
     gate: asyncio.Event
 
     def __init__(self, transactional_id: str, *a, **k):
@@ -77,10 +78,21 @@ class Producer:
         Producer.commits.append((self.partition, self.offsets))
 
     async def send(self, *a, **k):
+        delivered = asyncio.get_running_loop().create_future()
+        delivered.set_result(None)
+        return delivered
+
+    # The takeover's aborted transaction (streams.kafka.producers.abort_hanging).
+    async def begin_transaction(self):
         pass
+
+    async def abort_transaction(self):
+        Producer.takeover_aborts.append((self.partition, len(Producer.commits)))
 
     async def send_offsets_to_transaction(self, offsets, group_id):
         (tp, end), = offsets.items()
+        if not hasattr(self, "batch_start"):  # the takeover's, aborted: no batch of its own
+            return
         self.offsets = list(range(self.batch_start, end))
 
     def note_batch(self, messages):
@@ -99,6 +111,7 @@ class Shell:
 
 def run_worker(monkeypatch, fetches):
     Producer.commits = []
+    Producer.takeover_aborts = []
     Producer.gate = asyncio.Event()
     monkeypatch.setattr(worker_module, "group_consumer", lambda *a, **k: Consumer(fetches))
     monkeypatch.setattr(worker_module, "transactional_producer", Producer)
@@ -145,6 +158,8 @@ def test_a_slow_commit_on_one_partition_does_not_hold_another(monkeypatch):
     assert p0[0] == [0, 1]
     assert [o for b in p0 for o in b] == [0, 1, 2, 3]
     assert [o for p, b in commits if p == 1 for o in b] == [0, 1, 2]
+    # Each partition was taken over once, its aborted transaction before any commit of the run.
+    assert sorted(Producer.takeover_aborts) == [(0, 0), (1, 0)]
 
 
 def test_a_drain_that_fails_stops_the_worker_even_after_its_partition_was_released():
