@@ -199,6 +199,11 @@ class SettlingWorker:
                 del self.fenced[partition]
             try:
                 await self.own(TopicPartition(TABLE_EVENTS, partition))
+            except ProducerFenced:
+                # Another worker took it over while this one did (a rebalance under way): taking
+                # it back at once would fence that one in turn. Wait as after a fenced batch.
+                log.warning("partition %s: fenced while taking it over; left to the rebalance", partition)
+                self.fenced[partition] = (self.generation, time.monotonic())
             except TRANSIENT as e:
                 log.warning("partition %s: cannot take it over yet (%r); retrying", partition, e)
                 await asyncio.sleep(1)

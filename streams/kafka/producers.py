@@ -1,6 +1,7 @@
 """Producers: the ingest feed's idempotent producer and the worker's transactional producers."""
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Iterable
 
@@ -91,5 +92,12 @@ async def abort_hanging(producer: AIOKafkaProducer, topics: Iterable[str], parti
         for future in delivered:
             await future
         await producer.send_offsets_to_transaction({source: 0}, group_id)
-    finally:
-        await producer.abort_transaction()
+    except BaseException:
+        # Fenced (another worker took the partition over meanwhile) or cut off: the coordinator
+        # aborts this transaction itself (the newer owner's init_transactions, or its timeout).
+        # aiokafka refuses an abort from a fenced producer's state with an AssertionError, which
+        # must not hide why the takeover failed.
+        with contextlib.suppress(Exception):
+            await producer.abort_transaction()
+        raise
+    await producer.abort_transaction()

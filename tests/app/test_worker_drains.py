@@ -187,3 +187,34 @@ def test_a_drain_that_fails_stops_the_worker_even_after_its_partition_was_releas
     else:
         raise AssertionError("the drain's error was not raised")
     w._raise_from_drains()  # raised once, then gone
+
+
+class FencedProducer(Producer):
+    """A producer another worker fences during the takeover's aborted transaction: its offsets
+    are refused, and aiokafka then refuses the abort too (its state machine's AssertionError)."""
+
+    async def send_offsets_to_transaction(self, offsets, group_id):
+        from aiokafka.errors import ProducerFenced
+
+        raise ProducerFenced()
+
+    async def abort_transaction(self):
+        raise AssertionError("Invalid state transition TransactionState.FATAL_ERROR -> ABORTING_TRANSACTION")
+
+
+def test_a_takeover_fenced_by_another_worker_leaves_the_partition_and_keeps_the_worker(monkeypatch):
+    """Two workers starting together: one's takeover of a partition is fenced by the other's (a
+    rebalance under way). The worker must neither stop (as it did when the abort's error hid the
+    fence) nor take the partition straight back (which would fence the other in turn)."""
+    monkeypatch.setattr(worker_module, "transactional_producer", FencedProducer)
+    monkeypatch.setattr(worker_module, "recover_partition", lambda *a: ({}, 0.0))
+    w = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()))
+    w.assigned = {0, 1}
+
+    async def scenario():
+        await w.own_assigned()
+        await w.own_assigned()  # at once again: held off, not retaken
+
+    asyncio.run(scenario())
+    assert w.owners == {}
+    assert set(w.fenced) == {0, 1} and all(g == w.generation for g, _ in w.fenced.values())
