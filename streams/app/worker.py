@@ -204,7 +204,10 @@ class SettlingWorker:
                 # it back at once would fence that one in turn. Wait as after a fenced batch.
                 log.warning("partition %s: fenced while taking it over; left to the rebalance", partition)
                 self.fenced[partition] = (self.generation, time.monotonic())
-            except TRANSIENT as e:
+            except (*TRANSIENT, IllegalOperation) as e:
+                # IllegalOperation: the producer left its transaction under the takeover's aborted
+                # one (cut off or fenced meanwhile, aiokafka's "not in transaction"): a new
+                # producer at the next round, as for a broker away.
                 log.warning("partition %s: cannot take it over yet (%r); retrying", partition, e)
                 await asyncio.sleep(1)
                 return

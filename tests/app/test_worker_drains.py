@@ -218,3 +218,27 @@ def test_a_takeover_fenced_by_another_worker_leaves_the_partition_and_keeps_the_
     asyncio.run(scenario())
     assert w.owners == {}
     assert set(w.fenced) == {0, 1} and all(g == w.generation for g, _ in w.fenced.values())
+
+
+class CutOffProducer(Producer):
+    """A producer whose transaction ends under the takeover's sends (aiokafka's IllegalOperation,
+    "Can't send messages while not in transaction", seen in the broker-restart scenario)."""
+
+    async def send(self, *a, **k):
+        from aiokafka.errors import IllegalOperation
+
+        raise IllegalOperation("Can't send messages while not in transaction")
+
+
+def test_a_takeover_whose_transaction_ends_under_it_is_retried_and_keeps_the_worker(monkeypatch):
+    monkeypatch.setattr(worker_module, "transactional_producer", CutOffProducer)
+    monkeypatch.setattr(worker_module, "recover_partition", lambda *a: ({}, 0.0))
+    monkeypatch.setattr(worker_module.asyncio, "sleep", _no_wait)
+    w = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()))
+    w.assigned = {0}
+    asyncio.run(w.own_assigned())
+    assert w.owners == {} and w.fenced == {}  # not owned, not held off: retried at the next round
+
+
+async def _no_wait(seconds):
+    return None
