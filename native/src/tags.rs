@@ -184,37 +184,44 @@ impl TagKeys {
     fn canonical_bytes(&self, event: &Bound<PyAny>) -> Option<Vec<u8>> {
         unsafe {
             let e = event.as_ptr();
-            let cls = ffi::Py_TYPE(e) as Obj;
-            let format = self.formats.iter().find(|f| f.cls.as_ptr() == cls)?;
-            let key_id = attr(e, &self.attr_key_id)?;
-            let table_id = attr(e, &self.attr_table_id)?;
-            let seq = exact_int(attr(e, &self.attr_seq)?.p())?;
-            let ts = exact_int(attr(e, &self.attr_ts)?.p())?;
+            let head = self.head(e)?;
             let mut buf = Vec::new();
-            write_canonical(&mut buf, e, format, ascii(key_id.p())?, ascii(table_id.p())?, seq, ts).then_some(buf)
+            write_canonical(&mut buf, e, head.format, ascii(head.key_id.p())?, ascii(head.table_id.p())?, head.seq, head.ts)
+                .then_some(buf)
         }
     }
 }
 
+/// What every kind carries before its own fields, read from an event this module writes.
+struct Head<'a> {
+    format: &'a Format,
+    key_id: O,
+    table_id: O,
+    seq: i64,
+    ts: i64,
+}
+
 impl TagKeys {
-    unsafe fn judge(&self, event: Obj) -> bool {
+    /// The event's kind (None: not one this module writes) and its ids, seq and ts (None: an odd
+    /// type, an int beyond 64 bits).
+    unsafe fn head(&self, event: Obj) -> Option<Head<'_>> {
         let cls = ffi::Py_TYPE(event) as Obj;
-        let Some(format) = self.formats.iter().find(|f| f.cls.as_ptr() == cls) else { return false };
-        let (Some(key_id), Some(tag), Some(table_id), Some(seq), Some(ts)) = (
-            attr(event, &self.attr_key_id),
-            attr(event, &self.attr_tag),
-            attr(event, &self.attr_table_id),
-            attr(event, &self.attr_seq),
-            attr(event, &self.attr_ts),
-        ) else {
-            return false;
-        };
+        let format = self.formats.iter().find(|f| f.cls.as_ptr() == cls)?;
+        let key_id = attr(event, &self.attr_key_id)?;
+        let table_id = attr(event, &self.attr_table_id)?;
+        let seq = exact_int(attr(event, &self.attr_seq)?.p())?;
+        let ts = exact_int(attr(event, &self.attr_ts)?.p())?;
+        Some(Head { format, key_id, table_id, seq, ts })
+    }
+
+    unsafe fn judge(&self, event: Obj) -> bool {
+        let Some(Head { format, key_id, table_id, seq, ts }) = self.head(event) else { return false };
+        let Some(tag) = attr(event, &self.attr_tag) else { return false };
         let (Some(key_text), Some(tag_text), Some(table_text)) = (ascii(key_id.p()), ascii(tag.p()), ascii(table_id.p()))
         else {
             return false;
         };
         let Some(key) = self.keys.get(key_text) else { return false };
-        let (Some(seq), Some(ts)) = (exact_int(seq.p()), exact_int(ts.p())) else { return false };
         if !key.tables.contains(table_text) || ts < key.not_before || key.not_after.is_some_and(|end| ts >= end) {
             return false;
         }
