@@ -34,23 +34,17 @@ class GcPauses:
     installed. One callback pair per process: installing twice is refused."""
 
     def __init__(self, histogram: Histogram):
-        self.histogram = histogram
         self._by_generation = [histogram.labels(str(g)) for g in range(3)]
         self._started = 0.0
-        self.longest = [0.0, 0.0, 0.0]  # seconds, by generation
 
     def _callback(self, phase: str, info: dict) -> None:
         if phase == "start":
             self._started = time.perf_counter()
             return
-        seconds = time.perf_counter() - self._started
-        generation = info["generation"]
-        self._by_generation[generation].observe(seconds)
-        if seconds > self.longest[generation]:
-            self.longest[generation] = seconds
+        self._by_generation[info["generation"]].observe(time.perf_counter() - self._started)
 
     def install(self) -> "GcPauses":
-        if any(getattr(cb, "__self__", None).__class__ is GcPauses for cb in gc.callbacks):
+        if any(isinstance(getattr(cb, "__self__", None), GcPauses) for cb in gc.callbacks):
             raise RuntimeError("the collector's pauses are already timed in this process")
         gc.callbacks.append(self._callback)
         return self
