@@ -232,15 +232,16 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
         time.sleep(5)
         loads.append(loadavg())
         if opening is None and len(latencies) >= max(min_settlements, 1000) / 9:
-            opening = committed_histogram(web_port)
+            opening = committed_histogram(worker_samples(web_port))
         if time.monotonic() - start >= seconds and len(latencies) >= min_settlements / 0.9:
             break
     feed.terminate()
     pauses = broker_pauses.pauses_since(pauses_from)
     fed_seconds = time.monotonic() - start
     time.sleep(2)
-    worker_side = within(committed_histogram(web_port), opening)
-    collections_ = gc_pauses(web_port)
+    at_end = worker_samples(web_port)  # one scrape: the commit histogram and the collections
+    worker_side = within(committed_histogram(at_end), opening)
+    collections_ = gc_pauses(at_end)
     stop.set()
     reader.join()
     worker.terminate()
@@ -271,49 +272,44 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def committed_histogram(port: int) -> dict[float, float] | None:
+def worker_samples(port: int) -> list | None:
+    """One scrape of the worker's /metrics, as prometheus_client samples; None when the worker
+    does not answer."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    return [sample for family in text_string_to_metric_families(text) for sample in family.samples]
+
+
+def committed_histogram(samples: list | None) -> dict[float, float] | None:
     """The worker's own view: settlements by time from their event to their transaction's commit
     (craps_settlement_latency_seconds, cumulative bucket counts), to tell a slow commit from a slow
-    read of a committed one. None when the worker does not answer."""
-    import urllib.request
-
-    from prometheus_client.parser import text_string_to_metric_families
-
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            text = r.read().decode()
-    except OSError:
+    read of a committed one. None when the worker did not answer."""
+    if samples is None:
         return None
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == "craps_settlement_latency_seconds_bucket":
-                out[float(sample.labels["le"])] = sample.value
-    return out
+    return {float(s.labels["le"]): s.value for s in samples if s.name == "craps_settlement_latency_seconds_bucket"}
 
 
-def gc_pauses(port: int) -> str | None:
+def gc_pauses(samples: list | None) -> str | None:
     """The worker's collections over the whole run (craps_gc_pause_seconds): per generation,
     how many, their total, and how many took 10 ms or more."""
-    import urllib.request
-
-    from prometheus_client.parser import text_string_to_metric_families
-
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            text = r.read().decode()
-    except OSError:
+    if samples is None:
         return None
     count, total, under = {}, {}, {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            g = sample.labels.get("generation")
-            if sample.name == "craps_gc_pause_seconds_count":
-                count[g] = sample.value
-            elif sample.name == "craps_gc_pause_seconds_sum":
-                total[g] = sample.value
-            elif sample.name == "craps_gc_pause_seconds_bucket" and float(sample.labels["le"]) == 0.01:
-                under[g] = sample.value
+    for sample in samples:
+        g = sample.labels.get("generation")
+        if sample.name == "craps_gc_pause_seconds_count":
+            count[g] = sample.value
+        elif sample.name == "craps_gc_pause_seconds_sum":
+            total[g] = sample.value
+        elif sample.name == "craps_gc_pause_seconds_bucket" and float(sample.labels["le"]) == 0.01:
+            under[g] = sample.value
     return "; ".join(f"generation {g}: {count[g]:.0f} collections, {total[g] * 1000:.0f} ms in all, "
                      f"{count[g] - under.get(g, 0):.0f} of 10 ms or more" for g in sorted(count))
 
