@@ -14,12 +14,12 @@ fi
 start=$SECONDS
 status=0
 python3 -m pytest -ra -p no:cacheprovider "$@" || status=$?
-# `streams.rules.apply` is the Python core unless CRAPS_CORE=native (docs/native-core.md): the
-# rules, golden and authenticity suites run once more on the native code (its rules core and its
-# tag check), so it is tested through them too (besides tests/rules/test_native_core.py and
-# tests/authenticity/test_native_tags.py, which hold it to the Python reference).
+# `streams.rules.apply` is the native core where it is built (docs/native-core.md): the rules,
+# golden and authenticity suites run once more on the Python code (its rules core and its tag
+# check, the references), so both stay tested through them (besides tests/rules/test_native_core.py
+# and tests/authenticity/test_native_tags.py, which hold the native code to them).
 if [[ $# == 0 ]]; then
-  CRAPS_CORE=native python3 -m pytest -q -p no:cacheprovider -m 'not kafka' tests/rules tests/golden tests/authenticity || status=$?
+  CRAPS_CORE=python python3 -m pytest -q -p no:cacheprovider -m 'not kafka' tests/rules tests/golden tests/authenticity || status=$?
 fi
 echo "make test: $((SECONDS - start)) s of tests, exit $status" >&2
 exit $status

@@ -13,7 +13,7 @@ which words every problem and accepts, by the definition, what the native code l
 code can only say yes where the definition does; tests/authenticity/test_native_tags.py holds it
 to `problem_plain` on honest, forged and odd events, and its canonical bytes to canonical.py's.
 
-Used where the native code is chosen (`CRAPS_CORE=native`, streams/rules/__init__.py: one switch
+Used where the native code is chosen (the default where it is built; `CRAPS_CORE`, streams/rules/__init__.py: one switch
 for the native rules core and this); otherwise the Python fast path of `TagCheck.problem` runs.
 """
 from __future__ import annotations
