@@ -17,6 +17,7 @@ mod fire_bet;
 mod hot_roller;
 mod hot_shooter;
 mod py;
+mod quiet;
 mod rules;
 mod table;
 mod tags;
@@ -160,6 +161,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_class::<Table>()?;
     // The tag check's fast path (streams/authenticity/native_tags.py), in the same extension.
     m.add_class::<tags::TagKeys>()?;
+    // The replay's run of quiet events (streams/settle/quiet.py).
+    m.add_function(wrap_pyfunction!(quiet::settle_quiet, m)?)?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
     m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
     // native/source_digest.py, by native/build.sh: the sources this extension was built from

@@ -214,7 +214,7 @@ impl TagKeys {
         Some(Head { format, key_id, table_id, seq, ts })
     }
 
-    unsafe fn judge(&self, event: Obj) -> bool {
+    pub(crate) unsafe fn judge(&self, event: Obj) -> bool {
         let Some(Head { format, key_id, table_id, seq, ts }) = self.head(event) else { return false };
         let Some(tag) = attr(event, &self.attr_tag) else { return false };
         let (Some(key_text), Some(tag_text), Some(table_text)) = (ascii(key_id.p()), ascii(tag.p()), ascii(table_id.p()))
@@ -237,6 +237,16 @@ impl TagKeys {
             return false;
         }
         tag_text.len() == 43 && bool::from(expected.ct_eq(tag_text))
+    }
+}
+
+impl TagKeys {
+    /// Whether the event carries neither a key id nor a tag (`TagCheck.problem_plain` lets such an
+    /// event through, counted, when the replay accepts untagged history).
+    pub(crate) unsafe fn untagged(&self, event: Obj) -> bool {
+        let none = ffi::Py_None();
+        matches!((attr(event, &self.attr_key_id), attr(event, &self.attr_tag)),
+                 (Some(k), Some(t)) if k.p() == none && t.p() == none)
     }
 }
 

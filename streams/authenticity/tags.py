@@ -113,6 +113,12 @@ class TagCheck:
         self._fast = _fast_keys(self.ring)
         self._native = native_keys(self.ring)
 
+    @property
+    def native(self):
+        """The ring's native keys (streams/authenticity/native_tags.py), or None when the Python
+        fast path checks: what a run of quiet events checks tags with (streams/settle/quiet.py)."""
+        return self._native
+
     def problem(self, event) -> tuple[str, str] | None:
         """None when the event is authentic (or an accepted untagged one), else (reason, message):
         reason `unknown_key` (a key id the ring does not have) or `bad_signature` (no tag, a key

@@ -18,6 +18,7 @@ from streams.rules.events import INPUT_TYPES
 from streams.rules.hold import HoldLedger, HoldLine
 from streams.rules.verdict import APPLIED, DUPLICATE, REJECTED, RELEASED
 from streams.codec.errors import RawMessage
+from streams.settle.quiet import quiet_run
 from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldWatch
 
@@ -48,6 +49,7 @@ class Replay:
         self.books: dict = {}  # table id -> HoldBook
         self.watch = watch or HoldWatch.from_settings(os.environ)
         self._tally = ReplayTally()
+        self._quiet = quiet_run(tags)  # None: every event through `settle_event`
 
     @property
     def tally(self) -> ReplayTally:
@@ -107,12 +109,25 @@ class Replay:
         whole batch, in order; the tally as if each item went through `feed_event`/`feed_item`.
 
         The replay's hot loop: `feed_event` with the lookups bound once and the counts summed per
-        batch."""
+        batch; with the native code in use, each run of quiet events (wagers placed, shooters
+        changed: nothing to output) is settled in one native call (streams/settle/quiet.py)."""
         tables, books, watch, tags = self.tables, self.books, self.watch, self.tags
         out: list = []
         extend = out.extend
         events = applied = duplicates = held = 0
-        for event in items:
+        quiet = self._quiet if type(items) is list else None
+        i, n = 0, len(items)
+        while i < n:
+            if quiet is not None:
+                i, ran, untagged = quiet(tables, books, items, i)
+                events += ran
+                applied += ran
+                if untagged:
+                    tags.untagged += untagged
+                if i == n:
+                    break
+            event = items[i]
+            i += 1
             if type(event) is tuple:
                 extend(self.feed_item(*event))
                 continue

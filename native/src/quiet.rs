@@ -1,0 +1,93 @@
+//! A run of quiet events in one call (streams/settle/quiet.py, issue 15): the replay's and audit's
+//! batches are mostly wagers placed and shooters changed, events the settling step
+//! (streams/settle/step.py `settle_event`) only checks, applies and files: no outputs, nothing for
+//! the hold book or the surveillance of the table. Here each is settled as `settle_event` settles
+//! it, without a trip through Python per event:
+//!
+//! - the event is a WagerPlaced or a ShooterChanged of a table the native core keeps (a `Table`
+//!   in `tables`) whose hold book exists (`books`: `settle_event` makes it at the table's first
+//!   applied event);
+//! - its tag is authentic by the native check (tags.rs `TagKeys`), or it is untagged and the
+//!   replay accepts untagged events (`TagCheck.problem_plain` counts those);
+//! - the native core judges it (table.rs `step`, decided before anything changes) and applies it.
+//!
+//! The run stops, with nothing changed for it, at the first event that is none of these: the caller
+//! settles it by `settle_event`, which asks the same questions and words every answer (a rejection,
+//! a forged tag, the Python core's cases). The native core places wagers and changes shooters
+//! without outputs; should a rule ever give them some, this refuses loudly rather than drop them.
+//! tests/settle/test_quiet_run.py holds the batches with and without this run to the same outputs,
+//! verdicts, tallies and tables.
+
+use crate::ctx::ctx;
+use crate::py::Obj;
+use pyo3::exceptions::PyRuntimeError;
+use crate::table::Table;
+use crate::tags::TagKeys;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+/// `settle_quiet(keys, accept_untagged, tables, books, items, start)` ->
+/// `(stop, applied, untagged)`: the events of `items` from `start` up to `stop` settled as quiet,
+/// `applied` of them (`untagged` of those without a tag); `items[stop]` (if any) is untouched.
+/// `keys` None: no tag check (a replay without one, for tests of the rules alone).
+#[pyfunction]
+#[pyo3(signature = (keys, accept_untagged, tables, books, items, start))]
+pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
+                    books: &Bound<PyDict>, items: &Bound<PyList>, start: usize)
+                    -> PyResult<(usize, usize, usize)> {
+    let keys = keys.map(|k| k.get());
+    let mut applied = 0usize;
+    let mut untagged = 0usize;
+    let mut i = start;
+    unsafe {
+        let c = ctx();
+        let n = ffi::PyList_GET_SIZE(items.as_ptr()) as usize;
+        while i < n {
+            let e: Obj = ffi::PyList_GET_ITEM(items.as_ptr(), i as ffi::Py_ssize_t);
+            let t = ffi::Py_TYPE(e) as Obj;
+            let off = if t == c.t_wager {
+                c.o_wager.table_id
+            } else if t == c.t_shooter {
+                c.o_shooter.table_id
+            } else {
+                break; // a throw, an opening, a close, a tuple to decode: the step's
+            };
+            let table_id = crate::ctx::field(e, off);
+            // Borrowed, or NULL (absent; an unhashable id cannot be in either dict).
+            let table = ffi::PyDict_GetItemWithError(tables.as_ptr(), table_id);
+            if table.is_null() {
+                ffi::PyErr_Clear();
+                break;
+            }
+            if ffi::PyDict_GetItemWithError(books.as_ptr(), table_id).is_null() {
+                ffi::PyErr_Clear();
+                break;
+            }
+            let table = Bound::from_borrowed_ptr(py, table);
+            let Ok(table) = table.downcast_exact::<Table>() else { break };
+            let mut was_untagged = false;
+            if let Some(k) = keys {
+                if !k.judge(e) {
+                    if !(accept_untagged && k.untagged(e)) {
+                        break; // not authentic by the fast path: `settle_event` words it
+                    }
+                    was_untagged = true;
+                }
+            }
+            let Some(outputs) = table.try_borrow_mut()?.step(e)? else { break };
+            if !outputs.is_empty() {
+                // The native core places wagers and changes shooters without outputs (table.rs);
+                // a rule that gives them some must not be settled here, where nobody books them.
+                return Err(PyRuntimeError::new_err(
+                    "settle_quiet: a wager or shooter change gave outputs: native/src/quiet.rs must leave it to settle_event"));
+            }
+            applied += 1;
+            if was_untagged {
+                untagged += 1;
+            }
+            i += 1;
+        }
+    }
+    Ok((i, applied, untagged))
+}
