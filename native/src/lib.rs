@@ -16,6 +16,7 @@ mod ctx;
 mod fire_bet;
 mod hot_roller;
 mod hot_shooter;
+mod lane;
 mod py;
 mod quiet;
 mod rules;
@@ -163,6 +164,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_class::<tags::TagKeys>()?;
     // The replay's run of quiet events (streams/settle/quiet.py).
     m.add_function(wrap_pyfunction!(quiet::settle_quiet, m)?)?;
+    // The JSON Lines replay's lane (streams/replay/jsonread.py `LineBatch`).
+    m.add_function(wrap_pyfunction!(lane::settle_lines, m)?)?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
     m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
     // native/source_digest.py, by native/build.sh: the sources this extension was built from

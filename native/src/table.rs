@@ -95,6 +95,23 @@ unsafe fn cohort_id(group: usize, seq: i64) -> PyResult<O> {
     ascii_str(&id, b"")
 }
 
+/// A WagerPlaced's fields the core reads (borrowed).
+pub struct WagerIn {
+    pub seq: Obj,
+    pub wager_id: Obj,
+    pub position: Obj,
+    pub kind: Obj,
+    pub amount: Obj,
+}
+
+/// A ShooterChanged's fields the core reads (borrowed).
+pub struct ShooterIn {
+    pub seq: Obj,
+    pub shooter_id: Obj,
+    pub position: Obj,
+    pub reason: Obj,
+}
+
 impl Table {
     // ------------------------------------------------------------ the common path
 
@@ -117,27 +134,37 @@ impl Table {
     /// The event's seq if it is the feed's next (in order, nothing held: native never holds).
     #[inline(always)]
     unsafe fn next_seq(&self, e: Obj, off: usize) -> Option<(Obj, i64)> {
-        let seq_o = field(e, off);
+        self.next(field(e, off))
+    }
+
+    #[inline(always)]
+    unsafe fn next(&self, seq_o: Obj) -> Option<(Obj, i64)> {
         match exact_int(seq_o) {
             Some(seq) if Some(seq) == self.received_seq.checked_add(1) => Some((seq_o, seq)),
             _ => None,
         }
     }
 
-    /// `apply`'s inline placing of an accepted in-order wager (`_on_wager_placed`'s checks).
     #[inline(always)]
     unsafe fn wager_placed(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
-        let c = ctx();
-        let o = &c.o_wager;
-        let Some((seq_o, seq)) = self.next_seq(e, o.seq) else { return Ok(None) };
+        let o = &ctx().o_wager;
+        self.place(WagerIn { seq: field(e, o.seq), wager_id: field(e, o.a), position: field(e, o.b),
+                             kind: field(e, o.c), amount: field(e, o.d) })
+    }
+
+    /// `apply`'s inline placing of an accepted in-order wager (`_on_wager_placed`'s checks), from
+    /// a WagerPlaced's fields (its Struct's, or a JSON line's: lane.rs).
+    #[inline(always)]
+    pub unsafe fn place(&mut self, w: WagerIn) -> PyResult<Option<Vec<O>>> {
+        let Some((seq_o, seq)) = self.next(w.seq) else { return Ok(None) };
         if self.closed {
             return Ok(None);
         }
-        let kind_o = field(e, o.c);
+        let kind_o = w.kind;
         let Some(kind) = kind_of(kind_o) else { return Ok(None) };
-        let wager_id = field(e, o.a);
-        let position = field(e, o.b);
-        let amount = field(e, o.d);
+        let wager_id = w.wager_id;
+        let position = w.position;
+        let amount = w.amount;
         let (Some(p), Some(a)) = (exact_int(position), exact_int(amount)) else { return Ok(None) };
         if !is_str(wager_id) || !POSITIONS.contains(&p) || a <= 0 || a > MAX_STAKE {
             return Ok(None);
@@ -208,20 +235,27 @@ impl Table {
         Ok(Some(Vec::new()))
     }
 
-    /// `_on_shooter_changed` for an accepted change that settles nothing (§ 623a.10).
+    #[inline(always)]
     unsafe fn shooter_changed(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
+        let o = &ctx().o_shooter;
+        self.change_shooter(ShooterIn { seq: field(e, o.seq), shooter_id: field(e, o.a), position: field(e, o.b),
+                                        reason: field(e, o.c) })
+    }
+
+    /// `_on_shooter_changed` for an accepted change that settles nothing (§ 623a.10), from a
+    /// ShooterChanged's fields (its Struct's, or a JSON line's: lane.rs).
+    pub unsafe fn change_shooter(&mut self, s: ShooterIn) -> PyResult<Option<Vec<O>>> {
         let c = ctx();
-        let o = &c.o_shooter;
-        let Some((_, seq)) = self.next_seq(e, o.seq) else { return Ok(None) };
+        let Some((_, seq)) = self.next(s.seq) else { return Ok(None) };
         if self.closed {
             return Ok(None);
         }
-        let Some(p) = exact_int(field(e, o.b)) else { return Ok(None) };
-        let shooter_id = field(e, o.a);
+        let Some(p) = exact_int(s.position) else { return Ok(None) };
+        let shooter_id = s.shooter_id;
         if !POSITIONS.contains(&p) || !is_str(shooter_id) {
             return Ok(None);
         }
-        let reason = field(e, o.c);
+        let reason = s.reason;
         let ends_hand;
         let ok = if same_str(c.sc_table_open, reason) {
             ends_hand = true;

@@ -40,10 +40,11 @@ enum Kind {
     Bool,
 }
 
-struct Format {
+pub(crate) struct Format {
     cls: Py<PyAny>, // the event class, compared by identity
     name: Vec<u8>,
     fields: Vec<(Py<PyString>, Kind)>,
+    field_names: Vec<Vec<u8>>, // the same fields' names (a JSON line's keys: lane.rs)
 }
 
 // Frozen and shareable between threads (Py handles only): a TagCheck may be built in one thread
@@ -150,9 +151,11 @@ impl TagKeys {
             let cls = f.get_item(0)?;
             let name = text_of(&f.get_item(1)?)?;
             let mut fields = Vec::new();
+            let mut field_names = Vec::new();
             for field in PyIterator::from_object(&f.get_item(2)?)? {
                 let field = field?;
                 let attr_name: String = field.get_item(0)?.extract()?;
+                field_names.push(attr_name.as_bytes().to_vec());
                 let kind = match field.get_item(1)?.extract::<String>()?.as_str() {
                     "str" => Kind::Text,
                     "int" => Kind::Int,
@@ -161,7 +164,7 @@ impl TagKeys {
                 };
                 fields.push((interned_attr(py, &attr_name), kind));
             }
-            out.push(Format { cls: cls.unbind(), name, fields });
+            out.push(Format { cls: cls.unbind(), name, fields, field_names });
         }
         Ok(TagKeys {
             keys: ring,
@@ -221,12 +224,24 @@ impl TagKeys {
         else {
             return false;
         };
+        self.authentic_parts(key_text, tag_text, table_text, ts, |buf| {
+            write_canonical(buf, event, format, key_text, table_text, seq, ts)
+        })
+    }
+
+    /// The decision once an event's parts are read (an event's attributes, or a JSON line's
+    /// values: lane.rs): its key in the ring, bound to its table and valid at its time, and its
+    /// tag the text of HMAC-SHA256 over the canonical bytes `canonical` writes (false: it leaves
+    /// the event to Python).
+    #[inline(always)]
+    pub(crate) fn authentic_parts(&self, key_text: &[u8], tag_text: &[u8], table_text: &[u8], ts: i64,
+                                  canonical: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
         let Some(key) = self.keys.get(key_text) else { return false };
         if !key.tables.contains(table_text) || ts < key.not_before || key.not_after.is_some_and(|end| ts >= end) {
             return false;
         }
         let mut buf: Vec<u8> = Vec::with_capacity(160);
-        if !write_canonical(&mut buf, event, format, key_text, table_text, seq, ts) {
+        if !canonical(&mut buf) {
             return false;
         }
         let mut mac = key.mac.clone();
@@ -237,6 +252,11 @@ impl TagKeys {
             return false;
         }
         tag_text.len() == 43 && bool::from(expected.ct_eq(tag_text))
+    }
+
+    /// The format of the kind named `name` (a JSON line's `type`), if this module writes it.
+    pub(crate) fn format_named(&self, name: &[u8]) -> Option<&Format> {
+        self.formats.iter().find(|f| f.name == name)
     }
 }
 
@@ -254,6 +274,52 @@ impl TagKeys {
 /// event to Python (text that is not printable ASCII, an odd type, an int beyond 64 bits).
 unsafe fn write_canonical(buf: &mut Vec<u8>, event: Obj, format: &Format, key_id: &[u8], table_id: &[u8],
                           seq: i64, ts: i64) -> bool {
+    if !write_head(buf, format, key_id, table_id, seq, ts) {
+        return false;
+    }
+    for (name, kind) in &format.fields {
+        let Some(value) = attr(event, name) else { return false };
+        buf.push(b',');
+        if !push_value(buf, value.p(), *kind) {
+            return false;
+        }
+    }
+    buf.push(b']');
+    true
+}
+
+/// A JSON line's value of an own field (lane.rs): text (printable ASCII) or an int.
+pub(crate) enum Plain<'a> {
+    Text(&'a [u8]),
+    Int(i64),
+}
+
+/// The canonical bytes of an event read from a JSON line (lane.rs): `value(name)` gives each own
+/// field's value; false where this module leaves the event to Python (a field missing, or of
+/// another kind than the contract's).
+pub(crate) fn write_canonical_plain<'a>(buf: &mut Vec<u8>, format: &Format, key_id: &[u8], table_id: &[u8], seq: i64,
+                                        ts: i64, value: impl Fn(&[u8]) -> Option<Plain<'a>>) -> bool {
+    if !write_head(buf, format, key_id, table_id, seq, ts) {
+        return false;
+    }
+    for ((_, kind), name) in format.fields.iter().zip(&format.field_names) {
+        buf.push(b',');
+        match (value(name), kind) {
+            (Some(Plain::Text(t)), Kind::Text) => {
+                if !push_text(buf, t) {
+                    return false;
+                }
+            }
+            (Some(Plain::Int(v)), Kind::Int) => push_int(buf, v),
+            _ => return false,
+        }
+    }
+    buf.push(b']');
+    true
+}
+
+/// `["craps-event-v1",key_id,type,table_id,seq,ts` of the canonical bytes.
+fn write_head(buf: &mut Vec<u8>, format: &Format, key_id: &[u8], table_id: &[u8], seq: i64, ts: i64) -> bool {
     buf.extend_from_slice(b"[\"");
     buf.extend_from_slice(VERSION);
     buf.extend_from_slice(b"\",");
@@ -270,13 +336,5 @@ unsafe fn write_canonical(buf: &mut Vec<u8>, event: Obj, format: &Format, key_id
     push_int(buf, seq);
     buf.push(b',');
     push_int(buf, ts);
-    for (name, kind) in &format.fields {
-        let Some(value) = attr(event, name) else { return false };
-        buf.push(b',');
-        if !push_value(buf, value.p(), *kind) {
-            return false;
-        }
-    }
-    buf.push(b']');
     true
 }

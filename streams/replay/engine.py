@@ -18,7 +18,8 @@ from streams.rules.events import INPUT_TYPES
 from streams.rules.hold import HoldLedger, HoldLine
 from streams.rules.verdict import APPLIED, DUPLICATE, REJECTED, RELEASED
 from streams.codec.errors import RawMessage
-from streams.settle.quiet import quiet_run
+from streams.replay.jsonread import LineBatch
+from streams.settle.quiet import lane_run, quiet_run
 from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldWatch
 
@@ -50,6 +51,7 @@ class Replay:
         self.watch = watch or HoldWatch.from_settings(os.environ)
         self._tally = ReplayTally()
         self._quiet = quiet_run(tags)  # None: every event through `settle_event`
+        self._lane = lane_run(tags)  # None: a LineBatch read line by line (`LineBatch.items`)
 
     @property
     def tally(self) -> ReplayTally:
@@ -110,24 +112,36 @@ class Replay:
 
         The replay's hot loop: `feed_event` with the lookups bound once and the counts summed per
         batch; with the native code in use, each run of quiet events (wagers placed, shooters
-        changed: nothing to output) is settled in one native call (streams/settle/quiet.py)."""
+        changed: nothing to output) is settled in one native call (streams/settle/quiet.py), and
+        a `LineBatch` of raw JSON lines goes through the native lane, every line it stops at read
+        by `LineBatch.item` and settled here as any other item."""
         tables, books, watch, tags = self.tables, self.books, self.watch, self.tags
         out: list = []
         extend = out.extend
         events = applied = duplicates = held = 0
-        quiet = self._quiet if type(items) is list else None
-        i, n = 0, len(items)
+        if type(items) is LineBatch:  # raw JSON lines: through the lane, each other line read here
+            if self._lane is not None:
+                quiet, seq, item_at = self._lane, items.lines, items.item
+            else:
+                items = items.items()
+        if type(items) is not LineBatch:
+            if type(items) is not list:
+                items = list(items)
+            quiet, seq, item_at = self._quiet, items, items.__getitem__
+        i, n = 0, len(seq)
         while i < n:
             if quiet is not None:
-                i, ran, untagged = quiet(tables, books, items, i)
+                i, ran, untagged = quiet(tables, books, seq, i)
                 events += ran
                 applied += ran
                 if untagged:
                     tags.untagged += untagged
                 if i == n:
                     break
-            event = items[i]
+            event = item_at(i)
             i += 1
+            if event is None:  # a blank line
+                continue
             if type(event) is tuple:
                 extend(self.feed_item(*event))
                 continue

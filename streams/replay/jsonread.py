@@ -24,6 +24,7 @@ records; tests/golden pins the command's bytes.
 from __future__ import annotations
 
 import json
+from itertools import islice
 from typing import Iterable, Iterator, Union
 
 import msgspec
@@ -69,34 +70,68 @@ def line_item(line: str, known: set | None = None):
     return event if _ids_valid(event, set() if known is None else known) else None
 
 
-def json_line_batches(lines: Iterable[str], name: str, size: int = 512) -> Iterator[list]:
-    """The batches of `Replay.feed_batch` from JSON lines (a text stream): core events for the
-    lines msgspec decodes, `(record, "name:n")` for the others (the record as `json.loads` reads
-    it, or the stripped line as str when it is not JSON), blank lines skipped, numbered from 1 as
-    `engine.json_lines` numbers them."""
-    decode, errors, ids_valid = _decode, _ERRORS, _ids_valid
-    known: set = set()
-    chunk: list = []
-    append = chunk.append
-    for n, line in enumerate(lines, 1):
+class LineBatch:
+    """Up to a batch's size of lines of a JSON Lines stream as read (str), numbered from `first` as
+    `json_line_batches` numbers them. `Replay.feed_batch` settles such a batch through the native
+    lane where it can (native/src/lane.rs: a wager or shooter change read, checked, authenticated
+    and applied without becoming a Python event) and reads every line the lane stops at by
+    `item`; without the lane, `items()` is the batch `json_line_batches` yields."""
+
+    __slots__ = ("lines", "first", "name", "known")
+
+    def __init__(self, lines: list, first: int, name: str, known: set):
+        self.lines = lines
+        self.first = first
+        self.name = name
+        self.known = known  # table ids found valid, shared by the stream's batches
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def item(self, k: int):
+        """Line k's item: its core event where msgspec decodes it, else `(record, "name:n")` (the
+        record as `json.loads` reads it, or the stripped line as str when it is not JSON); None
+        for a blank line."""
+        line = self.lines[k]
         try:
-            event = decode(line)
-        except errors:
+            event = _decode(line)
+        except _ERRORS:
             event = None
-        if event is not None and ids_valid(event, known):
-            append(event)
-        else:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                record = line
-            append((record, f"{name}:{n}"))
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-            append = chunk.append
-    if chunk:
-        yield chunk
+        if event is not None and _ids_valid(event, self.known):
+            return event
+        line = line.strip()
+        if not line:
+            return None
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting, e.g. 2,000 '['
+            record = line
+        return record, f"{self.name}:{self.first + k}"
+
+    def items(self) -> list:
+        """The batch's items, blank lines left out."""
+        item = self.item
+        return [x for x in map(item, range(len(self.lines))) if x is not None]
+
+
+def line_batches(lines: Iterable[str], name: str, size: int = 512) -> Iterator[LineBatch]:
+    """A text stream's lines in `LineBatch`es of `size`, numbered from 1."""
+    known: set = set()
+    first = 1
+    lines = iter(lines)
+    while True:
+        chunk = list(islice(lines, size))
+        if not chunk:
+            return
+        yield LineBatch(chunk, first, name, known)
+        first += len(chunk)
+
+
+def json_line_batches(lines: Iterable[str], name: str, size: int = 512) -> Iterator[list]:
+    """The batches of `Replay.feed_batch` from JSON lines (a text stream) as lists: core events for
+    the lines msgspec decodes, `(record, "name:n")` for the others (`LineBatch.item`), blank lines
+    skipped, numbered from 1 as `engine.json_lines` numbers them."""
+    for batch in line_batches(lines, name, size):
+        items = batch.items()
+        if items:
+            yield items

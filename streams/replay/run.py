@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 import msgspec
 
 from streams.replay.engine import Replay, ReplayTally
+from streams.replay.jsonread import LineBatch
 from streams.rules import EventRejected, WagerSettled, output_to_record
 from streams.rules.events import OUTPUT_TYPES
 from streams.rules.hold import HoldLedger
@@ -140,6 +141,8 @@ class ReplayRun:
             if tick is not None:
                 tick(len(items))
             if feeds is not None:
+                if type(items) is LineBatch:  # the slice reads events: no lane
+                    items = items.items()
                 items = [i for i in items if feeds(i[0] if type(i) is tuple else i)]
             outputs = feed_batch(items)
             if not outputs:

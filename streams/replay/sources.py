@@ -94,15 +94,16 @@ def jsonl_source(path: str) -> Iterator[tuple[object, str]]:
         yield from json_lines(stream, name)
 
 
-def jsonl_batches(path: str) -> Iterator[list]:
-    """A JSON Lines file (or stdin) in batches, decoded by msgspec straight into core events where
-    it can (`jsonread`), else as `jsonl_source` gives them."""
-    from streams.replay.jsonread import json_line_batches
+def jsonl_batches(path: str) -> Iterator:
+    """A JSON Lines file (or stdin) in batches of raw lines (`jsonread.LineBatch`), which
+    `Replay.feed_batch` settles through the native lane or decodes by msgspec straight into core
+    events where it can, else as `jsonl_source` gives them."""
+    from streams.replay.jsonread import line_batches
 
     name = "stdin" if path == "-" else path
     stream = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")
     with stream:
-        yield from json_line_batches(stream, name)
+        yield from line_batches(stream, name)
 
 
 def archive_source(path, sl: Slice | None = None, fast: bool = True) -> Iterator[tuple[object, str]]:

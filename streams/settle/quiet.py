@@ -1,4 +1,5 @@
-"""A run of quiet events in one native call: the fast path of the replay's batches (issue 15).
+"""A run of quiet events in one native call: the fast path of the replay's batches (issue 15), for
+events (`quiet_run`) and for the raw lines of a JSON Lines history (`lane_run`).
 
 Most of a history is wagers placed and shooters changed. The settling step (step.py
 `settle_event`) only checks, applies and files them: their tag checked, the core's verdict
@@ -22,11 +23,9 @@ from functools import partial
 from streams.rules import CORE
 
 
-def quiet_run(tags):
-    """`run(tables, books, items, start) -> (stop, applied, untagged)` settling the quiet
-    events of the list `items` from `start` (native/src/quiet.rs says what each part is), or None
-    where the native code is not in use: the Python core, or a tag check without native keys.
-    `tags`: the replay's `streams.authenticity.TagCheck` (None: no tag check, tests of the rules)."""
+def _native_check(tags):
+    """(native keys or None, accept untagged) for the native runs, or None where the native code
+    is not in use: the Python core, or a tag check without native keys."""
     if CORE != "native":
         return None
     keys = None
@@ -34,6 +33,30 @@ def quiet_run(tags):
         keys = tags.native
         if keys is None:
             return None
+    return keys, bool(tags is not None and tags.accept_untagged)
+
+
+def quiet_run(tags):
+    """`run(tables, books, items, start) -> (stop, applied, untagged)` settling the quiet events
+    of the list `items` from `start` (native/src/quiet.rs says what each part is), or None where
+    the native code is not in use: the Python core, or a tag check without native keys.
+    `tags`: the replay's `streams.authenticity.TagCheck` (None: no tag check, tests of the rules)."""
+    check = _native_check(tags)
+    if check is None:
+        return None
     from streams.rules import native
 
-    return partial(native._native.settle_quiet, keys, bool(tags is not None and tags.accept_untagged))
+    return partial(native._native.settle_quiet, *check)
+
+
+def lane_run(tags):
+    """`run(tables, books, lines, start) -> (stop, applied, untagged)`: `quiet_run` for the raw JSON
+    lines of a `streams.replay.jsonread.LineBatch` (native/src/lane.rs: a quiet line is read,
+    checked against the contract, authenticated and applied without becoming a Python event), or
+    None where the native code is not in use."""
+    check = _native_check(tags)
+    if check is None:
+        return None
+    from streams.rules import native
+
+    return partial(native._native.settle_lines, *check)

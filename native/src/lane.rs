@@ -1,0 +1,363 @@
+//! JSON lines settled without becoming Python events: the lane of a JSON Lines replay
+//! (streams/replay/jsonread.py `LineBatch`, streams/settle/quiet.py; issue 15).
+//!
+//! Most lines of a history are wagers placed and shooters changed, which the settling step only
+//! checks, applies and files (quiet.rs). A JSON Lines replay used to decode each into a Python
+//! event first (msgspec, then the ids' characters), about as much work again as settling it. Here
+//! a line is read, checked, authenticated and applied in one pass, and it becomes a Python event
+//! only when this lane stops at it.
+//!
+//! The lane says yes only where the plain path is certain to say the same:
+//! - the line is plain printable ASCII and of a strict subset of JSON: one object, keys and
+//!   string values without any escape, integers in the JSON grammar that fit 64 bits, no float,
+//!   no true, false or null, no key twice, only whitespace around (json and msgspec read these
+//!   the same; every other line, valid JSON or not, goes to the plain path);
+//! - its `type` is WagerPlaced or ShooterChanged, it has exactly that kind's fields (the two
+//!   optional: key_id, tag), each of the contract's type, and within the contract's limits
+//!   (ids 1 to 32 of A-Z a-z 0-9 _ . -, other text 1 to 64 characters, seq >= 1, ts >= 0, tag
+//!   fields at most 128): the event the contract (`record_to_event`) builds;
+//! - then quiet.rs's questions, in its order, on that event: a native table with its hold book,
+//!   the tag authentic by the native check (tags.rs, over the same canonical bytes) or absent
+//!   where untagged history is accepted, the native core's step (table.rs, decided before any
+//!   change), no outputs.
+//!
+//! At the first line that is not all of these it stops, with nothing changed for that line; the
+//! caller reads it by the plain path (an event, or its rejection) and settles it by
+//! `settle_event`. tests/settle/test_lane.py holds replays through the lane to the plain path line
+//! by line, on floors with hostile lines and on a corpus of odd JSON.
+//!
+//! Hand-written rather than serde_json: the lane must know more than whether a line parses (a
+//! key present with null, a key repeated, an escape, a float where an int belongs must each
+//! send the line to the plain path, which words its rejection), and the strict grammar is
+//! shorter than the checks serde would need around it.
+
+use crate::ctx::ctx;
+use crate::py::{ascii, ascii_str, Obj, O};
+use crate::table::{ShooterIn, Table, WagerIn};
+use crate::tags::{write_canonical_plain, Plain, TagKeys};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+#[derive(Clone, Copy)]
+enum Val<'a> {
+    Text(&'a [u8]),
+    Int(i64),
+}
+
+const MAX_KEYS: usize = 10; // a WagerPlaced has 10 with its type
+
+struct Fields<'a> {
+    keys: [&'a [u8]; MAX_KEYS],
+    vals: [Val<'a>; MAX_KEYS],
+    n: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn get(&self, name: &[u8]) -> Option<Val<'a>> {
+        (0..self.n).find(|&i| self.keys[i] == name).map(|i| self.vals[i])
+    }
+}
+
+#[inline(always)]
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// A string at `b[i] == '"'` of printable ASCII without escapes: (its bytes, the index after it).
+#[inline(always)]
+fn string(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let start = i + 1;
+    let mut j = start;
+    loop {
+        match *b.get(j)? {
+            b'"' => return Some((&b[start..j], j + 1)),
+            b'\\' => return None,
+            0x20..=0x7e => j += 1,
+            _ => return None,
+        }
+    }
+}
+
+/// An integer in the JSON grammar (-?(0|[1-9][0-9]*)) that fits an i64, not the start of a
+/// fraction or an exponent: (its value, the index after it).
+#[inline(always)]
+fn integer(b: &[u8], mut i: usize) -> Option<(i64, usize)> {
+    let negative = b.get(i) == Some(&b'-');
+    if negative {
+        i += 1;
+    }
+    let first = *b.get(i)?;
+    if !first.is_ascii_digit() {
+        return None;
+    }
+    let mut magnitude: u64 = (first - b'0') as u64;
+    i += 1;
+    if first != b'0' {
+        while let Some(&d) = b.get(i) {
+            if !d.is_ascii_digit() {
+                break;
+            }
+            magnitude = magnitude.checked_mul(10)?.checked_add((d - b'0') as u64)?;
+            i += 1;
+        }
+    }
+    if matches!(b.get(i), Some(b'.' | b'e' | b'E' | b'0'..=b'9')) {
+        return None;
+    }
+    let value = if negative {
+        if magnitude > 1u64 << 63 {
+            return None;
+        }
+        (magnitude as i128).wrapping_neg() as i64
+    } else {
+        i64::try_from(magnitude).ok()?
+    };
+    Some((value, i))
+}
+
+/// The object of a line of the strict subset, or None.
+fn parse(b: &[u8]) -> Option<Fields<'_>> {
+    let mut f = Fields { keys: [b""; MAX_KEYS], vals: [Val::Int(0); MAX_KEYS], n: 0 };
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    loop {
+        let (key, j) = string(b, i)?;
+        i = ws(b, j);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = ws(b, i + 1);
+        let (val, j) = match *b.get(i)? {
+            b'"' => {
+                let (t, j) = string(b, i)?;
+                (Val::Text(t), j)
+            }
+            b'-' | b'0'..=b'9' => {
+                let (v, j) = integer(b, i)?;
+                (Val::Int(v), j)
+            }
+            _ => return None, // true, false, null, an object, an array: the plain path's
+        };
+        if f.n == MAX_KEYS || f.keys[..f.n].contains(&key) {
+            return None;
+        }
+        f.keys[f.n] = key;
+        f.vals[f.n] = val;
+        f.n += 1;
+        i = ws(b, j);
+        match *b.get(i)? {
+            b',' => i = ws(b, i + 1),
+            b'}' => {
+                i += 1;
+                break;
+            }
+            _ => return None,
+        }
+    }
+    if ws(b, i) != b.len() {
+        return None;
+    }
+    Some(f)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Wager,
+    Shooter,
+}
+
+#[derive(Clone, Copy)]
+enum Check {
+    Id,
+    Text,
+    Tag,
+    Seq,
+    Ts,
+    Long,
+}
+
+// Each kind's fields and the contract's type of each (streams/rules/events.py).
+const WAGER_FIELDS: [(&[u8], Check); 9] = [
+    (b"table_id", Check::Id), (b"seq", Check::Seq), (b"ts", Check::Ts), (b"wager_id", Check::Id),
+    (b"position", Check::Long), (b"wager", Check::Text), (b"amount_cents", Check::Long), (b"key_id", Check::Tag),
+    (b"tag", Check::Tag),
+];
+const SHOOTER_FIELDS: [(&[u8], Check); 8] = [
+    (b"table_id", Check::Id), (b"seq", Check::Seq), (b"ts", Check::Ts), (b"shooter_id", Check::Id),
+    (b"position", Check::Long), (b"reason", Check::Text), (b"key_id", Check::Tag), (b"tag", Check::Tag),
+];
+
+fn valid_id(t: &[u8]) -> bool {
+    (1..=32).contains(&t.len()) && t.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+/// The line's kind when it is the event the contract builds: a known kind, its own fields only,
+/// each of its type and within its limits, every required one present (all but key_id and tag).
+fn kind_of(f: &Fields) -> Option<Kind> {
+    let Val::Text(name) = f.get(b"type")? else { return None };
+    let (kind, fields): (Kind, &[(&[u8], Check)]) = match name {
+        b"WagerPlaced" => (Kind::Wager, &WAGER_FIELDS),
+        b"ShooterChanged" => (Kind::Shooter, &SHOOTER_FIELDS),
+        _ => return None,
+    };
+    let mut optional = 0;
+    for i in 0..f.n {
+        let key = f.keys[i];
+        if key == b"type" {
+            continue;
+        }
+        let &(_, check) = fields.iter().find(|(name, _)| *name == key)?;
+        let ok = match (check, f.vals[i]) {
+            (Check::Id, Val::Text(t)) => valid_id(t),
+            (Check::Text, Val::Text(t)) => (1..=64).contains(&t.len()),
+            (Check::Tag, Val::Text(t)) => {
+                optional += 1;
+                t.len() <= 128
+            }
+            (Check::Seq, Val::Int(v)) => v >= 1,
+            (Check::Ts, Val::Int(v)) => v >= 0,
+            (Check::Long, Val::Int(_)) => true,
+            _ => false,
+        };
+        if !ok {
+            return None;
+        }
+    }
+    // No key twice (parse), each one of the kind's: all the required ones are there when the count is.
+    (f.n - 1 - optional == fields.len() - 2).then_some(kind)
+}
+
+fn text<'a>(f: &Fields<'a>, name: &[u8]) -> &'a [u8] {
+    match f.get(name) {
+        Some(Val::Text(t)) => t,
+        _ => b"",
+    }
+}
+
+fn int(f: &Fields, name: &[u8]) -> i64 {
+    match f.get(name) {
+        Some(Val::Int(v)) => v,
+        _ => 0,
+    }
+}
+
+/// An interned str of the context whose text is `t`, or None.
+unsafe fn known_str(candidates: &[Obj], t: &[u8]) -> Option<Obj> {
+    candidates.iter().copied().find(|&p| ascii(p) == Some(t))
+}
+
+/// `settle_lines(keys, accept_untagged, tables, books, lines, start)` -> `(stop, applied,
+/// untagged)`: the lines of the list `lines` (str) from `start` up to `stop` settled in the lane,
+/// `applied` of them (`untagged` of those without a tag); `lines[stop]` (if any) is untouched,
+/// for the plain path. `keys` None: no tag check (tests of the rules alone).
+#[pyfunction]
+#[pyo3(signature = (keys, accept_untagged, tables, books, lines, start))]
+pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
+                    books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize) -> PyResult<(usize, usize, usize)> {
+    let keys = keys.map(|k| k.get());
+    let mut applied = 0usize;
+    let mut untagged = 0usize;
+    let mut i = start;
+    unsafe {
+        let c = ctx();
+        let reasons = [c.sc_table_open, c.sc_seven_out, c.sc_voluntary, c.sc_compulsory];
+        let n = ffi::PyList_GET_SIZE(lines.as_ptr()) as usize;
+        while i < n {
+            let line: Obj = ffi::PyList_GET_ITEM(lines.as_ptr(), i as ffi::Py_ssize_t);
+            let Some(bytes) = ascii(line) else { break };
+            let Some(f) = parse(bytes) else { break };
+            let Some(kind) = kind_of(&f) else { break };
+            let table_text = text(&f, b"table_id");
+            let table_id = ascii_str(table_text, b"")?;
+            let table = ffi::PyDict_GetItemWithError(tables.as_ptr(), table_id.p());
+            if table.is_null() {
+                ffi::PyErr_Clear();
+                break;
+            }
+            if ffi::PyDict_GetItemWithError(books.as_ptr(), table_id.p()).is_null() {
+                ffi::PyErr_Clear();
+                break;
+            }
+            let table = Bound::from_borrowed_ptr(py, table);
+            let Ok(table) = table.downcast_exact::<Table>() else { break };
+            let (seq, ts) = (int(&f, b"seq"), int(&f, b"ts"));
+            let mut was_untagged = false;
+            if let Some(k) = keys {
+                match (f.get(b"key_id"), f.get(b"tag")) {
+                    (Some(Val::Text(key_id)), Some(Val::Text(tag))) => {
+                        let name: &[u8] = if kind == Kind::Wager { b"WagerPlaced" } else { b"ShooterChanged" };
+                        let Some(format) = k.format_named(name) else { break };
+                        let value = |field: &[u8]| match f.get(field)? {
+                            Val::Text(t) => Some(Plain::Text(t)),
+                            Val::Int(v) => Some(Plain::Int(v)),
+                        };
+                        if !k.authentic_parts(key_id, tag, table_text, ts, |buf| {
+                            write_canonical_plain(buf, format, key_id, table_text, seq, ts, value)
+                        }) {
+                            break; // not authentic by the fast path: `settle_event` words it
+                        }
+                    }
+                    (None, None) if accept_untagged => was_untagged = true,
+                    _ => break,
+                }
+            }
+            let seq_o = O::owned(ffi::PyLong_FromLongLong(seq))?;
+            let position = O::owned(ffi::PyLong_FromLongLong(int(&f, b"position")))?;
+            let judged = if kind == Kind::Wager {
+                let Some(wager) = known_str(&c.kinds, text(&f, b"wager")) else { break };
+                let wager_id = ascii_str(text(&f, b"wager_id"), b"")?;
+                let amount = O::owned(ffi::PyLong_FromLongLong(int(&f, b"amount_cents")))?;
+                table.try_borrow_mut()?.place(WagerIn { seq: seq_o.p(), wager_id: wager_id.p(), position: position.p(),
+                                                        kind: wager, amount: amount.p() })?
+            } else {
+                let Some(reason) = known_str(&reasons, text(&f, b"reason")) else { break };
+                let shooter_id = ascii_str(text(&f, b"shooter_id"), b"")?;
+                table.try_borrow_mut()?.change_shooter(ShooterIn { seq: seq_o.p(), shooter_id: shooter_id.p(),
+                                                                   position: position.p(), reason })?
+            };
+            let Some(outputs) = judged else { break };
+            if !outputs.is_empty() {
+                return Err(PyRuntimeError::new_err(
+                    "settle_lines: a wager or shooter change gave outputs: native/src/lane.rs must leave it to settle_event"));
+            }
+            applied += 1;
+            if was_untagged {
+                untagged += 1;
+            }
+            i += 1;
+        }
+    }
+    Ok((i, applied, untagged))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_strict_subset() {
+        let ok: &[&[u8]] = &[b"{\"a\":1}", b" {\"a\" : -0 , \"b\":\"x y\"}\r\n", b"{\"a\":-9223372036854775808}"];
+        for l in ok {
+            assert!(parse(l).is_some(), "{}", String::from_utf8_lossy(l));
+        }
+        let refused: &[&[u8]] = &[b"", b"{}", b"{\"a\":1,}", b"{\"a\":1}x", b"{\"a\":01}", b"{\"a\":1.0}", b"{\"a\":1e3}",
+            b"{\"a\":9223372036854775808}", b"{\"a\":-9223372036854775809}", b"{\"a\":null}", b"{\"a\":true}",
+            b"{\"a\":\"\\u0041\"}", b"{\"a\\n\":1}", b"{\"a\":1,\"a\":2}", b"{\"a\":\"\x01\"}", b"[1]", b"{\"a\":[1]}",
+            b"{\"a\":1}{\"b\":2}", b"{\"a\":\"x}"];
+        for l in refused {
+            assert!(parse(l).is_none(), "{}", String::from_utf8_lossy(l));
+        }
+        assert!(matches!(parse(b"{\"a\":-9223372036854775808}").unwrap().get(b"a"), Some(Val::Int(i64::MIN))));
+    }
+}
