@@ -4,16 +4,18 @@
 //! Most lines of a history are wagers placed and shooters changed, which the settling step only
 //! checks, applies and files (quiet.rs). A JSON Lines replay used to decode each into a Python
 //! event first (msgspec, then the ids' characters), about as much work again as settling it. Here
-//! a line is read, checked, authenticated and applied in one pass, and it becomes a Python event
-//! only when this lane stops at it.
+//! such a line is read, checked, authenticated and applied in one pass, and it becomes a Python
+//! event only when this lane stops at it. A throw is read, checked, authenticated and applied here
+//! too, then handed back as the event msgspec would have read, with its outputs: the table's
+//! surveillance (streams/settle/step.py `settled`) reads them in Python.
 //!
 //! The lane says yes only where the plain path is certain to say the same:
 //! - the line is plain printable ASCII and of a strict subset of JSON: one object, keys and
-//!   string values without any escape, integers in the JSON grammar that fit 64 bits, no float,
-//!   no true, false or null, no key twice, only whitespace around (json and msgspec read these
+//!   string values without any escape, integers in the JSON grammar that fit 64 bits, true and
+//!   false, no float, no null, no key twice, only whitespace around (json and msgspec read these
 //!   the same; every other line, valid JSON or not, goes to the plain path);
-//! - its `type` is WagerPlaced or ShooterChanged, it has exactly that kind's fields (the two
-//!   optional: key_id, tag), each of the contract's type, and within the contract's limits
+//! - its `type` is WagerPlaced, ShooterChanged or DiceThrown, it has exactly that kind's fields
+//!   (key_id and tag optional, a throw's valid too), each of the contract's type, within its limits
 //!   (ids 1 to 32 of A-Z a-z 0-9 _ . -, other text 1 to 64 characters, seq >= 1, ts >= 0, tag
 //!   fields at most 128): the event the contract (`record_to_event`) builds;
 //! - then quiet.rs's questions, in its order, on that event: a native table with its hold book,
@@ -32,7 +34,7 @@
 //! shorter than the checks serde would need around it.
 
 use crate::ctx::ctx;
-use crate::py::{ascii, ascii_str, Obj, O};
+use crate::py::{ascii, ascii_str, call, list_of, Obj, O};
 use crate::table::{ShooterIn, Table, WagerIn};
 use crate::tags::{write_canonical_plain, Plain, TagKeys};
 use pyo3::exceptions::PyRuntimeError;
@@ -44,9 +46,10 @@ use pyo3::types::{PyDict, PyList};
 enum Val<'a> {
     Text(&'a [u8]),
     Int(i64),
+    Bool(bool),
 }
 
-const MAX_KEYS: usize = 10; // a WagerPlaced has 10 with its type
+const MAX_KEYS: usize = 10; // a WagerPlaced has 10 with its type, the most of the lane's kinds
 
 struct Fields<'a> {
     keys: [&'a [u8]; MAX_KEYS],
@@ -147,7 +150,9 @@ fn parse(b: &[u8]) -> Option<Fields<'_>> {
                 let (v, j) = integer(b, i)?;
                 (Val::Int(v), j)
             }
-            _ => return None, // true, false, null, an object, an array: the plain path's
+            b't' if b[i..].starts_with(b"true") => (Val::Bool(true), i + 4),
+            b'f' if b[i..].starts_with(b"false") => (Val::Bool(false), i + 5),
+            _ => return None, // null, an object, an array, anything else: the plain path's
         };
         if f.n == MAX_KEYS || f.keys[..f.n].contains(&key) {
             return None;
@@ -175,6 +180,7 @@ fn parse(b: &[u8]) -> Option<Fields<'_>> {
 enum Kind {
     Wager,
     Shooter,
+    Dice,
 }
 
 #[derive(Clone, Copy)]
@@ -185,17 +191,25 @@ enum Check {
     Seq,
     Ts,
     Long,
+    Bool,
 }
 
-// Each kind's fields and the contract's type of each (streams/rules/events.py).
-const WAGER_FIELDS: [(&[u8], Check); 9] = [
-    (b"table_id", Check::Id), (b"seq", Check::Seq), (b"ts", Check::Ts), (b"wager_id", Check::Id),
-    (b"position", Check::Long), (b"wager", Check::Text), (b"amount_cents", Check::Long), (b"key_id", Check::Tag),
-    (b"tag", Check::Tag),
+// Each kind's fields, the contract's type of each (streams/rules/events.py) and whether it may be
+// left out (key_id and tag: None; a throw's valid: true).
+const WAGER_FIELDS: [(&[u8], Check, bool); 9] = [
+    (b"table_id", Check::Id, false), (b"seq", Check::Seq, false), (b"ts", Check::Ts, false),
+    (b"wager_id", Check::Id, false), (b"position", Check::Long, false), (b"wager", Check::Text, false),
+    (b"amount_cents", Check::Long, false), (b"key_id", Check::Tag, true), (b"tag", Check::Tag, true),
 ];
-const SHOOTER_FIELDS: [(&[u8], Check); 8] = [
-    (b"table_id", Check::Id), (b"seq", Check::Seq), (b"ts", Check::Ts), (b"shooter_id", Check::Id),
-    (b"position", Check::Long), (b"reason", Check::Text), (b"key_id", Check::Tag), (b"tag", Check::Tag),
+const SHOOTER_FIELDS: [(&[u8], Check, bool); 8] = [
+    (b"table_id", Check::Id, false), (b"seq", Check::Seq, false), (b"ts", Check::Ts, false),
+    (b"shooter_id", Check::Id, false), (b"position", Check::Long, false), (b"reason", Check::Text, false),
+    (b"key_id", Check::Tag, true), (b"tag", Check::Tag, true),
+];
+const DICE_FIELDS: [(&[u8], Check, bool); 8] = [
+    (b"table_id", Check::Id, false), (b"seq", Check::Seq, false), (b"ts", Check::Ts, false),
+    (b"die1", Check::Long, false), (b"die2", Check::Long, false), (b"valid", Check::Bool, true),
+    (b"key_id", Check::Tag, true), (b"tag", Check::Tag, true),
 ];
 
 fn valid_id(t: &[u8]) -> bool {
@@ -206,36 +220,36 @@ fn valid_id(t: &[u8]) -> bool {
 /// each of its type and within its limits, every required one present (all but key_id and tag).
 fn kind_of(f: &Fields) -> Option<Kind> {
     let Val::Text(name) = f.get(b"type")? else { return None };
-    let (kind, fields): (Kind, &[(&[u8], Check)]) = match name {
+    let (kind, fields): (Kind, &[(&[u8], Check, bool)]) = match name {
         b"WagerPlaced" => (Kind::Wager, &WAGER_FIELDS),
         b"ShooterChanged" => (Kind::Shooter, &SHOOTER_FIELDS),
+        b"DiceThrown" => (Kind::Dice, &DICE_FIELDS),
         _ => return None,
     };
-    let mut optional = 0;
+    let mut required = 0;
     for i in 0..f.n {
         let key = f.keys[i];
         if key == b"type" {
             continue;
         }
-        let &(_, check) = fields.iter().find(|(name, _)| *name == key)?;
+        let &(_, check, optional) = fields.iter().find(|(name, _, _)| *name == key)?;
         let ok = match (check, f.vals[i]) {
             (Check::Id, Val::Text(t)) => valid_id(t),
             (Check::Text, Val::Text(t)) => (1..=64).contains(&t.len()),
-            (Check::Tag, Val::Text(t)) => {
-                optional += 1;
-                t.len() <= 128
-            }
+            (Check::Tag, Val::Text(t)) => t.len() <= 128,
             (Check::Seq, Val::Int(v)) => v >= 1,
             (Check::Ts, Val::Int(v)) => v >= 0,
             (Check::Long, Val::Int(_)) => true,
+            (Check::Bool, Val::Bool(_)) => true,
             _ => false,
         };
         if !ok {
             return None;
         }
+        required += usize::from(!optional);
     }
     // No key twice (parse), each one of the kind's: all the required ones are there when the count is.
-    (f.n - 1 - optional == fields.len() - 2).then_some(kind)
+    (required == fields.iter().filter(|(_, _, optional)| !optional).count()).then_some(kind)
 }
 
 fn text<'a>(f: &Fields<'a>, name: &[u8]) -> &'a [u8] {
@@ -258,13 +272,19 @@ unsafe fn known_str(candidates: &[Obj], t: &[u8]) -> Option<Obj> {
 }
 
 /// `settle_lines(keys, accept_untagged, tables, books, lines, start)` -> `(stop, applied,
-/// untagged)`: the lines of the list `lines` (str) from `start` up to `stop` settled in the lane,
-/// `applied` of them (`untagged` of those without a tag); `lines[stop]` (if any) is untouched,
-/// for the plain path. `keys` None: no tag check (tests of the rules alone).
+/// untagged, thrown)`: the lines of the list `lines` (str) from `start` up to `stop` settled in
+/// the lane, `applied` of them (`untagged` of those without a tag). `thrown` None: `lines[stop]`
+/// (if any) is untouched, for the plain path. Else `lines[stop]` was a throw, read, checked and
+/// authenticated here, and `thrown` is `(event, outputs)`: the DiceThrown event msgspec would have
+/// read, and its outputs when the native core applied it (then counted in neither `applied` nor
+/// `untagged`: the caller finishes its step with the table's surveillance, `settled`), or None
+/// when the core left it to Python (the caller settles the event by `settle_event`). `keys` None:
+/// no tag check (tests of the rules alone).
 #[pyfunction]
 #[pyo3(signature = (keys, accept_untagged, tables, books, lines, start))]
 pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
-                    books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize) -> PyResult<(usize, usize, usize)> {
+                    books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize)
+                    -> PyResult<(usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>)> {
     let keys = keys.map(|k| k.get());
     let mut applied = 0usize;
     let mut untagged = 0usize;
@@ -296,11 +316,18 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
             if let Some(k) = keys {
                 match (f.get(b"key_id"), f.get(b"tag")) {
                     (Some(Val::Text(key_id)), Some(Val::Text(tag))) => {
-                        let name: &[u8] = if kind == Kind::Wager { b"WagerPlaced" } else { b"ShooterChanged" };
+                        let name: &[u8] = match kind {
+                            Kind::Wager => b"WagerPlaced",
+                            Kind::Shooter => b"ShooterChanged",
+                            Kind::Dice => b"DiceThrown",
+                        };
                         let Some(format) = k.format_named(name) else { break };
-                        let value = |field: &[u8]| match f.get(field)? {
-                            Val::Text(t) => Some(Plain::Text(t)),
-                            Val::Int(v) => Some(Plain::Int(v)),
+                        let value = |field: &[u8]| match f.get(field) {
+                            Some(Val::Text(t)) => Some(Plain::Text(t)),
+                            Some(Val::Int(v)) => Some(Plain::Int(v)),
+                            Some(Val::Bool(v)) => Some(Plain::Bool(v)),
+                            None if field == b"valid" => Some(Plain::Bool(true)), // its default
+                            None => None,
                         };
                         if !k.authentic_parts(key_id, tag, table_text, ts, |buf| {
                             write_canonical_plain(buf, format, key_id, table_text, seq, ts, value)
@@ -313,6 +340,39 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                 }
             }
             let seq_o = O::owned(ffi::PyLong_FromLongLong(seq))?;
+            if kind == Kind::Dice {
+                // The event itself, for the table's surveillance (and for the Python core, when
+                // the native one leaves the throw to it): as msgspec reads the line.
+                let optional = |name: &[u8]| -> PyResult<O> {
+                    match f.get(name) {
+                        Some(Val::Text(t)) => ascii_str(t, b""),
+                        _ => Ok(O::new_ref(ffi::Py_None())),
+                    }
+                };
+                let valid = !matches!(f.get(b"valid"), Some(Val::Bool(false)));
+                let args = [table_id, seq_o, O::owned(ffi::PyLong_FromLongLong(ts))?,
+                            O::owned(ffi::PyLong_FromLongLong(int(&f, b"die1")))?,
+                            O::owned(ffi::PyLong_FromLongLong(int(&f, b"die2")))?,
+                            O::new_ref(if valid { ffi::Py_True() } else { ffi::Py_False() }),
+                            optional(b"key_id")?, optional(b"tag")?];
+                let ptrs: Vec<Obj> = args.iter().map(|a| a.p()).collect();
+                let event = call(c.t_dice, &ptrs)?;
+                let judged = table.try_borrow_mut()?.step(event.p())?;
+                let outputs = match judged {
+                    Some(out) => {
+                        if was_untagged {
+                            untagged += 1;
+                        }
+                        list_of(out)?.into_ptr()
+                    }
+                    None => {
+                        ffi::Py_INCREF(ffi::Py_None());
+                        ffi::Py_None()
+                    }
+                };
+                let thrown = (Py::from_owned_ptr(py, event.into_ptr()), Py::from_owned_ptr(py, outputs));
+                return Ok((i, applied, untagged, Some(thrown)));
+            }
             let position = O::owned(ffi::PyLong_FromLongLong(int(&f, b"position")))?;
             let judged = if kind == Kind::Wager {
                 let Some(wager) = known_str(&c.kinds, text(&f, b"wager")) else { break };
@@ -338,7 +398,7 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
             i += 1;
         }
     }
-    Ok((i, applied, untagged))
+    Ok((i, applied, untagged, None))
 }
 
 #[cfg(test)]
@@ -347,12 +407,14 @@ mod tests {
 
     #[test]
     fn the_strict_subset() {
-        let ok: &[&[u8]] = &[b"{\"a\":1}", b" {\"a\" : -0 , \"b\":\"x y\"}\r\n", b"{\"a\":-9223372036854775808}"];
+        let ok: &[&[u8]] = &[b"{\"a\":1}", b" {\"a\" : -0 , \"b\":\"x y\"}\r\n", b"{\"a\":-9223372036854775808}",
+            b"{\"a\":true,\"b\":false}"];
         for l in ok {
             assert!(parse(l).is_some(), "{}", String::from_utf8_lossy(l));
         }
         let refused: &[&[u8]] = &[b"", b"{}", b"{\"a\":1,}", b"{\"a\":1}x", b"{\"a\":01}", b"{\"a\":1.0}", b"{\"a\":1e3}",
-            b"{\"a\":9223372036854775808}", b"{\"a\":-9223372036854775809}", b"{\"a\":null}", b"{\"a\":true}",
+            b"{\"a\":9223372036854775808}", b"{\"a\":-9223372036854775809}", b"{\"a\":null}", b"{\"a\":tru}",
+            b"{\"a\":truex}", b"{\"a\":False}",
             b"{\"a\":\"\\u0041\"}", b"{\"a\\n\":1}", b"{\"a\":1,\"a\":2}", b"{\"a\":\"\x01\"}", b"[1]", b"{\"a\":[1]}",
             b"{\"a\":1}{\"b\":2}", b"{\"a\":\"x}"];
         for l in refused {

@@ -28,14 +28,15 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 /// `settle_quiet(keys, accept_untagged, tables, books, items, start)` ->
-/// `(stop, applied, untagged)`: the events of `items` from `start` up to `stop` settled as quiet,
-/// `applied` of them (`untagged` of those without a tag); `items[stop]` (if any) is untouched.
+/// `(stop, applied, untagged, None)`: the events of `items` from `start` up to `stop` settled as
+/// quiet, `applied` of them (`untagged` of those without a tag); `items[stop]` (if any) is
+/// untouched. (The None is lane.rs's thrown dice, which events never have.)
 /// `keys` None: no tag check (a replay without one, for tests of the rules alone).
 #[pyfunction]
 #[pyo3(signature = (keys, accept_untagged, tables, books, items, start))]
 pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
                     books: &Bound<PyDict>, items: &Bound<PyList>, start: usize)
-                    -> PyResult<(usize, usize, usize)> {
+                    -> PyResult<(usize, usize, usize, Option<Py<PyAny>>)> {
     let keys = keys.map(|k| k.get());
     let mut applied = 0usize;
     let mut untagged = 0usize;
@@ -89,5 +90,5 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
             i += 1;
         }
     }
-    Ok((i, applied, untagged))
+    Ok((i, applied, untagged, None))
 }

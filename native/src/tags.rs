@@ -288,10 +288,11 @@ unsafe fn write_canonical(buf: &mut Vec<u8>, event: Obj, format: &Format, key_id
     true
 }
 
-/// A JSON line's value of an own field (lane.rs): text (printable ASCII) or an int.
+/// A JSON line's value of an own field (lane.rs): text (printable ASCII), an int or a bool.
 pub(crate) enum Plain<'a> {
     Text(&'a [u8]),
     Int(i64),
+    Bool(bool),
 }
 
 /// The canonical bytes of an event read from a JSON line (lane.rs): `value(name)` gives each own
@@ -311,6 +312,7 @@ pub(crate) fn write_canonical_plain<'a>(buf: &mut Vec<u8>, format: &Format, key_
                 }
             }
             (Some(Plain::Int(v)), Kind::Int) => push_int(buf, v),
+            (Some(Plain::Bool(v)), Kind::Bool) => buf.extend_from_slice(if v { b"true" } else { b"false" }),
             _ => return false,
         }
     }

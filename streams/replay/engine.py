@@ -20,7 +20,7 @@ from streams.rules.verdict import APPLIED, DUPLICATE, REJECTED, RELEASED
 from streams.codec.errors import RawMessage
 from streams.replay.jsonread import LineBatch
 from streams.settle.quiet import lane_run, quiet_run
-from streams.settle.step import settle_event, undecodable_rejection
+from streams.settle.step import settle_event, settled, undecodable_rejection
 from streams.surveillance import HoldWatch
 
 EVENT_TYPES = frozenset(INPUT_TYPES.values())
@@ -130,23 +130,34 @@ class Replay:
             quiet, seq, item_at = self._quiet, items, items.__getitem__
         i, n = 0, len(seq)
         while i < n:
+            verdict = None
             if quiet is not None:
-                i, ran, untagged = quiet(tables, books, seq, i)
+                i, ran, untagged, thrown = quiet(tables, books, seq, i)
                 events += ran
                 applied += ran
                 if untagged:
                     tags.untagged += untagged
-                if i == n:
+                if thrown is not None:  # the lane's throw: the event, its outputs if applied
+                    event, outputs = thrown
+                    i += 1
+                    events += 1
+                    if outputs is None:
+                        verdict, _, outputs = settle_event(tables, books, watch, event, tags)
+                    else:
+                        verdict, _, outputs = settled(tables, books, watch, event, tables[event.table_id],
+                                                      outputs, APPLIED)
+                elif i == n:
                     break
-            event = item_at(i)
-            i += 1
-            if event is None:  # a blank line
-                continue
-            if type(event) is tuple:
-                extend(self.feed_item(*event))
-                continue
-            events += 1
-            verdict, _, outputs = settle_event(tables, books, watch, event, tags)
+            if verdict is None:
+                event = item_at(i)
+                i += 1
+                if event is None:  # a blank line
+                    continue
+                if type(event) is tuple:
+                    extend(self.feed_item(*event))
+                    continue
+                events += 1
+                verdict, _, outputs = settle_event(tables, books, watch, event, tags)
             if outputs:
                 extend(outputs)
             if verdict is APPLIED or verdict is RELEASED:

@@ -37,7 +37,7 @@ def _native_check(tags):
 
 
 def quiet_run(tags):
-    """`run(tables, books, items, start) -> (stop, applied, untagged)` settling the quiet events
+    """`run(tables, books, items, start) -> (stop, applied, untagged, None)` settling the quiet events
     of the list `items` from `start` (native/src/quiet.rs says what each part is), or None where
     the native code is not in use: the Python core, or a tag check without native keys.
     `tags`: the replay's `streams.authenticity.TagCheck` (None: no tag check, tests of the rules)."""
@@ -50,10 +50,12 @@ def quiet_run(tags):
 
 
 def lane_run(tags):
-    """`run(tables, books, lines, start) -> (stop, applied, untagged)`: `quiet_run` for the raw JSON
-    lines of a `streams.replay.jsonread.LineBatch` (native/src/lane.rs: a quiet line is read,
-    checked against the contract, authenticated and applied without becoming a Python event), or
-    None where the native code is not in use."""
+    """`run(tables, books, lines, start) -> (stop, applied, untagged, thrown)`: `quiet_run` for the
+    raw JSON lines of a `streams.replay.jsonread.LineBatch` (native/src/lane.rs: a quiet line is
+    read, checked against the contract, authenticated and applied without becoming a Python
+    event; a throw is read, authenticated and applied, and handed back as `thrown`, its event and
+    outputs, for the rest of its step, `streams.settle.step.settled`), or None where the native
+    code is not in use."""
     check = _native_check(tags)
     if check is None:
         return None

@@ -44,6 +44,16 @@ def settle_event(tables: dict, books: dict, watch: HoldWatch, event, tags=None) 
     # Events held beyond a gap that this one may release (applied in seq order after it).
     waiting = dict(state.held) if state is not None and state.held else None
     state, outputs, verdict = apply(state, event)
+    return settled(tables, books, watch, event, state, outputs, verdict, waiting)
+
+
+def settled(tables: dict, books: dict, watch: HoldWatch, event, state, outputs: list, verdict: str,
+            waiting: dict | None = None) -> tuple[str, object, list]:
+    """The rest of `settle_event` once the core has applied an authentic `event` (-> `state`,
+    `outputs`, `verdict`; `waiting`: the events its table held before it): the table filed, the
+    settlements booked, the table watched. Also where the JSON Lines lane
+    (streams/settle/quiet.py `lane_run`) hands over a throw it authenticated and applied."""
+    table_id = event.table_id
     if state is None:
         return verdict, None, outputs
     tables[table_id] = state

@@ -19,7 +19,7 @@ import pytest
 from streams.authenticity import TagCheck
 from streams.replay.engine import Replay
 from streams.replay.jsonread import LineBatch, json_line_batches, line_batches
-from streams.rules import CORE, ShooterChanged, WagerPlaced, event_to_record, output_to_record
+from streams.rules import CORE, DiceThrown, ShooterChanged, WagerPlaced, event_to_record, output_to_record
 from streams.rules import native
 from tests.settle.test_quiet_run import WATCH, history
 
@@ -59,13 +59,26 @@ def odd_lines(record: dict) -> list[str]:
     ]
 
 
+def odd_throws(record: dict) -> list[str]:
+    """Other texts of a throw's record: the same event without its default, or refused."""
+    r = dict(record)
+    body = _dumps(r)
+    same = [_dumps({k: v for k, v in r.items() if k != "valid"})] if r.get("valid", True) is True else []
+    return same + [
+        body.replace('"valid":true', '"valid":1').replace('"valid":false', '"valid":0'),
+        body.replace(f'"die1":{r["die1"]}', f'"die1":{r["die1"]}.0'),
+        body[:-1] + ',"wager":"fire"}',
+        body.replace('"type":"DiceThrown"', '"type":"DiceThrown "'),
+    ]
+
+
 def floor_text(seed: int, accept_untagged: bool) -> tuple[list[str], object, int]:
     """`history`'s items as JSON lines, every 11th wager preceded by its odd lines; and how many
     of the history's events are wagers or shooter changes."""
     items, ring = history(seed, accept_untagged)
     quiet = sum(1 for i in items if type(i) in (WagerPlaced, ShooterChanged))
     lines: list[str] = []
-    wagers = 0
+    wagers = throws = 0
     for item in items:
         if type(item) is tuple:
             record = item[0]
@@ -76,6 +89,10 @@ def floor_text(seed: int, accept_untagged: bool) -> tuple[list[str], object, int
             wagers += 1
             if wagers % 11 == 0:
                 lines += odd_lines(record)
+        if type(item) is DiceThrown and item.tag is not None:
+            throws += 1
+            if throws % 13 == 0:
+                lines += odd_throws(record)
         lines.append(_dumps(record))
     lines.insert(len(lines) // 2, "")  # a blank line, numbered as the plain path numbers it
     return [line + "\n" for line in lines], ring, quiet
@@ -83,20 +100,22 @@ def floor_text(seed: int, accept_untagged: bool) -> tuple[list[str], object, int
 
 def settle_both(lines: list[str], ring, accept_untagged: bool):
     """(through the lane, the plain path): (outputs as records, tally, untagged, tables' records,
-    lines the lane settled)."""
+    [quiet lines the lane settled, throws it applied, throws it left to the Python core])."""
     results = []
     for lane in (True, False):
         replay = Replay(WATCH, tags=TagCheck(ring, accept_untagged=accept_untagged))
-        ran = [0]
+        ran = [0, 0, 0]  # quiet lines, throws applied natively, throws left to the Python core
         outputs = []
         if lane:
             run = replay._lane
             assert run is not None
 
             def counted(tables, books, chunk, start, run=run):
-                stop, applied, untagged = run(tables, books, chunk, start)
+                stop, applied, untagged, thrown = run(tables, books, chunk, start)
                 ran[0] += applied
-                return stop, applied, untagged
+                if thrown is not None:
+                    ran[1 if thrown[1] is not None else 2] += 1
+                return stop, applied, untagged, thrown
 
             replay._lane = counted
             for batch in line_batches(lines, "f", size=89):
@@ -107,7 +126,7 @@ def settle_both(lines: list[str], ring, accept_untagged: bool):
                 outputs += replay.feed_batch(batch)
         tally = replay.tally
         results.append(([output_to_record(o) for o in outputs], dataclasses.asdict(tally), tally.untagged,
-                         {t: s.to_record() for t, s in replay.tables.items()}, ran[0]))
+                         {t: s.to_record() for t, s in replay.tables.items()}, ran))
     return results
 
 
@@ -115,8 +134,9 @@ def settle_both(lines: list[str], ring, accept_untagged: bool):
 def test_lines_settle_through_the_lane_as_by_the_plain_path(seed, accept_untagged):
     lines, ring, quiet = floor_text(seed, accept_untagged)
     (out, tally, untagged, tables, ran), (out0, tally0, untagged0, tables0, ran0) = settle_both(lines, ring, accept_untagged)
-    assert ran0 == 0
-    assert ran > quiet // 2, (ran, quiet)
+    assert ran0 == [0, 0, 0]
+    assert ran[0] > quiet // 2, (ran, quiet)
+    assert ran[1] > 100 and ran[2] > 0, ran  # throws applied natively, and some the Python core's
     assert out == out0
     assert tally == tally0
     assert untagged == untagged0
@@ -154,7 +174,27 @@ def test_the_lane_stops_untouched_at_every_odd_line():
     run = replay._lane
     same_event = odd_lines(record)[:2]  # reordered keys, whitespace: the lane reads them
     for line in odd_lines(record)[2:]:
-        assert run(replay.tables, replay.books, [line], 0) == (0, 0, 0), line
+        assert run(replay.tables, replay.books, [line], 0) == (0, 0, 0, None), line
         assert table.to_record() == before, line
-    assert run(replay.tables, replay.books, [same_event[0]], 0) == (1, 1, 0)
+    assert run(replay.tables, replay.books, [same_event[0]], 0) == (1, 1, 0, None)
     assert table.to_record() != before
+
+
+def test_a_throw_comes_back_as_the_event_msgspec_reads():
+    lines, ring, _ = floor_text(4, False)
+    replay = Replay(WATCH, tags=TagCheck(ring))
+    throw = next(n for n, line in enumerate(lines) if '"type":"DiceThrown"' in line)
+    for batch in line_batches(lines[:throw], "f"):
+        replay.feed_batch(batch)
+    record = json.loads(lines[throw])
+    table = replay.tables[record["table_id"]]
+    before = table.to_record()
+    run = replay._lane
+    for line in odd_throws(record)[1:]:  # refused: the plain path reads them
+        assert run(replay.tables, replay.books, [line], 0) == (0, 0, 0, None), line
+        assert table.to_record() == before, line
+    stop, applied, untagged, (event, outputs) = run(replay.tables, replay.books, [lines[throw]], 0)
+    assert (stop, applied, untagged) == (0, 0, 0)
+    expected = LineBatch([lines[throw]], 1, "f", set()).item(0)
+    assert type(event) is DiceThrown and event == expected
+    assert type(outputs) is list and table.to_record() != before  # applied natively

@@ -95,9 +95,9 @@ def settle_both(items: list, ring, accept_untagged: bool, batch: int = 97):
             assert run is not None
 
             def counted(tables, books, chunk, start, run=run):
-                stop, applied, untagged = run(tables, books, chunk, start)
+                stop, applied, untagged, thrown = run(tables, books, chunk, start)
                 ran[0] += applied
-                return stop, applied, untagged
+                return stop, applied, untagged, thrown
 
             replay._quiet = counted
         else:
@@ -149,14 +149,14 @@ def test_a_run_stops_at_a_forged_wager_with_nothing_changed():
     items = [rest[0], rest[1], forged] + rest[2:k]  # the forged copy first, then the genuine event
     run = quiet_run(replay.tags)
     table = replay.tables["T001"]
-    assert run(replay.tables, replay.books, items, 0) == (2, 2, 0)
+    assert run(replay.tables, replay.books, items, 0) == (2, 2, 0, None)
     before = table.to_record()
-    assert run(replay.tables, replay.books, items, 2) == (2, 0, 0)  # the forged one: not settled here
+    assert run(replay.tables, replay.books, items, 2) == (2, 0, 0, None)  # the forged one: not settled here
     assert table.to_record() == before
     outputs = replay.feed_batch(items[2:3])  # the plain step rejects it, with the forged_event alert
     assert [o.reason for o in outputs if type(o).__name__ == "EventRejected"] == ["bad_signature"]
     assert table.to_record() == before
-    assert run(replay.tables, replay.books, items, 3) == (k + 1, k - 2, 0)  # and the run goes on after it
+    assert run(replay.tables, replay.books, items, 3) == (k + 1, k - 2, 0, None)  # and the run goes on after it
 
 
 def test_a_run_stops_at_an_untagged_event_unless_untagged_history_is_accepted():
@@ -165,8 +165,8 @@ def test_a_run_stops_at_an_untagged_event_unless_untagged_history_is_accepted():
         replay = Replay(WATCH, tags=TagCheck(ring, accept_untagged=accept))
         rest = _open_table(replay, ring)
         bare = msgspec.structs.replace(rest[0], key_id=None, tag=None)
-        stop, applied, untagged = quiet_run(replay.tags)(replay.tables, replay.books, [bare, rest[1]], 0)
-        assert (stop, applied, untagged) == ((2, 2, 1) if accept else (0, 0, 0))
+        assert quiet_run(replay.tags)(replay.tables, replay.books, [bare, rest[1]], 0) == \
+            ((2, 2, 1, None) if accept else (0, 0, 0, None))
 
 
 def test_a_run_leaves_a_table_without_its_book_or_not_native_to_the_step():
@@ -175,11 +175,11 @@ def test_a_run_leaves_a_table_without_its_book_or_not_native_to_the_step():
     rest = _open_table(replay, ring)
     run = quiet_run(replay.tags)
     book = replay.books.pop("T001")
-    assert run(replay.tables, replay.books, rest[:1], 0) == (0, 0, 0)  # the step makes the book
+    assert run(replay.tables, replay.books, rest[:1], 0) == (0, 0, 0, None)  # the step makes the book
     replay.books["T001"] = book
     table = replay.tables["T001"]
     replay.tables["T001"] = TableState.from_record(table.to_record())
-    assert run(replay.tables, replay.books, rest[:1], 0) == (0, 0, 0)  # a TableState: the Python core's
+    assert run(replay.tables, replay.books, rest[:1], 0) == (0, 0, 0, None)  # a TableState: the Python core's
 
 
 def test_no_run_without_native_keys():
