@@ -17,6 +17,7 @@ mod fire_bet;
 mod hot_roller;
 mod hot_shooter;
 mod lane;
+mod lines;
 mod py;
 mod quiet;
 mod rules;
@@ -166,6 +167,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quiet::settle_quiet, m)?)?;
     // The JSON Lines replay's lane (streams/replay/jsonread.py `LineBatch`).
     m.add_function(wrap_pyfunction!(lane::settle_lines, m)?)?;
+    // The replay's output lines (streams/replay/run.py `output_lines`).
+    m.add_class::<lines::LineWriter>()?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
     m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
     // native/source_digest.py, by native/build.sh: the sources this extension was built from

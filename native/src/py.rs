@@ -181,21 +181,7 @@ pub unsafe fn concat(a: Obj, b: Obj) -> PyResult<O> {
 }
 
 pub fn push_int(buf: &mut Vec<u8>, v: i64) {
-    let mut u = v.unsigned_abs();
-    if v < 0 {
-        buf.push(b'-');
-    }
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
+    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// A message made of pieces (str objects and Rust text), joined once: works for any str, ASCII

@@ -68,10 +68,33 @@ def _line_makers() -> dict:
 LINE_OF = _line_makers()
 
 
+def _native_lines():
+    """The native line writer's `lines(outputs) -> str | None` (native/src/lines.rs: each class's
+    keys sorted once, a line written from the Struct's slots; None for a batch holding anything it
+    leaves to msgspec), where the native code is in use (streams/rules/__init__.py), else None."""
+    from streams.rules import CORE
+
+    if CORE != "native":
+        return None
+    from streams.rules import native
+    from streams.rules.contract import field_names
+
+    return native._native.LineWriter([(cls, field_names(cls)) for cls in OUTPUT_TYPES.values()
+                                      if cls is not EventRejected]).lines
+
+
+_NATIVE_LINES = _native_lines()
+
+
 def output_lines(outputs: list) -> str:
     """The JSON lines of outputs, each ended by a newline: the text `LINE_OF` gives them one by
-    one, in one msgspec call for a batch without a rejection when the batch's text is plain
-    (tests/replay/test_output_lines.py compares the two on floors and odd strings)."""
+    one; natively for a batch the native writer takes whole, else in one msgspec call for a batch
+    without a rejection when the batch's text is plain (tests/replay/test_json_fast_read.py
+    compares them to the json module's text on floors and odd strings)."""
+    if _NATIVE_LINES is not None and outputs and type(outputs) is list:
+        text = _NATIVE_LINES(outputs)
+        if text is not None:
+            return text
     if outputs and EventRejected not in map(type, outputs):
         try:
             text = _encode_lines(outputs)

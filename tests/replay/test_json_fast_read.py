@@ -149,6 +149,13 @@ def test_output_lines_are_the_json_modules_text():
         assert output_lines(batch[:4]) == "".join(_general_line(o) + "\n" for o in batch[:4]), repr(text)
         for o in batch:
             assert LINE_OF[type(o)](o) == _general_line(o), (repr(text), type(o).__name__)
+    # Values the native writer leaves to msgspec (an int beyond 64 bits, a list where a tuple
+    # belongs), alone and beside plain ones.
+    s = outputs_with("x")[0]
+    for odd in (msgspec.structs.replace(s, won_cents=2 ** 70), msgspec.structs.replace(s, detail=None),
+                msgspec.structs.replace(outputs_with("x")[3], wager_ids=["w1", "w2"])):
+        for batch in ([odd], [s, odd, s]):
+            assert output_lines(batch) == "".join(_general_line(o) + "\n" for o in batch)
 
 
 def test_the_settlement_id_is_the_contracts():

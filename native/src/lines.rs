@@ -1,0 +1,174 @@
+//! Output JSON lines written natively (streams/replay/run.py `output_lines`; issue 15).
+//!
+//! A replay's outputs are written as the contract defines their text: `json.dumps` of
+//! `output_to_record(o)` with sorted keys, compact, ASCII. msgspec wrote them (its
+//! `order="sorted"` sorts every object's keys as it writes it: a tenth of a replay's work). Each
+//! output class's keys are sorted here once, and a line is written straight from the Struct's
+//! slots.
+//!
+//! It writes only what it is sure to write as `json.dumps` does: exact str of printable ASCII
+//! without a quote or a backslash (which json writes as they are), exact int within 64 bits,
+//! bool, None, and tuples of such str. On any other value (text json would escape, a big int, an
+//! unknown class, an EventRejected with its raw event) it writes nothing and the caller takes the
+//! msgspec path, which handles them (tests/replay/test_output_lines.py holds both to the json
+//! module's text on floors and odd strings).
+
+use crate::py::{exact_int, push_int, Obj};
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyAnyMethods, PyIterator, PyList};
+
+enum Slot {
+    Tag(Vec<u8>),  // the class name, as the "type" key's value
+    Field(usize),  // a field's slot offset in the Struct
+}
+
+struct OutFormat {
+    cls: Py<PyAny>,
+    keys: Vec<(Vec<u8>, Slot)>, // `"key":` (with the separator before it) and where its value is
+}
+
+/// The output classes' sorted keys: `LineWriter([(cls, field names), ...])`.
+#[pyclass(frozen)]
+pub struct LineWriter {
+    formats: Vec<OutFormat>,
+}
+
+/// The offset of a msgspec Struct field: its member descriptor's.
+fn offset_of(cls: &Bound<PyAny>, name: &str) -> PyResult<usize> {
+    let d = cls.getattr("__dict__")?.get_item(name)?;
+    let member_type = cls.py().import("types")?.getattr("MemberDescriptorType")?;
+    if !d.is_instance(&member_type)? {
+        return Err(PyTypeError::new_err(format!("{name} is not a slot")));
+    }
+    unsafe {
+        let m = d.as_ptr() as *mut ffi::PyMemberDescrObject;
+        let def = (*m).d_member as *mut ffi::PyMemberDef;
+        Ok((*def).offset as usize)
+    }
+}
+
+/// Appends `"text"` when json writes the str as it is (printable ASCII, no quote, no backslash).
+#[inline(always)]
+unsafe fn push_plain_str(buf: &mut Vec<u8>, o: Obj) -> bool {
+    if ffi::PyUnicode_CheckExact(o) == 0 || ffi::PyUnicode_IS_ASCII(o) == 0 {
+        return false;
+    }
+    let n = ffi::PyUnicode_GET_LENGTH(o) as usize;
+    let text = std::slice::from_raw_parts(ffi::PyUnicode_DATA(o) as *const u8, n);
+    if !text.iter().all(|&b| (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\') {
+        return false;
+    }
+    buf.push(b'"');
+    buf.extend_from_slice(text);
+    buf.push(b'"');
+    true
+}
+
+#[inline(always)]
+unsafe fn push_value(buf: &mut Vec<u8>, o: Obj) -> bool {
+    if ffi::PyUnicode_CheckExact(o) != 0 {
+        return push_plain_str(buf, o);
+    }
+    if o == ffi::Py_True() {
+        buf.extend_from_slice(b"true");
+        return true;
+    }
+    if o == ffi::Py_False() {
+        buf.extend_from_slice(b"false");
+        return true;
+    }
+    if o == ffi::Py_None() {
+        buf.extend_from_slice(b"null");
+        return true;
+    }
+    if let Some(v) = exact_int(o) {
+        push_int(buf, v);
+        return true;
+    }
+    if ffi::PyTuple_CheckExact(o) != 0 {
+        buf.push(b'[');
+        let n = ffi::PyTuple_GET_SIZE(o);
+        for i in 0..n {
+            if i > 0 {
+                buf.push(b',');
+            }
+            if !push_plain_str(buf, ffi::PyTuple_GET_ITEM(o, i)) {
+                return false;
+            }
+        }
+        buf.push(b']');
+        return true;
+    }
+    false
+}
+
+#[pymethods]
+impl LineWriter {
+    #[new]
+    fn new(classes: &Bound<PyAny>) -> PyResult<LineWriter> {
+        let mut formats = Vec::new();
+        for c in PyIterator::from_object(classes)? {
+            let c = c?;
+            let cls = c.get_item(0)?;
+            let tag: String = cls.getattr("__name__")?.extract()?;
+            let mut names: Vec<String> = Vec::new();
+            for n in PyIterator::from_object(&c.get_item(1)?)? {
+                names.push(n?.extract()?);
+            }
+            let mut keys: Vec<(String, Slot)> = vec![("type".to_string(), Slot::Tag(tag.into_bytes()))];
+            for n in names {
+                let off = offset_of(&cls, &n)?;
+                keys.push((n, Slot::Field(off)));
+            }
+            // json.dumps(sort_keys=True) sorts the keys as str, which for ASCII keys is by bytes.
+            keys.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            let keys = keys
+                .into_iter()
+                .enumerate()
+                .map(|(i, (k, slot))| (format!("{}\"{}\":", if i == 0 { "{" } else { "," }, k).into_bytes(), slot))
+                .collect();
+            formats.push(OutFormat { cls: cls.unbind(), keys });
+        }
+        Ok(LineWriter { formats })
+    }
+
+    /// The JSON lines of `outputs` (a list), each ended by a newline, as one str; None when any
+    /// output is of a class or holds a value this module leaves to the caller.
+    fn lines(&self, py: Python<'_>, outputs: &Bound<PyList>) -> PyResult<Option<Py<PyAny>>> {
+        let mut buf: Vec<u8> = Vec::with_capacity(outputs.len() * 280);
+        unsafe {
+            let n = ffi::PyList_GET_SIZE(outputs.as_ptr());
+            for i in 0..n {
+                let o = ffi::PyList_GET_ITEM(outputs.as_ptr(), i);
+                let cls = ffi::Py_TYPE(o) as Obj;
+                let Some(format) = self.formats.iter().find(|f| f.cls.as_ptr() == cls) else { return Ok(None) };
+                for (key, slot) in &format.keys {
+                    buf.extend_from_slice(key);
+                    match slot {
+                        Slot::Tag(tag) => {
+                            buf.push(b'"');
+                            buf.extend_from_slice(tag);
+                            buf.push(b'"');
+                        }
+                        Slot::Field(off) => {
+                            let v = *((o as *mut u8).add(*off) as *mut Obj);
+                            if v.is_null() || !push_value(&mut buf, v) {
+                                return Ok(None);
+                            }
+                        }
+                    }
+                }
+                buf.extend_from_slice(b"}\n");
+            }
+            // ASCII only (checked above): the str is made without decoding.
+            let s = ffi::PyUnicode_New(buf.len() as ffi::Py_ssize_t, 127);
+            if s.is_null() {
+                return Err(crate::py::fetch());
+            }
+            std::ptr::copy_nonoverlapping(buf.as_ptr(), ffi::PyUnicode_DATA(s) as *mut u8, buf.len());
+            Ok(Some(Py::from_owned_ptr(py, s)))
+        }
+    }
+}
