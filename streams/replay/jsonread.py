@@ -20,6 +20,11 @@ escape or a control character is refused by msgspec, so the plain path reads it)
 accept a subset of what the contract accepts. tests/replay/test_json_fast_read.py compares the two
 paths line by line on simulated floors, on a corpus of odd and hostile lines and on generated
 records; tests/golden pins the command's bytes.
+
+A JSON Lines replay reads its file as `LineBatch`es of raw lines: with the native code in use,
+`Replay.feed_batch` settles their wager, shooter and throw lines from the text itself (the lane,
+native/src/lane.rs: a stricter subset still, with the same yes) and reads every other line here
+(`LineBatch.item`); without it, `LineBatch.items()` reads them all here.
 """
 from __future__ import annotations
 
@@ -73,9 +78,9 @@ def line_item(line: str, known: set | None = None):
 class LineBatch:
     """Up to a batch's size of lines of a JSON Lines stream as read (str), numbered from `first` as
     `json_line_batches` numbers them. `Replay.feed_batch` settles such a batch through the native
-    lane where it can (native/src/lane.rs: a wager or shooter change read, checked, authenticated
-    and applied without becoming a Python event) and reads every line the lane stops at by
-    `item`; without the lane, `items()` is the batch `json_line_batches` yields."""
+    lane where it can (native/src/lane.rs: a wager, shooter change or throw read, checked,
+    authenticated and applied from its text) and reads every line the lane stops at by `item`;
+    without the lane, `items()` is the batch `json_line_batches` yields."""
 
     __slots__ = ("lines", "first", "name", "known")
 
