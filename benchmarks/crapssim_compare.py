@@ -10,7 +10,8 @@ The same dice go to both engines: a fixed sequence made here (seeded), handed to
 TableClosed) to a JSON Lines history.
 
 Measured in interleaved rounds (so the three see the same machine noise), medians reported, per
-CPU second of the measured process (a shared 2-core machine: wall time would count other agents):
+CPU second of the measured process (a shared 2-core machine: wall time would count other agents);
+each ratio both of the medians and as the median of the rounds' own ratios ("by round"):
   1. crapssim in memory: `Table.fixed_run(dice)`, players and strategies set up, no I/O;
   2. our rules core in memory: the apply loop over the pre-decoded events, no I/O, once with the
      Python core (streams/rules/table.py) and once with the native core (streams/rules/native.py,
@@ -346,12 +347,16 @@ def main() -> int:
               "command": "craps-streams replay FILE.jsonl --only settlements --keys RING (tagged)",
               "untagged": "  the same, untagged history, --accept-untagged (as issue 15 was filed)"}
     print(f"\nload average {' '.join(f'{x:.1f}' for x in os.getloadavg())} (after the rounds)")
-    print(f"{'':<70}{'throws/s':>10}{'events/s':>11}{'ratio':>8}   rounds (throws/s per CPU s)")
+    # "ratio": of the medians; "by round": the median of each round's own ratio, crapssim and the
+    # row measured seconds apart, which a shared machine's swings between rounds (crapssim alone
+    # moves by up to 1.7x within a run here) disturb least.
+    print(f"{'':<70}{'throws/s':>10}{'events/s':>11}{'ratio':>8}{'by round':>10}   rounds (throws/s per CPU s)")
     for key, label in labels.items():
         if key not in rates:
             continue
         m = statistics.median(rates[key])
-        print(f"{label:<70}{m:>10,.0f}{m * len(records) / throws:>11,.0f}{m / base:>7.1f}x   "
+        by_round = statistics.median(x / c for x, c in zip(rates[key], rates["crapssim"]))
+        print(f"{label:<70}{m:>10,.0f}{m * len(records) / throws:>11,.0f}{m / base:>7.1f}x{by_round:>9.1f}x   "
               f"{', '.join(f'{x:,.0f}' for x in rates[key])}")
     shutil.rmtree(work, ignore_errors=True)
     return 0 if agree else 1
