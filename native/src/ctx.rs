@@ -106,8 +106,9 @@ pub fn ready() -> bool {
     unsafe { !CTX.is_null() }
 }
 
-/// The offset of a msgspec Struct field: its member descriptor's.
-fn offset_of(cls: &Bound<PyAny>, name: &str) -> PyResult<usize> {
+/// The offset of a msgspec Struct field: its member descriptor's (the inputs here, the outputs'
+/// line writer in lines.rs).
+pub(crate) fn offset_of(cls: &Bound<PyAny>, name: &str) -> PyResult<usize> {
     let d = cls.getattr("__dict__")?.get_item(name)?;
     let member_type = cls.py().import("types")?.getattr("MemberDescriptorType")?;
     if !d.is_instance(&member_type)? {

@@ -35,9 +35,9 @@
 
 use crate::ctx::ctx;
 use crate::py::{ascii, ascii_str, call, list_of, Obj, O};
-use crate::table::{ShooterIn, Table, WagerIn};
+use crate::quiet::{native_table, none_given};
+use crate::table::{ShooterIn, WagerIn};
 use crate::tags::{write_canonical_plain, Plain, TagKeys};
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -344,6 +344,10 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                     books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize)
                     -> PyResult<(usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>)> {
     let keys = keys.map(|k| k.get());
+    // Each kind's canonical format, looked up once per call (indexed by `Kind`).
+    let formats = keys.map_or([None; 3], |k| {
+        [b"WagerPlaced".as_slice(), b"ShooterChanged", b"DiceThrown"].map(|name| k.format_named(name))
+    });
     let mut applied = 0usize;
     let mut untagged = 0usize;
     let mut i = start;
@@ -359,28 +363,13 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
             let Some(kind) = kind_of(&f) else { break };
             let table_text = f.text(TABLE_ID);
             let table_id = ids.of(table_text)?;
-            let table = ffi::PyDict_GetItemWithError(tables.as_ptr(), table_id.p());
-            if table.is_null() {
-                ffi::PyErr_Clear();
-                break;
-            }
-            if ffi::PyDict_GetItemWithError(books.as_ptr(), table_id.p()).is_null() {
-                ffi::PyErr_Clear();
-                break;
-            }
-            let table = Bound::from_borrowed_ptr(py, table);
-            let Ok(table) = table.downcast_exact::<Table>() else { break };
+            let Some(table) = native_table(py, tables, books, table_id.p()) else { break };
             let (seq, ts) = (f.int(SEQ), f.int(TS));
             let mut was_untagged = false;
             if let Some(k) = keys {
                 match (f.get(KEY_ID), f.get(TAG)) {
                     (Val::Text(key_id), Val::Text(tag)) => {
-                        let name: &[u8] = match kind {
-                            Kind::Wager => b"WagerPlaced",
-                            Kind::Shooter => b"ShooterChanged",
-                            Kind::Dice => b"DiceThrown",
-                        };
-                        let Some(format) = k.format_named(name) else { break };
+                        let Some(format) = formats[kind as usize] else { break };
                         let value = |name: &[u8]| f.plain(name);
                         if !k.authentic_parts(key_id, tag, table_text, ts, |buf| {
                             write_canonical_plain(buf, format, key_id, table_text, seq, ts, value)
@@ -440,10 +429,7 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                                                                    position: position.p(), reason })?
             };
             let Some(outputs) = judged else { break };
-            if !outputs.is_empty() {
-                return Err(PyRuntimeError::new_err(
-                    "settle_lines: a wager or shooter change gave outputs: native/src/lane.rs must leave it to settle_event"));
-            }
+            none_given(&outputs)?;
             applied += 1;
             if was_untagged {
                 untagged += 1;

@@ -13,8 +13,8 @@
 //! msgspec path, which handles them (tests/replay/test_output_lines.py holds both to the json
 //! module's text on floors and odd strings).
 
+use crate::ctx::offset_of;
 use crate::py::{exact_int, push_int, Obj};
-use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyAnyMethods, PyIterator, PyList};
@@ -33,20 +33,6 @@ struct OutFormat {
 #[pyclass(frozen)]
 pub struct LineWriter {
     formats: Vec<OutFormat>,
-}
-
-/// The offset of a msgspec Struct field: its member descriptor's.
-fn offset_of(cls: &Bound<PyAny>, name: &str) -> PyResult<usize> {
-    let d = cls.getattr("__dict__")?.get_item(name)?;
-    let member_type = cls.py().import("types")?.getattr("MemberDescriptorType")?;
-    if !d.is_instance(&member_type)? {
-        return Err(PyTypeError::new_err(format!("{name} is not a slot")));
-    }
-    unsafe {
-        let m = d.as_ptr() as *mut ffi::PyMemberDescrObject;
-        let def = (*m).d_member as *mut ffi::PyMemberDef;
-        Ok((*def).offset as usize)
-    }
 }
 
 /// Appends `"text"` when json writes the str as it is (printable ASCII, no quote, no backslash).

@@ -19,13 +19,37 @@
 //! verdicts, tallies and tables.
 
 use crate::ctx::ctx;
-use crate::py::Obj;
+use crate::py::{Obj, O};
 use pyo3::exceptions::PyRuntimeError;
 use crate::table::Table;
 use crate::tags::TagKeys;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+
+/// The table of `table_id` when the native core keeps it (a `Table` in `tables`) and its hold book
+/// exists (`books`: `settle_event` makes it at the table's first applied event), else None (the
+/// step's). Borrowed from `tables`; an unhashable id is in neither dict.
+pub(crate) unsafe fn native_table<'py>(py: Python<'py>, tables: &Bound<'py, PyDict>, books: &Bound<'py, PyDict>,
+                                       table_id: Obj) -> Option<Bound<'py, Table>> {
+    let table = ffi::PyDict_GetItemWithError(tables.as_ptr(), table_id);
+    if table.is_null() || ffi::PyDict_GetItemWithError(books.as_ptr(), table_id).is_null() {
+        ffi::PyErr_Clear();
+        return None;
+    }
+    Bound::from_borrowed_ptr(py, table).downcast_exact::<Table>().ok().cloned()
+}
+
+/// The native core places wagers and changes shooters without outputs (table.rs); a rule that
+/// gives them some must not be settled by a run (here or in lane.rs), where nobody books them.
+pub(crate) fn none_given(outputs: &[O]) -> PyResult<()> {
+    if outputs.is_empty() {
+        Ok(())
+    } else {
+        Err(PyRuntimeError::new_err(
+            "a wager or shooter change gave outputs: native/src/quiet.rs and lane.rs must leave it to settle_event"))
+    }
+}
 
 /// `settle_quiet(keys, accept_untagged, tables, books, items, start)` ->
 /// `(stop, applied, untagged, None)`: the events of `items` from `start` up to `stop` settled as
@@ -54,19 +78,7 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
             } else {
                 break; // a throw, an opening, a close, a tuple to decode: the step's
             };
-            let table_id = crate::ctx::field(e, off);
-            // Borrowed, or NULL (absent; an unhashable id cannot be in either dict).
-            let table = ffi::PyDict_GetItemWithError(tables.as_ptr(), table_id);
-            if table.is_null() {
-                ffi::PyErr_Clear();
-                break;
-            }
-            if ffi::PyDict_GetItemWithError(books.as_ptr(), table_id).is_null() {
-                ffi::PyErr_Clear();
-                break;
-            }
-            let table = Bound::from_borrowed_ptr(py, table);
-            let Ok(table) = table.downcast_exact::<Table>() else { break };
+            let Some(table) = native_table(py, tables, books, crate::ctx::field(e, off)) else { break };
             let mut was_untagged = false;
             if let Some(k) = keys {
                 if !k.judge(e) {
@@ -77,12 +89,7 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                 }
             }
             let Some(outputs) = table.try_borrow_mut()?.step(e)? else { break };
-            if !outputs.is_empty() {
-                // The native core places wagers and changes shooters without outputs (table.rs);
-                // a rule that gives them some must not be settled here, where nobody books them.
-                return Err(PyRuntimeError::new_err(
-                    "settle_quiet: a wager or shooter change gave outputs: native/src/quiet.rs must leave it to settle_event"));
-            }
+            none_given(&outputs)?;
             applied += 1;
             if was_untagged {
                 untagged += 1;
