@@ -21,7 +21,7 @@ from streams.replay.engine import Replay
 from streams.replay.jsonread import LineBatch, json_line_batches, line_batches
 from streams.rules import CORE, DiceThrown, ShooterChanged, WagerPlaced, event_to_record, output_to_record
 from streams.rules import native
-from tests.settle.test_quiet_run import WATCH, history
+from tests.settle.test_quiet_run import WATCH, counted, history
 
 _dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
@@ -107,17 +107,8 @@ def settle_both(lines: list[str], ring, accept_untagged: bool):
         ran = [0, 0, 0]  # quiet lines, throws applied natively, throws left to the Python core
         outputs = []
         if lane:
-            run = replay._lane
-            assert run is not None
-
-            def counted(tables, books, chunk, start, run=run):
-                stop, applied, untagged, thrown = run(tables, books, chunk, start)
-                ran[0] += applied
-                if thrown is not None:
-                    ran[1 if thrown[1] is not None else 2] += 1
-                return stop, applied, untagged, thrown
-
-            replay._lane = counted
+            assert replay._lane is not None
+            replay._lane = counted(replay._lane, ran)
             for batch in line_batches(lines, "f", size=89):
                 outputs += replay.feed_batch(batch)
         else:
@@ -162,15 +153,21 @@ def test_a_batch_without_the_lane_is_read_line_by_line():
     assert dataclasses.asdict(replay.tally) == dataclasses.asdict(plain.tally)
 
 
-def test_the_lane_stops_untouched_at_every_odd_line():
+def at_first(kind: str):
+    """A replay of floor_text(4)'s lines up to the first of `kind`: (the replay, that line, its
+    record, its table, the table's record before it)."""
     lines, ring, _ = floor_text(4, False)
     replay = Replay(WATCH, tags=TagCheck(ring))
-    wager = next(n for n, line in enumerate(lines) if '"type":"WagerPlaced"' in line)
-    for batch in line_batches(lines[:wager], "f"):
+    first = next(n for n, line in enumerate(lines) if f'"type":"{kind}"' in line)
+    for batch in line_batches(lines[:first], "f"):
         replay.feed_batch(batch)
-    record = json.loads(lines[wager])
+    record = json.loads(lines[first])
     table = replay.tables[record["table_id"]]
-    before = table.to_record()
+    return replay, lines[first], record, table, table.to_record()
+
+
+def test_the_lane_stops_untouched_at_every_odd_line():
+    replay, _, record, table, before = at_first("WagerPlaced")
     run = replay._lane
     same_event = odd_lines(record)[:2]  # reordered keys, whitespace: the lane reads them
     for line in odd_lines(record)[2:]:
@@ -181,20 +178,13 @@ def test_the_lane_stops_untouched_at_every_odd_line():
 
 
 def test_a_throw_comes_back_as_the_event_msgspec_reads():
-    lines, ring, _ = floor_text(4, False)
-    replay = Replay(WATCH, tags=TagCheck(ring))
-    throw = next(n for n, line in enumerate(lines) if '"type":"DiceThrown"' in line)
-    for batch in line_batches(lines[:throw], "f"):
-        replay.feed_batch(batch)
-    record = json.loads(lines[throw])
-    table = replay.tables[record["table_id"]]
-    before = table.to_record()
+    replay, line, record, table, before = at_first("DiceThrown")
     run = replay._lane
-    for line in odd_throws(record)[1:]:  # refused: the plain path reads them
-        assert run(replay.tables, replay.books, [line], 0) == (0, 0, 0, None), line
-        assert table.to_record() == before, line
-    stop, applied, untagged, (event, outputs) = run(replay.tables, replay.books, [lines[throw]], 0)
+    for odd in odd_throws(record)[1:]:  # refused: the plain path reads them
+        assert run(replay.tables, replay.books, [odd], 0) == (0, 0, 0, None), odd
+        assert table.to_record() == before, odd
+    stop, applied, untagged, (event, outputs) = run(replay.tables, replay.books, [line], 0)
     assert (stop, applied, untagged) == (0, 0, 0)
-    expected = LineBatch([lines[throw]], 1, "f", set()).item(0)
+    expected = LineBatch([line], 1, "f", set()).item(0)
     assert type(event) is DiceThrown and event == expected
     assert type(outputs) is list and table.to_record() != before  # applied natively

@@ -89,17 +89,10 @@ def settle_both(items: list, ring, accept_untagged: bool, batch: int = 97):
     results = []
     for quiet in (True, False):
         replay = Replay(WATCH, tags=TagCheck(ring, accept_untagged=accept_untagged))
-        ran = [0]
+        ran = [0, 0, 0]
         if quiet:
-            run = replay._quiet
-            assert run is not None
-
-            def counted(tables, books, chunk, start, run=run):
-                stop, applied, untagged, thrown = run(tables, books, chunk, start)
-                ran[0] += applied
-                return stop, applied, untagged, thrown
-
-            replay._quiet = counted
+            assert replay._quiet is not None
+            replay._quiet = counted(replay._quiet, ran)
         else:
             replay._quiet = None
         outputs = []
@@ -109,6 +102,19 @@ def settle_both(items: list, ring, accept_untagged: bool, batch: int = 97):
         results.append(([output_to_record(o) for o in outputs], dataclasses.asdict(tally), tally.untagged,
                          {t: s.to_record() for t, s in replay.tables.items()}, ran[0]))
     return results
+
+
+def counted(run, ran: list):
+    """`run` (a quiet run or the lane) counting into `ran`: [events or lines it settled, throws it
+    applied natively, throws it left to the Python core]."""
+    def counting(tables, books, chunk, start):
+        stop, applied, untagged, thrown = run(tables, books, chunk, start)
+        ran[0] += applied
+        if thrown is not None:
+            ran[1 if thrown[1] is not None else 2] += 1
+        return stop, applied, untagged, thrown
+
+    return counting
 
 
 @pytest.mark.parametrize("seed,accept_untagged", [(3, False), (8, True), (21, True)])
