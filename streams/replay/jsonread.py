@@ -67,7 +67,8 @@ def _ids_valid(event, known: set) -> bool:
 
 
 def line_item(line: str, known: set | None = None):
-    """The core event of one JSON line, or None when the plain path must read it (for tests)."""
+    """The core event of one JSON line, or None when the plain path must read it (`known`: the
+    table ids found valid so far, `LineBatch.item`'s)."""
     try:
         event = _decode(line)
     except _ERRORS:
@@ -98,11 +99,8 @@ class LineBatch:
         record as `json.loads` reads it, or the stripped line as str when it is not JSON); None
         for a blank line."""
         line = self.lines[k]
-        try:
-            event = _decode(line)
-        except _ERRORS:
-            event = None
-        if event is not None and _ids_valid(event, self.known):
+        event = line_item(line, self.known)
+        if event is not None:
             return event
         line = line.strip()
         if not line:
