@@ -11,6 +11,7 @@
 //! hot_shooter; the table's dispatch and records in table.rs; outputs and ids in wager.rs.
 #![allow(clippy::missing_safety_doc, static_mut_refs, clippy::too_many_arguments)]
 
+mod avro;
 mod bonus_craps;
 mod ctx;
 mod fire_bet;
@@ -167,6 +168,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quiet::settle_quiet, m)?)?;
     // The JSON Lines replay's lane (streams/replay/jsonread.py `LineBatch`).
     m.add_function(wrap_pyfunction!(lane::settle_lines, m)?)?;
+    // Avro container blocks read into events (streams/codec/fastread.py).
+    m.add_class::<avro::BlockReader>()?;
     // The replay's output lines (streams/replay/run.py `output_lines`).
     m.add_class::<lines::LineWriter>()?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;

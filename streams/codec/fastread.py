@@ -263,16 +263,48 @@ def _block_decoder(codec, plan: dict):
     return decode
 
 
+def _native_reader(codec, plan: dict):
+    """The native form of `_block_decoder` (native/src/avro.rs `BlockReader`: the same records
+    read by the same rules, None for a block it leaves to this one), or None where the native code
+    is not in use or the schema's shape is not [table_id, seq, ts, type, body, key_id, tag]."""
+    from streams.rules import CORE
+
+    if CORE != "native":
+        return None
+    top = codec.event_schema.source["fields"]
+    if [(f["name"], f["type"]) for f in top[:4]] != \
+            [("table_id", "string"), ("seq", "long"), ("ts", "long"), ("type", "string")] or \
+            [f["name"] for f in top[4:]] != ["body", "key_id", "tag"] or AFTER_BODY != ("key_id", "tag"):
+        return None
+    codes = {"int": "long", "long": "long", "boolean": "boolean"}
+    branches = []
+    for branch in top[4]["type"]:
+        p = plan.get(branch["name"].rpartition(".")[2]) if isinstance(branch, dict) else None
+        if p is None:
+            branches.append(None)
+            continue
+        kind, new, _, _, own, types = p
+        branches.append((kind.encode(), new, [
+            codes[t] if t != "string" else
+            ("id" if name in ID_FIELDS else "text") + ("*" if name in CACHED_STRINGS else "")
+            for name, t in zip(own, types)]))
+    from streams.rules import native
+
+    return native._native.BlockReader(tuple(branches), "key_id" in CACHED_STRINGS)
+
+
 _PLAN = None
 _DECODER = None
+_NATIVE = None
 
 
 def _setup(codec):
-    global _PLAN, _DECODER
+    global _PLAN, _DECODER, _NATIVE
     if _PLAN is None:
         _PLAN = _plan(codec)
         _DECODER = _block_decoder(codec, _PLAN) or False
-    return _PLAN, _DECODER
+        _NATIVE = (_DECODER and _native_reader(codec, _PLAN)) or False
+    return _PLAN, _DECODER, _NATIVE
 
 
 # ---------------------------------------------------------------- reading
@@ -304,15 +336,18 @@ def _datum_items(datums, plan, codec, n: int, where_of) -> list:
     return [_datum_item(datum, plan, codec, k, where_of) for k, datum in enumerate(datums, n)]
 
 
-def read_event_batches(path, where_of=None, *, generated: bool = True, batch: int = 1024) -> Iterator[list]:
+def read_event_batches(path, where_of=None, *, generated: bool = True, native: bool = True,
+                       batch: int = 1024) -> Iterator[list]:
     """The records of a TableEvent container in batches (same order and count as
     `read_container`; a container block's records in lists of at most `batch`, which keeps the
     core's working set in the caches): a list whose items are core events when the fast path
     applies, else `(record, where)` tuples, the flat record (dict) with `where_of(n)` (record
     number from 0 -> its source; None without `where_of`). `generated=False` uses fastavro's
-    datums only."""
+    datums only; `native=False` the generated decoder without its native form."""
     codec = default_codec()
-    plan, decoder = _setup(codec)
+    plan, decoder, reader = _setup(codec)
+    if not (native and generated):
+        reader = None
     parsed = codec.event_schema.parsed
     with open(path, "rb") as fo:
         try:
@@ -354,7 +389,12 @@ def read_event_batches(path, where_of=None, *, generated: bool = True, batch: in
             except Exception as e:
                 raise CodecError(f"corrupt container after {n} records: {type(e).__name__}: {e}") from e
             items = None
-            if decoder and generated:
+            if reader:
+                try:
+                    items = reader.decode(block.bytes_.getvalue(), block.num_records, n, slow)
+                except _Odd:
+                    items = None
+            if items is None and decoder and generated:
                 try:
                     items = decoder(block.bytes_.getvalue(), block.num_records, n, slow)
                 except (_Odd, IndexError):

@@ -1,5 +1,6 @@
-"""The generated block decoder of `fastread` against fastavro's datums: the same items (core events
-or flat records) for every kind of record, odd ones included, and the same failures."""
+"""The block decoders of `fastread` (the native one, native/src/avro.rs, where the native code is in
+use; the generated one) against fastavro's datums: the same items (core events or flat records) for
+every kind of record, odd ones included, and the same failures."""
 from __future__ import annotations
 
 import io
@@ -11,7 +12,9 @@ import msgspec
 import pytest
 
 from streams.codec import CodecError, default_codec, write_container
+from streams.codec import fastread
 from streams.codec.fastread import read_event_batches, read_events
+from streams.rules import CORE
 from streams.rules import ContractError, record_to_event
 from streams.rules.events import (
     INPUT_TYPES,
@@ -27,13 +30,46 @@ from streams.rules.submission import RulesSubmission
 TS = 1_767_225_600_000
 
 
+PATHS = ({}, {"native": False}, {"generated": False})  # native (where in use), generated, fastavro's
+
+
 def both(path, where=True) -> list:
+    """The items of every path, which must be equal."""
     where_of = (lambda n: f"f:{n}") if where else None
-    fast = [item for items in read_event_batches(path, where_of) for item in items]
-    generic = [item for items in read_event_batches(path, where_of, generated=False) for item in items]
-    assert fast == generic
-    assert [type(x) for x in fast] == [type(x) for x in generic]
+    fast, *others = ([item for items in read_event_batches(path, where_of, **how) for item in items]
+                     for how in PATHS)
+    for other in others:
+        assert fast == other
+        assert [type(x) for x in fast] == [type(x) for x in other]
     return fast
+
+
+def outcome(path, **how):
+    """The items of a path, or "CodecError"."""
+    try:
+        return [x for items in read_event_batches(path, lambda n: n, **how) for x in items]
+    except CodecError:
+        return "CodecError"
+
+
+def contract_event(record):
+    try:
+        return record_to_event(record)
+    except ContractError:
+        return None
+
+
+def native_blocks(path) -> list:
+    """What the native reader makes of each block of a container: its items, or None (declined)."""
+    _, decoder, reader = fastread._setup(default_codec())
+    assert reader, "the native code is in use but fastread has no native reader"
+    out = []
+    with open(path, "rb") as fo:
+        for block in fastavro.block_reader(fo, return_record_name=True):
+            def slow(data, start, k):
+                return ("slow", start, k), start + len(data)  # never the block's real end: a marker
+            out.append(reader.decode(block.bytes_.getvalue(), block.num_records, 0, slow))
+    return out
 
 
 def records() -> list[dict]:
@@ -100,9 +136,9 @@ def test_a_body_that_is_not_its_type_fails_both_ways(tmp_path):
     path = tmp_path / "mismatch.avro"
     with open(path, "wb") as fo:
         fastavro.writer(fo, schema, [datum])
-    for generated in (True, False):
+    for how in PATHS:
         with pytest.raises(CodecError, match="does not match"):
-            list(read_event_batches(path, generated=generated))
+            list(read_event_batches(path, **how))
 
 
 def test_corrupt_blocks_fail_both_ways(tmp_path):
@@ -113,22 +149,64 @@ def test_corrupt_blocks_fail_both_ways(tmp_path):
     for cut in (len(data) - 40, len(data) // 2):  # truncated inside a block
         bad = tmp_path / f"cut-{cut}.avro"
         bad.write_bytes(data[:cut])
-        for generated in (True, False):
+        for how in PATHS:
             with pytest.raises(CodecError):
-                list(read_event_batches(bad, generated=generated))
+                list(read_event_batches(bad, **how))
     # a byte changed inside a record: the same items or the same failure either way
     header = data.index(b"T1")
     for offset in range(header, header + 400, 3):
         bad = tmp_path / f"flip-{offset}.avro"
         bad.write_bytes(data[:offset] + bytes([data[offset] ^ 0x85]) + data[offset + 1:])
-        outcomes = []
-        for generated in (True, False):
-            try:
-                outcomes.append([x for items in read_event_batches(bad, lambda n: n, generated=generated)
-                                 for x in items])
-            except CodecError:
-                outcomes.append("CodecError")
-        assert outcomes[0] == outcomes[1], offset
+        outcomes = [outcome(bad, **how) for how in PATHS]
+        assert outcomes[0] == outcomes[1] == outcomes[2], offset
+
+
+@pytest.mark.skipif(CORE != "native", reason="the native reader is the native code's (CRAPS_CORE=python runs)")
+def test_the_native_reader_reads_what_it_is_sure_of(tmp_path):
+    """It reads every record of a kind it plans, hands each other record to `slow` at the record's
+    first byte, and declines (None) a block whose records do not end where it does or that it
+    cannot read to the end; the generated decoder then reads it (the tests above: same items)."""
+    rs = records()
+    path = tmp_path / "odd.avro"
+    write_container(path, rs, codec="null", sync_interval=64_000)
+    [one] = native_blocks(path)
+    assert one is None  # every slow item claims to end at the block's end + its start: never the end
+    clean = [r for r in rs if r["table_id"] == "T1" and r["seq"] == 1 and r["type"] != "TableOpened"]
+    path = tmp_path / "clean.avro"
+    write_container(path, clean, codec="null", sync_interval=64_000)
+    [items] = native_blocks(path)
+    expected = [contract_event(r) for r in clean]  # the contract's event, or None where it refuses
+    assert [e for e in expected if e is not None]  # some read natively, some not
+    assert None in expected
+    assert items is None  # the marker `slow` makes every block with an odd record end elsewhere
+    read = [r for r, e in zip(clean, expected) if e is not None]
+    path = tmp_path / "read.avro"
+    write_container(path, read, codec="null", sync_interval=64_000)
+    [items] = native_blocks(path)
+    assert items == [e for e in expected if e is not None]
+    # a string length running beyond the block: declined, not read short
+    data = path.read_bytes()
+    at = data.index(b"\x04T1")  # the first record's table id: length 2, "T1"
+    bad = tmp_path / "long-string.avro"
+    bad.write_bytes(data[:at] + b"\x7eT1" + data[at + 3:])
+    assert outcome(bad) == outcome(bad, native=False) == outcome(bad, generated=False)
+
+
+def test_random_byte_changes_give_the_same_outcome_every_way(tmp_path):
+    """Pinned changes (xor masks at every offset of a stretch) to a tagged floor's block: the three
+    paths give the same items or the same failure (invalid UTF-8, varints beyond ten bytes, union
+    indexes, lengths past the end...)."""
+    rs = [r for r in records() if r["table_id"] in ("T1", "Tä€😀")][:40]
+    good = tmp_path / "good.avro"
+    write_container(good, rs, codec="null", sync_interval=64_000)
+    data = good.read_bytes()
+    start = data.index(b"T1")
+    for offset in range(start, min(len(data) - 20, start + 900)):
+        for mask in (0x80, 0x01, 0xFF):
+            bad = tmp_path / "flip.avro"
+            bad.write_bytes(data[:offset] + bytes([data[offset] ^ mask]) + data[offset + 1:])
+            outcomes = [outcome(bad, **how) for how in PATHS]
+            assert outcomes[0] == outcomes[1] == outcomes[2], (offset, mask)
 
 
 def test_events_are_frozen_values():
