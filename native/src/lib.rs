@@ -23,6 +23,7 @@ mod py;
 mod quiet;
 mod rules;
 mod table;
+mod tails;
 mod tags;
 mod wager;
 
@@ -168,6 +169,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quiet::settle_quiet, m)?)?;
     // The JSON Lines replay's lane (streams/replay/jsonread.py `LineBatch`).
     m.add_function(wrap_pyfunction!(lane::settle_lines, m)?)?;
+    // The Chernoff bound of the hold surveillance (streams/surveillance/tails.py).
+    m.add_function(wrap_pyfunction!(tails::chernoff_minimum, m)?)?;
     // Avro container blocks read into events (streams/codec/fastread.py).
     m.add_class::<avro::BlockReader>()?;
     // The replay's output lines (streams/replay/run.py `output_lines`).

@@ -147,6 +147,13 @@ def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float
     if h >= mean:
         return 1.0
     scale = max(s for s, _ in items)
+    return min(1.0, math.exp(_minimum(dist, items, h, scale)))
+
+
+def chernoff_minimum(dist, items: list, h: float, scale: int) -> float:
+    """The smallest exponent t h + sum_S c_S log M(t S) the Newton steps find (`chernoff_lower_tail`
+    after its early returns): `items` the (stake, decisions) pairs, sorted, `scale` the largest
+    stake. native/src/tails.rs computes the same double where the native code is in use."""
 
     def exponent(t: float) -> tuple[float, float, float]:
         value, slope, curve = t * h, h, 0.0
@@ -178,7 +185,21 @@ def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float
         t = step if lo < step < hi else (lo + hi) / 2
         if hi - lo <= 1e-12 * hi:
             break
-    return min(1.0, math.exp(best))
+    return best
+
+
+def _chosen_minimum():
+    """`chernoff_minimum`, or its native form (the same doubles) where the native code is in use."""
+    from streams.rules import CORE
+
+    if CORE == "native":
+        from streams.rules import native
+
+        return native._native.chernoff_minimum
+    return chernoff_minimum
+
+
+_minimum = _chosen_minimum()
 
 
 def support_estimate(unit: UnitDistribution, stakes: dict[int, int]) -> int:
