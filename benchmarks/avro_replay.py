@@ -1,6 +1,7 @@
 """Replay from an Avro container file against a bare fastavro reader loop over the same file.
 
     python benchmarks/avro_replay.py [--tables 100 --hours 24 --rounds 5 --file /tmp/craps-bench-day.avro]
+                                     [--against CHECKOUT]
 
 A simulated floor (100 tables, a day: about a million events) written once into two Avro Object
 Container Files (the archive's codec): `--file` untagged, as the floor was before tags, and
@@ -19,6 +20,12 @@ medians:
 Rates are records (events) per CPU second; each ratio is a command's over the bare loop over the
 same file. Target (issue 15): ratio >= 1.0. The summaries of the tagged and untagged replays must
 agree (same events applied, same hold) or the benchmark fails.
+
+`--against CHECKOUT` (another checkout of this repository with its own native build, such as a
+`git worktree` of an earlier commit) measures that checkout's two replay commands in the same
+rounds, run from its directory with its code, for a before/after side by side (their summaries
+must agree, as the tagged and untagged ones must); each ratio is then also given as the median of
+the rounds' own ratios.
 """
 from __future__ import annotations
 
@@ -69,19 +76,21 @@ def command_line(path: str, keys: str | None) -> list[str]:
     return [sys.executable, "-m", "streams.cli", "replay", path, "--only", "none", "--no-progress", *tags]
 
 
-def command(path: str, keys: str | None) -> float:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def command(path: str, keys: str | None, root: Path = ROOT) -> float:
+    # Run from `root` with it first on the path: `python -m` puts the working directory first.
+    env = {**os.environ, "PYTHONPATH": str(root)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command_line(path, keys), check=True, env=env, stderr=subprocess.DEVNULL,
+    subprocess.run(command_line(path, keys), check=True, env=env, cwd=root, stderr=subprocess.DEVNULL,
                    stdout=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def summary(path: str, keys: str | None) -> str:
+def summary(path: str, keys: str | None, root: Path = ROOT) -> str:
     """The command's summary (stderr), without what only an untagged replay says (no ring, UNTAGGED)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(command_line(path, keys), check=True, env=env, capture_output=True, text=True)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run(command_line(path, keys), check=True, env=env, cwd=root, capture_output=True,
+                         text=True)
     return "\n".join(line for line in out.stderr.splitlines() if not line.startswith(("UNTAGGED", "replay:")))
 
 
@@ -92,7 +101,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--file", default="/tmp/craps-bench-day.avro", help="reused when it exists")
+    ap.add_argument("--against", type=Path, help="another checkout measured in the same rounds")
     args = ap.parse_args()
+    if args.against is not None and not (args.against / "streams" / "cli.py").exists():
+        ap.error(f"--against {args.against}: not a checkout of craps-streams")
     from tagged_history import bench_ring, write_ring
     from streams.authenticity.keyfile import dev_floor_tables
 
@@ -111,16 +123,27 @@ def main() -> int:
     if a != b:
         print(f"the tagged and untagged replays disagree:\n{a}\n---\n{b}")
         return 1
+    if args.against is not None:
+        c = summary(tagged, keys, args.against.resolve())
+        if c != a:  # the same history must settle the same way in both checkouts
+            print(f"this checkout and --against disagree:\n{a}\n---\n{c}")
+            return 1
     print(a.splitlines()[0])
     rates: dict[str, list[float]] = {"loop": [], "replay": [], "loop_untagged": [], "replay_untagged": []}
+    if args.against is not None:
+        rates.update(against=[], against_untagged=[])
     n = 0
     for _ in range(args.rounds):  # interleaved: all four see the same machine noise
         n, seconds = bare_loop(tagged)
         rates["loop"].append(n / seconds)
         rates["replay"].append(n / command(tagged, keys))
+        if args.against is not None:
+            rates["against"].append(n / command(tagged, keys, args.against.resolve()))
         n_plain, seconds = bare_loop(plain)
         rates["loop_untagged"].append(n_plain / seconds)
         rates["replay_untagged"].append(n_plain / command(plain, None))
+        if args.against is not None:
+            rates["against_untagged"].append(n_plain / command(plain, None, args.against.resolve()))
     shutil.rmtree(work, ignore_errors=True)
     m = {k: statistics.median(v) for k, v in rates.items()}
     print(f"{n:,} records in {tagged} (and untagged in {plain}); load average "
@@ -128,12 +151,27 @@ def main() -> int:
     labels = {"loop": "bare fastavro.reader loop, tagged file (records/s per CPU s)",
               "replay": "craps-streams replay FILE.avro --only none --keys RING",
               "loop_untagged": "bare fastavro.reader loop, untagged file",
-              "replay_untagged": "craps-streams replay FILE.avro --only none --accept-untagged"}
+              "replay_untagged": "craps-streams replay FILE.avro --only none --accept-untagged",
+              "against": "  the same, tagged, at --against",
+              "against_untagged": "  the same, untagged, at --against"}
     for key, label in labels.items():
+        if key not in m:
+            continue
         print(f"{label:<66}{m[key]:>12,.0f}   {', '.join(f'{x:,.0f}' for x in rates[key])}")
     print(f"ratio replay / bare loop, tagged (with the tag check): {m['replay'] / m['loop']:.2f} (target >= 1.0)")
     print(f"ratio replay / bare loop, untagged (as issue 15 was filed): "
           f"{m['replay_untagged'] / m['loop_untagged']:.2f}")
+
+    def by_round(replay: str, loop: str) -> float:
+        return statistics.median(r / b for r, b in zip(rates[replay], rates[loop]))
+
+    if args.against is not None:
+        for kind, suffix in (("tagged", ""), ("untagged", "_untagged")):
+            print(f"{kind}: this checkout {m['replay' + suffix] / m['loop' + suffix]:.2f} (by round "
+                  f"{by_round('replay' + suffix, 'loop' + suffix):.2f}), --against "
+                  f"{m['against' + suffix] / m['loop' + suffix]:.2f} (by round "
+                  f"{by_round('against' + suffix, 'loop' + suffix):.2f}); this checkout's rate / --against's "
+                  f"{m['replay' + suffix] / m['against' + suffix]:.2f}")
     return 0
 
 if __name__ == "__main__":
