@@ -76,21 +76,23 @@ def command_line(path: str, keys: str | None) -> list[str]:
     return [sys.executable, "-m", "streams.cli", "replay", path, "--only", "none", "--no-progress", *tags]
 
 
-def command(path: str, keys: str | None, root: Path = ROOT) -> float:
-    # Run from `root` with it first on the path: `python -m` puts the working directory first.
+def run_replay(path: str, keys: str | None, root: Path, **output) -> subprocess.CompletedProcess:
+    """The replay command of the checkout at `root`, run from it with it first on the path
+    (`python -m` puts the working directory first)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run(command_line(path, keys), check=True, env=env, cwd=root, **output)
+
+
+def command(path: str, keys: str | None, root: Path = ROOT) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command_line(path, keys), check=True, env=env, cwd=root, stderr=subprocess.DEVNULL,
-                   stdout=subprocess.DEVNULL)
+    run_replay(path, keys, root, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def summary(path: str, keys: str | None, root: Path = ROOT) -> str:
     """The command's summary (stderr), without what only an untagged replay says (no ring, UNTAGGED)."""
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run(command_line(path, keys), check=True, env=env, cwd=root, capture_output=True,
-                         text=True)
+    out = run_replay(path, keys, root, capture_output=True, text=True)
     return "\n".join(line for line in out.stderr.splitlines() if not line.startswith(("UNTAGGED", "replay:")))
 
 
@@ -103,7 +105,8 @@ def main() -> int:
     ap.add_argument("--file", default="/tmp/craps-bench-day.avro", help="reused when it exists")
     ap.add_argument("--against", type=Path, help="another checkout measured in the same rounds")
     args = ap.parse_args()
-    if args.against is not None and not (args.against / "streams" / "cli.py").exists():
+    against = args.against.resolve() if args.against is not None else None
+    if against is not None and not (against / "streams" / "cli.py").exists():
         ap.error(f"--against {args.against}: not a checkout of craps-streams")
     from tagged_history import bench_ring, write_ring
     from streams.authenticity.keyfile import dev_floor_tables
@@ -123,27 +126,27 @@ def main() -> int:
     if a != b:
         print(f"the tagged and untagged replays disagree:\n{a}\n---\n{b}")
         return 1
-    if args.against is not None:
-        c = summary(tagged, keys, args.against.resolve())
+    if against is not None:
+        c = summary(tagged, keys, against)
         if c != a:  # the same history must settle the same way in both checkouts
             print(f"this checkout and --against disagree:\n{a}\n---\n{c}")
             return 1
     print(a.splitlines()[0])
     rates: dict[str, list[float]] = {"loop": [], "replay": [], "loop_untagged": [], "replay_untagged": []}
-    if args.against is not None:
+    if against is not None:
         rates.update(against=[], against_untagged=[])
     n = 0
     for _ in range(args.rounds):  # interleaved: all four see the same machine noise
         n, seconds = bare_loop(tagged)
         rates["loop"].append(n / seconds)
         rates["replay"].append(n / command(tagged, keys))
-        if args.against is not None:
-            rates["against"].append(n / command(tagged, keys, args.against.resolve()))
+        if against is not None:
+            rates["against"].append(n / command(tagged, keys, against))
         n_plain, seconds = bare_loop(plain)
         rates["loop_untagged"].append(n_plain / seconds)
         rates["replay_untagged"].append(n_plain / command(plain, None))
-        if args.against is not None:
-            rates["against_untagged"].append(n_plain / command(plain, None, args.against.resolve()))
+        if against is not None:
+            rates["against_untagged"].append(n_plain / command(plain, None, against))
     shutil.rmtree(work, ignore_errors=True)
     m = {k: statistics.median(v) for k, v in rates.items()}
     print(f"{n:,} records in {tagged} (and untagged in {plain}); load average "
@@ -165,7 +168,7 @@ def main() -> int:
     def by_round(replay: str, loop: str) -> float:
         return statistics.median(r / b for r, b in zip(rates[replay], rates[loop]))
 
-    if args.against is not None:
+    if against is not None:
         for kind, suffix in (("tagged", ""), ("untagged", "_untagged")):
             print(f"{kind}: this checkout {m['replay' + suffix] / m['loop' + suffix]:.2f} (by round "
                   f"{by_round('replay' + suffix, 'loop' + suffix):.2f}), --against "
