@@ -26,6 +26,7 @@ mod table;
 mod tails;
 mod tags;
 mod wager;
+mod watch;
 
 use crate::ctx::ctx;
 use crate::py::{call, list_of, O};
@@ -171,6 +172,9 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lane::settle_lines, m)?)?;
     // The Chernoff bound of the hold surveillance (streams/surveillance/tails.py).
     m.add_function(wrap_pyfunction!(tails::chernoff_minimum, m)?)?;
+    // A table's surveillance for replay (streams/surveillance/native_watch.py).
+    m.add_class::<watch::WatchConfig>()?;
+    m.add_class::<watch::Watch>()?;
     // Avro container blocks read into events (streams/codec/fastread.py).
     m.add_class::<avro::BlockReader>()?;
     // The replay's output lines (streams/replay/run.py `output_lines`).

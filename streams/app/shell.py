@@ -26,6 +26,7 @@ from streams.rules import (
 from streams.rules.verdict import UNDECODABLE
 from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldBook, HoldWatch
+from streams.surveillance.native_watch import as_table_watch
 from streams.surveillance.table_watch import TableWatch
 from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
 
@@ -50,9 +51,10 @@ class Handled:
 
 def state_to_text(state: TableState, book: HoldBook | None = None) -> str:
     """What the changelog stores for a table: its state, its hold book and its surveillance (dice,
-    hold tails, positions), in one record."""
+    hold tails, positions), in one record (a replay's book may keep its surveillance natively:
+    `as_table_watch`)."""
     book = book or HoldBook()
-    record = {"table": state.to_record(), "hold": book.to_record(), "watch": book.watch.to_record()}
+    record = {"table": state.to_record(), "hold": book.to_record(), "watch": as_table_watch(book.watch).to_record()}
     return json.dumps(record, separators=(",", ":"), sort_keys=True)
 
 

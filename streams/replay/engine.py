@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator
 
 from streams.rules import ContractError, EventRejected, malformed, record_to_event
@@ -22,6 +22,8 @@ from streams.replay.jsonread import LineBatch
 from streams.settle.quiet import lane_run, quiet_run
 from streams.settle.step import settle_event, settled, undecodable_rejection
 from streams.surveillance import HoldWatch
+from streams.surveillance.native_watch import watch_factory
+from streams.surveillance.table_watch import TableWatch
 
 EVENT_TYPES = frozenset(INPUT_TYPES.values())
 
@@ -44,11 +46,18 @@ class Replay:
 
     def __init__(self, watch: HoldWatch | None = None, tags=None):
         """`tags`: the tag check every event passes before the core (`streams.authenticity.TagCheck`);
-        the replay and audit commands always give one, None is for tests of the rules alone."""
+        the replay and audit commands always give one, None is for tests of the rules alone.
+        `watch`: its `table_watch` is replaced by the native watch where the native code is in use
+        and it is the default (`TableWatch`); any other factory is kept (`lambda: TableWatch()`
+        keeps the Python watch, for a test of that path)."""
         self.tags = tags
         self.tables: dict = {}
         self.books: dict = {}  # table id -> HoldBook
-        self.watch = watch or HoldWatch.from_settings(os.environ)
+        watch = watch or HoldWatch.from_settings(os.environ)
+        # The tables' surveillance kept natively where the native code is in use (the same alerts
+        # and state as the Python `TableWatch`: streams/surveillance/native_watch.py).
+        native = watch_factory(watch.thresholds) if watch.table_watch is TableWatch else None
+        self.watch = watch if native is None else replace(watch, table_watch=native)
         self._tally = ReplayTally()
         self._quiet = quiet_run(tags)  # None: every event through `settle_event`
         self._lane = lane_run(tags)  # None: a LineBatch read line by line (`LineBatch.items`)

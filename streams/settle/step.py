@@ -21,7 +21,8 @@ from __future__ import annotations
 from streams.rules import DiceThrown, EventRejected, TableOpened, apply
 from streams.rules.verdict import DUPLICATE, HELD, REJECTED
 from streams.surveillance.hold_watch import HoldBook, HoldWatch
-from streams.surveillance.table_watch import observe, settled_groups
+from streams.surveillance.native_watch import table_watch_of
+from streams.surveillance.table_watch import TableWatch, observe, settled_groups
 
 # What the message that failed to decode says when the decoder gave no reason.
 NOT_AVRO = "not a decodable Avro message"
@@ -61,7 +62,7 @@ def settled(tables: dict, books: dict, watch: HoldWatch, event, state, outputs: 
         return verdict, state, outputs
     book = books.get(table_id)
     if book is None:
-        book = books[table_id] = HoldBook()
+        book = books[table_id] = HoldBook(watch=watch.table_watch())
     # The settlements grouped by decision once, for the hold book and the surveillance both
     # (`settled_groups`: each grouped them on its own before).
     groups: dict = {}
@@ -78,7 +79,14 @@ def settled(tables: dict, books: dict, watch: HoldWatch, event, state, outputs: 
         rejected = {o.seq for o in outputs if type(o) is EventRejected}
         held = state.held
         applied += [e for seq, e in sorted(waiting.items()) if seq not in held and seq not in rejected]
-    alerts = observe(watch.thresholds, book.watch, state, applied, outputs, groups)
+    table = book.watch
+    if type(table) is TableWatch:
+        alerts = observe(watch.thresholds, table, state, applied, outputs, groups)
+    else:  # the native watch (streams/surveillance/native_watch.py): the same alerts and state
+        alerts = table.observe(state, applied, outputs)
+        if alerts is None:  # declined, nothing changed: the Python watch takes the table over
+            book.watch = table = table_watch_of(table)
+            alerts = observe(watch.thresholds, table, state, applied, outputs, groups)
     if alerts:
         outputs = outputs + alerts
     return verdict, state, outputs

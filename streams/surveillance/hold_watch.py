@@ -84,6 +84,10 @@ class HoldWatch:
     tails of the jackpot wagers, where it matters)."""
 
     thresholds: Thresholds = field(default_factory=Thresholds)
+    # What makes a table's surveillance when its book is made: the Python `TableWatch`, or in
+    # replay the native watch (streams/surveillance/native_watch.py `watch_factory`), which observes
+    # the same.
+    table_watch: object = TableWatch
 
     @classmethod
     def from_settings(cls, settings: dict) -> "HoldWatch":

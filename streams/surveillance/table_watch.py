@@ -134,8 +134,7 @@ def observe(settings: Thresholds, watch: TableWatch, state, applied: list, outpu
         watch.prev_throw_seq, watch.last_throw_seq = watch.last_throw_seq, seq
         if crossed:
             book = watch.dice
-            alerts.append(_alert(state, event, "dice_bias", "",
-                                 f"table {event.table_id} dice bias: {describe(book, crossed)}"))
+            alerts.append(dice_alert(state, event, book, crossed))
             book.since = book.throws
             book.cells_since = [0] * 36
         if groups:
@@ -233,13 +232,46 @@ def _check_hold(settings: Thresholds, state, s: WagerSettled, tail: HoldTail, un
     if tail.alerted:
         return None
     tail.alerted = True
+    return hold_alert(settings, state, s, (tail.decisions, tail.handle_cents, tail.house_win_cents), unit, p,
+                      exact, z)
+
+
+# The alerts' wording, one function each: `observe` here and the native watch
+# (streams/surveillance/native_watch.py) word their alerts by these.
+
+
+def dice_alert(state, event: DiceThrown, book: DiceBook, crossed: list[str]) -> SurveillanceAlerted:
+    """The `dice_bias` alert of a throw whose CUSUMs `crossed` (read from the book's `cells_since`
+    and `invalid`, before the book is reset for a new excursion)."""
+    return _alert(state, event, "dice_bias", "", f"table {event.table_id} dice bias: {describe(book, crossed)}")
+
+
+def hold_alert(settings: Thresholds, state, s: WagerSettled, line: tuple[int, int, int], unit, p: float,
+               exact: bool, z: float) -> SurveillanceAlerted:
+    """The `hold_anomaly` alert of a hold line, `line` its (decisions, handle, house win) in cents."""
+    decisions, handle_cents, house_win_cents = line
     how = "exact" if exact else "Chernoff bound"
-    expected = unit.mean * tail.handle_cents
+    expected = unit.mean * handle_cents
     return _alert(state, s, "hold_anomaly", f"/{s.wager}/{s.paytable}",
-                  f"table {s.table_id} {s.wager} ({s.paytable}): house win {tail.house_win_cents} cents "
-                  f"against {expected:.0f} expected on {tail.handle_cents} cents decided by the dice in "
-                  f"{tail.decisions} decisions; P(house win this low | fair dice) <= {p:.3g} ({how}; "
+                  f"table {s.table_id} {s.wager} ({s.paytable}): house win {house_win_cents} cents "
+                  f"against {expected:.0f} expected on {handle_cents} cents decided by the dice in "
+                  f"{decisions} decisions; P(house win this low | fair dice) <= {p:.3g} ({how}; "
                   f"alert at {settings.tail_alert:g}), z = {z:.2f}", (s.wager_id,))
+
+
+def position_test_words(name: str, x: int, n: int, expected: float) -> str:
+    """The test that gave a position's p-value, as its alert says it."""
+    return f"{name}: {x} of {n} wagers (expected {expected:.1f})"
+
+
+def position_alert(settings: Thresholds, state, s: WagerSettled, which: str, p: float,
+                   tests: int) -> SurveillanceAlerted:
+    """The `position_anomaly` alert of a position's line: `which` test gave the p-value `p`
+    (Bonferroni over `tests` tests)."""
+    return _alert(state, s, "position_anomaly", f"/{s.position}/{s.wager}/{s.paytable}",
+                  f"table {s.table_id} position {s.position} {s.wager} ({s.paytable}): {which}; "
+                  f"P(results this lucky | fair dice) = {p:.3g} (exact binomial x {tests} "
+                  f"tests; alert at {settings.position_alert:g}): past-posting or collusion?", (s.wager_id,))
 
 
 def position_tail(line: PositionLine, tests, alert_at: float = 1.0, run=None) -> tuple[float, str]:
@@ -264,7 +296,7 @@ def position_tail(line: PositionLine, tests, alert_at: float = 1.0, run=None) ->
             continue
         p = binomial_tail(n, x, p0, lower)
         if p < best:
-            best, which = p, f"{name}: {x} of {n} wagers (expected {expected:.1f})"
+            best, which = p, position_test_words(name, x, n, expected)
     return min(1.0, k * best), which
 
 
@@ -280,7 +312,4 @@ def _check_position(settings: Thresholds, state, s: WagerSettled, line: Position
     if line.alerted:
         return None
     line.alerted = True
-    return _alert(state, s, "position_anomaly", f"/{s.position}/{s.wager}/{s.paytable}",
-                  f"table {s.table_id} position {s.position} {s.wager} ({s.paytable}): {which}; "
-                  f"P(results this lucky | fair dice) = {p:.3g} (exact binomial x {len(tests)} "
-                  f"tests; alert at {settings.position_alert:g}): past-posting or collusion?", (s.wager_id,))
+    return position_alert(settings, state, s, which, p, len(tests))

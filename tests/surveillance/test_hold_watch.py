@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -120,19 +121,24 @@ def test_settled_groups_are_the_decisions_in_the_order_they_first_appear(outputs
         assert g == [s for s in outputs if (s.seq, s.wager, s.paytable) == (seq, wager, paytable)]
 
 
-def test_the_shared_groups_book_and_watch_as_the_outputs_alone(monkeypatch):
+@pytest.mark.parametrize("table_watch", ["default", "python"])
+def test_the_shared_groups_book_and_watch_as_the_outputs_alone(monkeypatch, table_watch):
     """settle_event hands the hold book and the surveillance one grouping of an event's
     settlements; without it (each grouping the outputs on its own, as before) the outputs, books
     and surveillance records are the same, on a floor with bad input and sequence gaps."""
     import streams.settle.step as step
     from streams.replay.engine import Replay
     from streams.replay.sources import batched
+    from streams.surveillance.native_watch import as_table_watch
+    from streams.surveillance.table_watch import TableWatch
 
     def replay():
-        r = Replay()
+        # "python": the Python TableWatch, the one that takes the groups, even where the native
+        # watch is the replay's default (streams/replay/engine.py).
+        r = Replay(None if table_watch == "default" else HoldWatch(table_watch=lambda: TableWatch()))
         items = [(rec, f"floor:{n}") for n, rec in enumerate(floor_events(8, 8, 5, bad_rate=0.05))]
         out = [o for batch in batched(items, 64) for o in r.feed_batch(batch)]
-        return out, {t: (b.to_record(), b.watch.to_record()) for t, b in r.books.items()}
+        return out, {t: (b.to_record(), as_table_watch(b.watch).to_record()) for t, b in r.books.items()}
 
     shared = replay()
     monkeypatch.setattr(step, "settled_groups", lambda outputs: None)

@@ -1,0 +1,95 @@
+"""A table's surveillance kept natively, for replay (issue 15; native/src/watch.rs).
+
+The native `Watch` holds what `TableWatch` holds (the dice CUSUMs, the hold tails, the position
+lines) and its `observe(state, applied, outputs)` is `table_watch.observe`, operation by
+operation: the same alerts, the same state to the last bit. The rare parts are this module's
+Python, called back with plain values: a wager kind's per-unit distribution and tests, the exact
+tails, and every alert's wording (table_watch.py `dice_alert`, `hold_alert`, `position_alert`).
+So a threshold, a test or a message lives in one place.
+
+Why: in Python, the surveillance was two fifths of an Avro replay of a simulated day (a dict
+lookup, a dataclass and a screen per settlement, a CUSUM per throw); the rules core was native
+already. Only the replay and the audit use it (`Replay` asks `watch_factory`); the live worker
+stores its watch with the table as a record in each transaction and keeps the Python one.
+
+Where the native watch declines (an input that is not what the core makes: a field of another
+type, a die off 1..6), `observe` returns None with nothing changed; the step (streams/settle/step.py)
+then turns that table's watch into the Python `TableWatch` (`table_watch_of`) for good.
+Checked against the plain path: tests/surveillance/test_native_watch.py.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+from streams.odds import wager_odds
+from streams.rules import CORE
+from streams.rules.events import TableOpened
+from streams.surveillance import dice_watch, table_watch
+from streams.surveillance.dice_watch import DiceBook
+from streams.surveillance.hold_tail import HoldTail
+from streams.surveillance.position_watch import PositionLine, tests_of
+from streams.surveillance.table_watch import TableWatch, Thresholds
+from streams.surveillance.tails import binomial_tail, house_win_tail, unit_distribution
+
+
+def _unit_of(wager: str, state) -> tuple:
+    """(unit, mean, variance, tests) of a wager kind under the table's rules: what `_settled`
+    caches in `TableWatch.units`."""
+    unit = unit_distribution(wager_odds(wager, state.rules))
+    return unit, unit.mean, unit.variance, tests_of(wager, unit)
+
+
+def _dice_alert(state, event, crossed: list, invalid: int, cells_since: list):
+    return table_watch.dice_alert(state, event, DiceBook(invalid=invalid, cells_since=cells_since), crossed)
+
+
+def _position_alert(settings: Thresholds, state, s, which, p: float, tests: int):
+    words = "" if which is None else table_watch.position_test_words(*which)
+    return table_watch.position_alert(settings, state, s, words, p, tests)
+
+
+def watch_factory(thresholds: Thresholds):
+    """A function making a fresh native watch under `thresholds`, or None where the native code
+    is not in use (the Python core)."""
+    if CORE != "native":
+        return None
+    from streams.rules import native
+
+    d = thresholds.dice
+    config = native._native.WatchConfig(
+        (dice_watch._SEVEN_LOW, dice_watch._SEVEN_HIGH, dice_watch._FACE, dice_watch._CELL),
+        (d.seven_h, d.face_h, d.cell_h), table_watch.REARM,
+        (thresholds.tail_alert, thresholds.check_z, thresholds.position_alert),
+        (_unit_of, house_win_tail, binomial_tail, _dice_alert, partial(table_watch.hold_alert, thresholds),
+         partial(_position_alert, thresholds)),
+        TableOpened)
+    return config.watch
+
+
+def table_watch_of(watch) -> TableWatch:
+    """The Python `TableWatch` of a native watch's state (`units` are read again when needed)."""
+    dice, holds, positions, prev, last, raised = watch.dump()
+    tails = {}
+    for wager, paytable, decisions, handle, house_win, stakes, alerted, squares, evaluated in holds:
+        tails[(wager, paytable)] = HoldTail(decisions, handle, house_win, dict(stakes), alerted, squares, evaluated)
+    lines = {(pos, w, p): PositionLine(n, first, dict(results), alerted, last_p)
+             for pos, w, p, n, first, results, alerted, last_p in positions}
+    return TableWatch(DiceBook(*dice), tails, lines, last, prev, raised=dict(raised))
+
+
+def as_table_watch(watch) -> TableWatch:
+    """A table's surveillance as the Python `TableWatch`, whichever kind keeps it: what the
+    changelog record, the exporter and the floor view read."""
+    return watch if type(watch) is TableWatch else table_watch_of(watch)
+
+
+def dump_of(watch: TableWatch) -> tuple:
+    """A Python `TableWatch` as a native watch's `dump()` (its `load` takes it)."""
+    d = watch.dice
+    dice = (d.throws, d.invalid, list(d.cells), d.seven_low, d.seven_high, list(d.faces), list(d.faces_at),
+            list(d.cell_sums), list(d.cell_at), d.since, list(d.cells_since))
+    holds = [(w, p, t.decisions, t.handle_cents, t.house_win_cents, list(t.stakes.items()), t.alerted,
+              t.stake_squares, t.last) for (w, p), t in watch.holds.items()]
+    positions = [(pos, w, p, line.wagers, line.first_throw, list(line.results.items()), line.alerted, line.last_p)
+                 for (pos, w, p), line in watch.positions.items()]
+    return dice, holds, positions, watch.prev_throw_seq, watch.last_throw_seq, list(watch.raised.items())
