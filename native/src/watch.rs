@@ -241,27 +241,28 @@ impl Dice {
         }
         self.seven_low = low;
         self.seven_high = high;
-        // The lazy CUSUMs this throw hits: the run of misses since the last hit (an int times a
-        // double, as Python multiplies them), clamped at 0, then the hit.
+        // The lazy CUSUMs this throw hits: two faces (die 1's, die 2's) and one cell.
         for i in [(die1 - 1) as usize, (die2 + 5) as usize] {
-            let mut value = self.faces[i] + ((n - 1 - self.faces_at[i]) as f64) * c.face.1;
-            value = (if value > 0.0 { value } else { 0.0 }) + c.face.0;
-            self.faces_at[i] = n;
-            if value >= c.face_h {
+            if lazy_hit(&mut self.faces, &mut self.faces_at, i, n, c.face, c.face_h) {
                 crossed.push(2 + i);
-                value = 0.0;
             }
-            self.faces[i] = value;
         }
-        let mut value = self.cell_sums[cell] + ((n - 1 - self.cell_at[cell]) as f64) * c.cell.1;
-        value = (if value > 0.0 { value } else { 0.0 }) + c.cell.0;
-        self.cell_at[cell] = n;
-        if value >= c.cell_h {
+        if lazy_hit(&mut self.cell_sums, &mut self.cell_at, cell, n, c.cell, c.cell_h) {
             crossed.push(14 + cell);
-            value = 0.0;
         }
-        self.cell_sums[cell] = value;
     }
+}
+
+/// A lazy CUSUM hit on throw `n` (`DiceWatch.throw`'s faces and cells alike): the run of misses
+/// since its last hit (an int times a double, as Python multiplies them), clamped at 0, then the
+/// hit; true when it crossed `h` (and restarts at 0). `step` is (hit, miss).
+fn lazy_hit(sums: &mut [f64], at: &mut [i64], i: usize, n: i64, step: (f64, f64), h: f64) -> bool {
+    let mut value = sums[i] + ((n - 1 - at[i]) as f64) * step.1;
+    value = (if value > 0.0 { value } else { 0.0 }) + step.0;
+    at[i] = n;
+    let crossed = value >= h;
+    sums[i] = if crossed { 0.0 } else { value };
+    crossed
 }
 
 /// One of `position_watch.tests_of`: (name, p0, key (None: the first throw), lower tail?).

@@ -78,8 +78,8 @@ def table_watch_of(watch) -> TableWatch:
 
 
 def as_table_watch(watch) -> TableWatch:
-    """A table's surveillance as the Python `TableWatch`, whichever kind keeps it: what the
-    changelog record, the exporter and the floor view read."""
+    """A table's surveillance as the Python `TableWatch`, whichever kind keeps it: what a table's
+    stored record (`streams.app.shell.state_to_text`) is written from, for a replay's books too."""
     return watch if type(watch) is TableWatch else table_watch_of(watch)
 
 
