@@ -64,8 +64,9 @@ pub struct Rules {
     /// Some kind's wagers are pushed on a voluntary or compulsory surrender (§ 623a.11(a)(2)):
     /// such changes go to the Python core.
     pub any_surrender_push: bool,
-    /// Table limits (a stake check the native core does not make): placements go to Python.
-    pub limits: bool,
+    /// Table limits, by wager kind (the index of ctx().kinds): a stake inside them is placed
+    /// here; one outside goes to the Python core, which words the rejection.
+    pub limits: [Option<(i64, i64)>; 6],
     pub large_win: i64,
 }
 
@@ -132,8 +133,28 @@ impl Rules {
             }
             any_surrender_push |= same_str(push.p(), ffi::PyTuple_GET_ITEM(pair, 1));
         }
-        let limits = getattr(rules, "limits")?;
-        let limits = ffi::PyObject_IsTrue(limits.p()) != 0;
+        // RulesSubmission.limits: a tuple of (kind, min cents, max cents).
+        let rows = getattr(rules, "limits")?;
+        if ffi::PyTuple_CheckExact(rows.p()) == 0 {
+            return Ok(None);
+        }
+        let mut limits = [None; 6];
+        for i in 0..ffi::PyTuple_GET_SIZE(rows.p()) {
+            let row = ffi::PyTuple_GET_ITEM(rows.p(), i);
+            if ffi::PyTuple_CheckExact(row) == 0 || ffi::PyTuple_GET_SIZE(row) != 3 {
+                return Ok(None);
+            }
+            let kind = crate::table::kind_of(ffi::PyTuple_GET_ITEM(row, 0));
+            let (Some(kind), Some(low), Some(high)) =
+                (kind, exact_int(ffi::PyTuple_GET_ITEM(row, 1)), exact_int(ffi::PyTuple_GET_ITEM(row, 2)))
+            else {
+                return Ok(None);
+            };
+            if limits[kind as usize].is_some() {
+                return Ok(None); // one row per kind (limits_for takes the first): leave it to Python
+            }
+            limits[kind as usize] = Some((low, high));
+        }
         let Some(large_win) = int_of(&getattr(rules, "large_win_alert_cents")?) else {
             return Ok(None);
         };

@@ -75,7 +75,7 @@ pub struct Table {
 
 /// Which wager kind a str is (by identity, else by value), or None.
 #[inline(always)]
-unsafe fn kind_of(o: Obj) -> Option<u8> {
+pub(crate) unsafe fn kind_of(o: Obj) -> Option<u8> {
     let k = &ctx().kinds;
     for (i, &p) in k.iter().enumerate() {
         if p == o {
@@ -169,11 +169,18 @@ impl Table {
         if !is_str(wager_id) || !POSITIONS.contains(&p) || a <= 0 || a > MAX_STAKE {
             return Ok(None);
         }
-        // § 623a.11(b)(1): the Fire Bet's stakes; table limits are the Python core's.
+        // § 623a.11(b)(1): the Fire Bet's stakes.
         if kind == FIRE && !((FIRE_MIN_CENTS..=FIRE_MAX_CENTS).contains(&a) && a % FIRE_STEP_CENTS == 0) {
             return Ok(None);
         }
-        if self.rules.limits || self.come_bets_only {
+        // The table's limits (streams/rules/table.py `_stake_problem`): a stake outside them is
+        // the Python core's to reject, in its words.
+        if let Some((low, high)) = self.rules.limits[kind as usize] {
+            if !(low..=high).contains(&a) {
+                return Ok(None);
+            }
+        }
+        if self.come_bets_only {
             return Ok(None);
         }
         let group = GROUP_OF[kind as usize];

@@ -5,8 +5,8 @@ Rust extension `streams.rules._native` (native/, built by native/build.sh). The 
 table's state natively (`Table`, whose `to_record()` is exactly `TableState.to_record()` of the
 same history) and judges the common path itself: in-order events of an open table with nothing
 held, accepted WagerPlaced of every kind, DiceThrown valid or not, ShooterChanged, under the
-rules it takes (any paytables, either Hot Roller come-out reading, large-win alerts; no table
-limits, no surrender that pushes). It decides that before changing anything, and hands every
+rules it takes (any paytables, either Hot Roller come-out reading, large-win alerts, table
+limits; no surrender that pushes). It decides that before changing anything, and hands every
 other event here, to `_fallback`: the Python core, the reference, on the table converted by
 record (`TableState.from_record(table.to_record())`), its result converted back
 (`Table.load(state.to_record())`, in place, so the caller's table object stays the table). So

@@ -146,6 +146,41 @@ def test_floor_under_other_rules(rules):
     assert counts["outputs"] > 100, counts
 
 
+def test_stakes_inside_table_limits_are_placed_natively():
+    """Under table limits the native core places a stake inside them itself; one outside them (or
+    of a kind whose limits say nothing) is the Python core's to reject, in its words."""
+    rules = {"limits": {"fire": [200, 400], "all_tall": [100, 2000]}}
+    base = {"table_id": "T9", "ts": 1_700_000_000_000}
+
+    def record(seq, type_, **fields):
+        return {"type": type_, "seq": seq, **base, "ts": base["ts"] + seq, **fields}
+
+    setup = [record(1, "TableOpened", table_kind="live", rules=rules),
+             record(2, "ShooterChanged", shooter_id="p1", position=1, reason="table_open")]
+    wagers = [("w1", "fire", 300), ("w2", "all_tall", 2000), ("w3", "hot_roller", 5),
+              ("w4", "fire", 500), ("w5", "all_tall", 2001), ("w6", "fire", 100)]
+    placed = [record(3 + i, "WagerPlaced", wager_id=w, position=2, wager=k, amount_cents=c)
+              for i, (w, k, c) in enumerate(wagers)]
+    lockstep(_events(setup))
+    fallbacks = native.FALLBACKS["WagerPlaced"]
+    table = None
+    for e in _events(setup):
+        table, _, _ = native.apply(table, e)
+    outcomes = []
+    for e in _events(placed):
+        before = native.FALLBACKS["WagerPlaced"]
+        table, out, verdict = native.apply(table, e)
+        outcomes.append((e.wager_id, verdict, native.FALLBACKS["WagerPlaced"] > before,
+                         [getattr(o, "reason", None) for o in out]))
+    assert outcomes == [
+        ("w1", "applied", False, []), ("w2", "applied", False, []), ("w3", "applied", False, []),
+        ("w4", "rejected", True, ["stake_out_of_limits"]), ("w5", "rejected", True, ["stake_out_of_limits"]),
+        ("w6", "rejected", True, ["stake_out_of_limits"]),
+    ], outcomes
+    assert native.FALLBACKS["WagerPlaced"] - fallbacks == 3
+    lockstep(_events(setup + placed))  # and the Python core agrees on every one
+
+
 def test_crapssim_play():
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from crapssim_compare import dice_of_hands, our_records

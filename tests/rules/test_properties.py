@@ -647,10 +647,12 @@ def test_restore_once_mid_history_equals_live(ops, table_kind, rules, cut):
 @given(ops=ops_strategy, table_kind=table_kinds, rules=rules_strategy())
 def test_per_throw_work_independent_of_the_number_of_wagers(ops, table_kind, rules):
     """docs/rules.md: markers and counts are kept per cohort (once per table per window), so per-throw
-    work stays independent of the number of wagers: with 1 or 200 wagers per placement the
-    cohorts and the markers are the same at every throw."""
+    work stays independent of the number of wagers: with 1 or 40 wagers per placement the
+    cohorts and the markers are the same at every throw. (40, not more: every rejected placement
+    is the Python core's, on the table converted by record, so this test's time grows with the
+    square of the copies; 200 took a minute of CI for the same property.)"""
     profiles = []
-    for copies in (1, 200):
+    for copies in (1, 40):
         history = build_history(ops, table_kind, rules, copies)
         states: dict = {}
         profile = []
