@@ -33,7 +33,7 @@ kafka-down:
 	@infra/kafka/kafka.sh stop
 
 # Everything CI runs: unit, property, codec, rules and the pipeline tests on the real broker,
-# which infra/test.sh starts if needed and stops again (about 12 minutes on 2 cores).
+# which infra/test.sh starts if needed and stops again (about 10 minutes on 2 cores).
 test:
 	@bash infra/setup.sh test
 	bash infra/test.sh
