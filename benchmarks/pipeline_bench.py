@@ -18,7 +18,8 @@
 2. Latency at a floor's real load: 200 tables, a throw every ~20 s each, fed live; p50/p99 from the
    event time (send time) to the settlement read by a read_committed consumer; --latency-runs runs,
    each on topics of its own and lasting until --min-settlements settlements (issue 15: p99 < 50 ms
-   as the median of >= 5 runs of >= 5,000 settlements, none above 100 ms), with the machine's load.
+   as the median of >= 5 runs of >= 5,000 settlements, none above 100 ms), with the machine's load,
+   its steal share and each process's CPU (to tell a slow machine from a slow program).
 """
 from __future__ import annotations
 
@@ -185,6 +186,51 @@ def loadavg() -> float:
         return float(f.read().split()[0])
 
 
+def machine_ticks() -> tuple[int, int]:
+    """(steal, total) clock ticks of all cores since boot (/proc/stat): the share a hypervisor
+    took from this machine's cores while a run was measured."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return fields[7], sum(fields[:8])  # user nice system idle iowait irq softirq steal
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds a process has used (/proc/<pid>/stat); None when it is gone."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def broker_pid() -> int | None:
+    """The dev broker's pid (infra/kafka/kafka.sh's pid file), None for another broker."""
+    data = Path(os.environ.get("KAFKA_DATA_DIR", REPO / ".kafka-data"))
+    try:
+        return int((data / "kafka.pid").read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def machine_use(before: dict, after: dict, seconds: float) -> str:
+    """The run's CPU, to tell a slow machine from a slow program: the steal share of all cores,
+    and each process's CPU as a share of one core over the run."""
+    steal = (after["ticks"][0] - before["ticks"][0]) / max(after["ticks"][1] - before["ticks"][1], 1)
+    parts = [f"steal {steal:.1%} of the cores"]
+    for name in ("worker", "broker", "feed", "this process"):
+        a, b = after.get(name), before.get(name)
+        if a is not None and b is not None:
+            parts.append(f"{name} {(a - b) / seconds:.0%} of a core")
+    return "machine: " + ", ".join(parts)
+
+
+def machine_snapshot(pids: dict[str, int | None]) -> dict:
+    return {"ticks": machine_ticks(), **{name: cpu_seconds(pid) for name, pid in pids.items()}}
+
+
 def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     """One latency run on topics of its own (a fresh prefix): a worker, a reader and a live floor.
 
@@ -226,6 +272,8 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     feed = subprocess.Popen([sys.executable, "-m", "streams.cli", "simulate", "--live", "--tables", str(tables),
                              "--hours", "8", "--speed", "1", "--seed", "5"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pids = {"worker": worker.pid, "broker": broker_pid(), "feed": feed.pid, "this process": os.getpid()}
+    machine_from = machine_snapshot(pids)
     start = time.monotonic()
     opening = None  # the worker's histogram once the reader is past the opening tenth
     while time.monotonic() - start < 3 * seconds:
@@ -235,6 +283,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
             opening = committed_histogram(worker_samples(web_port))
         if time.monotonic() - start >= seconds and len(latencies) >= min_settlements / 0.9:
             break
+    machine = machine_use(machine_from, machine_snapshot(pids), time.monotonic() - start)
     feed.terminate()
     pauses = broker_pauses.pauses_since(pauses_from)
     fed_seconds = time.monotonic() - start
@@ -252,13 +301,14 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     # The first tenth carries the floor's opening burst (every table opens, every player bets at once).
     steady = latencies[len(latencies) // 10:]
     if len(steady) < 100:
-        return {"settlements": len(steady), "p50": 0.0, "p99": 0.0, "max": 0.0, "load": statistics.median(loads)}
+        return {"settlements": len(steady), "p50": 0.0, "p99": 0.0, "max": 0.0, "load": statistics.median(loads),
+                "machine": machine}
     q = statistics.quantiles(steady, n=100)
     reader_side = {le: sum(1 for x in steady if x <= le) / len(steady) for le in WITHIN}
     return {"settlements": len(steady), "p50": q[49] * 1000, "p99": q[98] * 1000, "max": max(steady) * 1000,
             "load": statistics.median(loads), "seconds": time.monotonic() - start,
             "worker": worker_side, "reader": reader_side,
-            "broker": broker_pauses.summary(pauses, fed_seconds), "gc": collections_}
+            "broker": broker_pauses.summary(pauses, fed_seconds), "gc": collections_, "machine": machine}
 
 
 WITHIN = (0.025, 0.05, 0.1)  # buckets of the worker's craps_settlement_latency_seconds
@@ -342,6 +392,7 @@ def latency(seconds: float, tables: int, runs: int = 1, min_settlements: int = 0
             print(f"  {x['broker']}", flush=True)
         if x.get("gc"):
             print(f"  the worker's garbage collections: {x['gc']}", flush=True)
+        print(f"  {x['machine']}", flush=True)
     p99s = [x["p99"] for x in results]
     print(f"latency p99, median of {runs} runs: {statistics.median(p99s):.1f} ms (target < 50 ms), "
           f"highest {max(p99s):.1f} ms (target none above 100 ms); first run {p99s[0]:.1f} ms")
