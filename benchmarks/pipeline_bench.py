@@ -19,7 +19,9 @@
    event time (send time) to the settlement read by a read_committed consumer; --latency-runs runs,
    each on topics of its own and lasting until --min-settlements settlements (issue 15: p99 < 50 ms
    as the median of >= 5 runs of >= 5,000 settlements, none above 100 ms), with the machine's load,
-   its steal share and each process's CPU (to tell a slow machine from a slow program).
+   its steal share and each process's CPU (to tell a slow machine from a slow program), and the
+   tail split second by second (stolen_time.py): how many settlements over 100 ms waited through a
+   second in which the hypervisor took 10 % or more of the cores, and the p99 of those that met none.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ PREFIX = f"bench{uuid.uuid4().hex[:6]}."
 os.environ["CRAPS_TOPIC_PREFIX"] = PREFIX
 
 import broker_pauses  # noqa: E402
+import stolen_time  # noqa: E402
 import faust_passthrough  # noqa: E402  (imports faust only in its worker subprocess)
 from kafka import KafkaConsumer, TopicPartition  # noqa: E402
 
@@ -186,14 +189,6 @@ def loadavg() -> float:
         return float(f.read().split()[0])
 
 
-def machine_ticks() -> tuple[int, int]:
-    """(steal, total) clock ticks of all cores since boot (/proc/stat): the share a hypervisor
-    took from this machine's cores while a run was measured."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return fields[7], sum(fields[:8])  # user nice system idle iowait irq softirq steal
-
-
 def cpu_seconds(pid: int | None) -> float | None:
     """User + system CPU seconds a process has used (/proc/<pid>/stat); None when it is gone."""
     if pid is None:
@@ -228,7 +223,7 @@ def machine_use(before: dict, after: dict, seconds: float) -> str:
 
 
 def machine_snapshot(pids: dict[str, int | None]) -> dict:
-    return {"ticks": machine_ticks(), **{name: cpu_seconds(pid) for name, pid in pids.items()}}
+    return {"ticks": stolen_time.machine_ticks(), **{name: cpu_seconds(pid) for name, pid in pids.items()}}
 
 
 def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
@@ -246,6 +241,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--web-port", str(web_port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     latencies: list[float] = []
+    read_at: list[float] = []  # when each was read (s), to place it against the stolen seconds
     stop = threading.Event()
 
     def consume():
@@ -262,6 +258,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
                 now_ms = time.time() * 1000
                 for m in messages:
                     latencies.append((now_ms - decode_output(m.value)["ts"]) / 1000.0)
+                    read_at.append(now_ms / 1000.0)
         consumer.close()
 
     reader = threading.Thread(target=consume)
@@ -274,6 +271,8 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pids = {"worker": worker.pid, "broker": broker_pid(), "feed": feed.pid, "this process": os.getpid()}
     machine_from = machine_snapshot(pids)
+    sampler = stolen_time.StealSampler()
+    sampler.start()
     start = time.monotonic()
     opening = None  # the worker's histogram once the reader is past the opening tenth
     while time.monotonic() - start < 3 * seconds:
@@ -284,6 +283,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
         if time.monotonic() - start >= seconds and len(latencies) >= min_settlements / 0.9:
             break
     machine = machine_use(machine_from, machine_snapshot(pids), time.monotonic() - start)
+    stolen = sampler.stop()
     feed.terminate()
     pauses = broker_pauses.pauses_since(pauses_from)
     fed_seconds = time.monotonic() - start
@@ -299,7 +299,13 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     # from run to run, 17.0 -> 18.8 -> 22.3 ms, while each left its 40 partitions behind).
     delete_floor(prefix)
     # The first tenth carries the floor's opening burst (every table opens, every player bets at once).
-    steady = latencies[len(latencies) // 10:]
+    skip = len(latencies) // 10
+    steady = latencies[skip:]
+    tail = stolen_time.split_tail(stolen, list(zip(read_at[skip:], steady)))
+    machine += (f"; worst 10 s steal {stolen_time.worst_window(stolen):.0%}, {tail.stolen_seconds} s with steal >= 10 %"
+                f"; settlements over 100 ms: {tail.over}, {tail.over_in_stolen} of them waited through such a second")
+    if tail.p99_clear is not None:
+        machine += f"; p99 of the {tail.clear:,} that met none {tail.p99_clear * 1000:.1f} ms"
     if len(steady) < 100:
         return {"settlements": len(steady), "p50": 0.0, "p99": 0.0, "max": 0.0, "load": statistics.median(loads),
                 "machine": machine}
