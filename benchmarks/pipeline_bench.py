@@ -242,6 +242,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     latencies: list[float] = []
     read_at: list[float] = []  # when each was read (s), to place it against the stolen seconds
+    sent_at: list[float] = []  # its record's timestamp (s): when the worker's producer sent it
     stop = threading.Event()
 
     def consume():
@@ -259,6 +260,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
                 for m in messages:
                     latencies.append((now_ms - decode_output(m.value)["ts"]) / 1000.0)
                     read_at.append(now_ms / 1000.0)
+                    sent_at.append(m.timestamp / 1000.0)
         consumer.close()
 
     reader = threading.Thread(target=consume)
@@ -306,6 +308,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
                 f"; settlements over 100 ms: {tail.over}, {tail.over_in_stolen} of them waited through such a second")
     if tail.p99_clear is not None:
         machine += f"; p99 of the {tail.clear:,} that met none {tail.p99_clear * 1000:.1f} ms"
+    split = legs(steady, read_at[skip:], sent_at[skip:])
     if len(steady) < 100:
         return {"settlements": len(steady), "p50": 0.0, "p99": 0.0, "max": 0.0, "load": statistics.median(loads),
                 "machine": machine}
@@ -314,7 +317,28 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     return {"settlements": len(steady), "p50": q[49] * 1000, "p99": q[98] * 1000, "max": max(steady) * 1000,
             "load": statistics.median(loads), "seconds": time.monotonic() - start,
             "worker": worker_side, "reader": reader_side,
-            "broker": broker_pauses.summary(pauses, fed_seconds), "gc": collections_, "machine": machine}
+            "broker": broker_pauses.summary(pauses, fed_seconds), "gc": collections_, "machine": machine,
+            "legs": split}
+
+
+def legs(steady: list[float], read_at: list[float], sent_at: list[float]) -> str | None:
+    """Where the time went, cut at the worker's send (the settlement record's CreateTime, one
+    clock with the event's on this machine): event to the worker's send (the feed's produce, the
+    worker's fetch, settling) and the send to the read (the write, the offsets, the commit and its
+    markers, the reader's fetch); p50 and p99 of each, and their medians among the settlements
+    over 100 ms, to tell a worker that settled late from a commit that became visible late."""
+    if len(steady) < 100:
+        return None
+    before = [sent - (read - lat) for lat, read, sent in zip(steady, read_at, sent_at)]
+    after = [read - sent for read, sent in zip(read_at, sent_at)]
+    q = lambda xs: statistics.quantiles(xs, n=100)  # noqa: E731
+    text = ("event to the worker's send p50 {:.1f} p99 {:.1f} ms; the send to the read p50 {:.1f} p99 {:.1f} ms"
+            .format(q(before)[49] * 1000, q(before)[98] * 1000, q(after)[49] * 1000, q(after)[98] * 1000))
+    slow = [i for i, lat in enumerate(steady) if lat > 0.1]
+    if slow:
+        text += (f"; the {len(slow)} over 100 ms: median {statistics.median(before[i] for i in slow) * 1000:.0f} ms "
+                 f"before the send, {statistics.median(after[i] for i in slow) * 1000:.0f} ms after it")
+    return text
 
 
 WITHIN = (0.025, 0.05, 0.1)  # buckets of the worker's craps_settlement_latency_seconds
@@ -394,6 +418,8 @@ def latency(seconds: float, tables: int, runs: int = 1, min_settlements: int = 0
             print(f"  read by a read_committed reader: {shares(x['reader'])}")
             print(f"  committed by the worker (its histogram): "
                   f"{shares(x['worker']) if x.get('worker') else 'not available'}", flush=True)
+        if x.get("legs"):
+            print(f"  {x['legs']}", flush=True)
         if x.get("broker"):
             print(f"  {x['broker']}", flush=True)
         if x.get("gc"):
