@@ -226,7 +226,8 @@ def machine_snapshot(pids: dict[str, int | None]) -> dict:
     return {"ticks": stolen_time.machine_ticks(), **{name: cpu_seconds(pid) for name, pid in pids.items()}}
 
 
-def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
+def latency_run(seconds: float, tables: int, min_settlements: int,
+                second_reader_wait_ms: int | None = None) -> dict:
     """One latency run on topics of its own (a fresh prefix): a worker, a reader and a live floor.
 
     Its own topics, because a worker of a new application id starts at the earliest offset: on
@@ -240,31 +241,38 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     web_port = free_port()
     worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--web-port", str(web_port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    latencies: list[float] = []
-    read_at: list[float] = []  # when each was read (s), to place it against the stolen seconds
-    sent_at: list[float] = []  # its record's timestamp (s): when the worker's producer sent it
+    first = {"latency": [], "read_at": [], "sent_at": [], "key": []}
+    second = {"latency": [], "read_at": [], "sent_at": [], "key": []}
+    # latency (s) from the event; when it was read (s), to place it against the stolen seconds; its
+    # record's timestamp (s): when the worker's producer sent it; (partition, offset)
+    latencies, read_at, sent_at = first["latency"], first["read_at"], first["sent_at"]
     stop = threading.Event()
 
-    def consume():
+    def consume(out: dict, fetch_max_wait_ms: int | None):
         # A viewer reading settlements read_committed; the run's topics are new, so from the
         # earliest offset. Every partition assigned, no group: kafka-python 3.0.12's group
         # coordinator spins in poll() while records flow (py-spy: ensure_coordinator_ready,
         # poll_heartbeat, call_soon_threadsafe), which held about a core and starved the worker
         # and the broker it measures (session 5: 78 % of a core for this process).
+        wait = {} if fetch_max_wait_ms is None else {"fetch_max_wait_ms": fetch_max_wait_ms}
         consumer = KafkaConsumer(**client_settings("viewer"), group_id=None, isolation_level="read_committed",
-                                 auto_offset_reset="earliest", enable_auto_commit=False)
+                                 auto_offset_reset="earliest", enable_auto_commit=False, **wait)
         consumer.assign([TopicPartition(prefix + "settlements", p) for p in range(PARTITIONS)])
         while not stop.is_set():
             for messages in consumer.poll(timeout_ms=200).values():
                 now_ms = time.time() * 1000
                 for m in messages:
-                    latencies.append((now_ms - decode_output(m.value)["ts"]) / 1000.0)
-                    read_at.append(now_ms / 1000.0)
-                    sent_at.append(m.timestamp / 1000.0)
+                    out["latency"].append((now_ms - decode_output(m.value)["ts"]) / 1000.0)
+                    out["read_at"].append(now_ms / 1000.0)
+                    out["sent_at"].append(m.timestamp / 1000.0)
+                    out["key"].append((m.partition, m.offset))
         consumer.close()
 
-    reader = threading.Thread(target=consume)
-    reader.start()
+    readers = [threading.Thread(target=consume, args=(first, None))]
+    if second_reader_wait_ms is not None:
+        readers.append(threading.Thread(target=consume, args=(second, second_reader_wait_ms)))
+    for reader in readers:
+        reader.start()
     time.sleep(8)  # the worker joins its group and owns its partitions
     loads = [loadavg()]
     pauses_from = broker_pauses.mark()
@@ -294,7 +302,8 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     worker_side = within(committed_histogram(at_end), opening)
     collections_ = gc_pauses(at_end)
     stop.set()
-    reader.join()
+    for reader in readers:
+        reader.join()
     worker.terminate()
     worker.wait(30)
     # Each run leaves the broker as it found it, so every run meets the same broker (the p50 rose
@@ -309,6 +318,8 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
     if tail.p99_clear is not None:
         machine += f"; p99 of the {tail.clear:,} that met none {tail.p99_clear * 1000:.1f} ms"
     split = legs(steady, read_at[skip:], sent_at[skip:])
+    if second_reader_wait_ms is not None:
+        split = (split or "") + "\n  " + compare_readers(first, second, skip, second_reader_wait_ms)
     if len(steady) < 100:
         return {"settlements": len(steady), "p50": 0.0, "p99": 0.0, "max": 0.0, "load": statistics.median(loads),
                 "machine": machine}
@@ -319,6 +330,22 @@ def latency_run(seconds: float, tables: int, min_settlements: int) -> dict:
             "worker": worker_side, "reader": reader_side,
             "broker": broker_pauses.summary(pauses, fed_seconds), "gc": collections_, "machine": machine,
             "legs": split}
+
+
+def compare_readers(first: dict, second: dict, skip: int, wait_ms: int) -> str:
+    """The same settlements read by a second reader with another fetch_max_wait_ms: whether the
+    first reader's late ones were late for it too (the broker showed them late) or not (the
+    reader's fetch waited)."""
+    theirs = dict(zip(second["key"], second["latency"]))
+    mine = list(zip(first["key"][skip:], first["latency"][skip:]))
+    both = [(lat, theirs[k]) for k, lat in mine if k in theirs]
+    if len(both) < 100:
+        return f"a second reader (fetch_max_wait_ms {wait_ms}): too few settlements in common ({len(both)})"
+    p99 = lambda xs: statistics.quantiles(xs, n=100)[98] * 1000  # noqa: E731
+    late = [b for a, b in both if a > 0.1]
+    return (f"a second reader (fetch_max_wait_ms {wait_ms}) on the same {len(both):,}: p99 {p99([b for _, b in both]):.1f} ms "
+            f"(the first {p99([a for a, _ in both]):.1f}), {sum(1 for _, b in both if b > 0.1)} over 100 ms; "
+            f"of the first's {len(late)} over 100 ms, {sum(1 for b in late if b > 0.1)} were over 100 ms for it too")
 
 
 def legs(steady: list[float], read_at: list[float], sent_at: list[float]) -> str | None:
@@ -405,10 +432,11 @@ def within(end: dict | None, opening: dict | None) -> dict[float, float] | None:
     return {le: (end[le] - opening.get(le, 0.0)) / total for le in WITHIN}
 
 
-def latency(seconds: float, tables: int, runs: int = 1, min_settlements: int = 0) -> None:
+def latency(seconds: float, tables: int, runs: int = 1, min_settlements: int = 0,
+            second_reader_wait_ms: int | None = None) -> None:
     results = []
     for r in range(runs):
-        x = latency_run(seconds, tables, min_settlements)
+        x = latency_run(seconds, tables, min_settlements, second_reader_wait_ms)
         results.append(x)
         print(f"latency run {r + 1} ({tables} tables, real pace, {x['settlements']:,} settlements, "
               f"load average {x['load']:.1f} on {os.cpu_count()} cores): p50 {x['p50']:.1f} ms, "
@@ -439,6 +467,9 @@ def main() -> int:
     p.add_argument("--latency-tables", type=int, default=200)
     p.add_argument("--latency-runs", type=int, default=1, help="latency runs, each on topics of its own")
     p.add_argument("--min-settlements", type=int, default=0, help="a latency run lasts until this many")
+    p.add_argument("--second-reader-wait-ms", type=int, default=None,
+                   help="a second read_committed reader with this fetch_max_wait_ms on the same settlements "
+                        "(kafka-python's default is 500), to tell a late commit from a waiting reader")
     p.add_argument("--no-faust", action="store_true", help="skip the Faust pass-through contender")
     p.add_argument("--faust-tx-sink", action="store_true",
                    help="also run a Faust pass-through whose outputs go through its transactional producers")
@@ -454,7 +485,8 @@ def main() -> int:
         throughput(args.tables, args.hours, args.rounds, faust=not args.no_faust,
                    faust_tx_sink=args.faust_tx_sink, faust_guarantee=args.faust_guarantee)
     if args.latency_seconds > 0:
-        latency(args.latency_seconds, args.latency_tables, args.latency_runs, args.min_settlements)
+        latency(args.latency_seconds, args.latency_tables, args.latency_runs, args.min_settlements,
+                args.second_reader_wait_ms)
     return 0
 
 
