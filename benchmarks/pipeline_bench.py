@@ -358,9 +358,9 @@ def legs(steady: list[float], read_at: list[float], sent_at: list[float]) -> str
         return None
     before = [sent - (read - lat) for lat, read, sent in zip(steady, read_at, sent_at)]
     after = [read - sent for read, sent in zip(read_at, sent_at)]
-    q = lambda xs: statistics.quantiles(xs, n=100)  # noqa: E731
-    text = ("event to the worker's send p50 {:.1f} p99 {:.1f} ms; the send to the read p50 {:.1f} p99 {:.1f} ms"
-            .format(q(before)[49] * 1000, q(before)[98] * 1000, q(after)[49] * 1000, q(after)[98] * 1000))
+    qb, qa = statistics.quantiles(before, n=100), statistics.quantiles(after, n=100)
+    text = (f"event to the worker's send p50 {qb[49] * 1000:.1f} p99 {qb[98] * 1000:.1f} ms; "
+            f"the send to the read p50 {qa[49] * 1000:.1f} p99 {qa[98] * 1000:.1f} ms")
     slow = [i for i, lat in enumerate(steady) if lat > 0.1]
     if slow:
         text += (f"; the {len(slow)} over 100 ms: median {statistics.median(before[i] for i in slow) * 1000:.0f} ms "

@@ -63,7 +63,12 @@ def worst_window(seconds: list[StolenSecond], width: int = 10) -> float:
 def steal_during(seconds: list[StolenSecond], start: float, end: float) -> float:
     """The highest steal share of the samples that overlap [start, end]; 0.0 when none does
     (`seconds` in time order, as the sampler records them)."""
-    ends = [s.end for s in seconds]
+    return _steal_between(seconds, [s.end for s in seconds], start, end)
+
+
+def _steal_between(seconds: list[StolenSecond], ends: list[float], start: float, end: float) -> float:
+    # `ends` is [s.end for s in seconds], built once by the caller: split_tail asks once per
+    # settlement, thousands of times over the same record.
     i = bisect.bisect_left(ends, start)  # the first sample that ends at or after `start`
     worst = 0.0
     while i < len(seconds) and seconds[i].start <= end:
@@ -86,7 +91,8 @@ def split_tail(seconds: list[StolenSecond], settlements: list[tuple[float, float
     """Split a run's settlements, each (read at, latency) in seconds, by whether the time between
     its event and its read overlapped a second in which the hypervisor took `heavy` or more of
     the cores."""
-    stolen = [steal_during(seconds, read_at - lat, read_at) >= heavy for read_at, lat in settlements]
+    ends = [s.end for s in seconds]
+    stolen = [_steal_between(seconds, ends, read_at - lat, read_at) >= heavy for read_at, lat in settlements]
     clear = [lat for (_, lat), s in zip(settlements, stolen) if not s]
     return TailSplit(
         over=sum(1 for _, lat in settlements if lat > limit),
