@@ -8,8 +8,7 @@ SEED ?= 1
 .PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo
 
 install:
-	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
-	PYTHON=$(PYTHON) bash native/build.sh
+	PATH="$$PATH:$$HOME/.cargo/bin" $(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
 	infra/floor/fetch-assets.sh
 
 # The main job: Kafka, a worker, the floor view, Prometheus and a simulated floor fed live (infra/run-floor.sh).

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What a fresh Debian machine lacks for `make run` / `make test`, installed once (each step is
 # skipped when already done):
-#   infra/setup.sh run    Java and Maven, openssl, Prometheus, the Python package, the native rules
-#                         core (Rust via rustup when cargo is missing; native/build.sh), the Kafka jars, Chart.js (npm)
+#   infra/setup.sh run    Java and Maven, openssl, Prometheus, the Python package (with its native
+#                         accelerator where cargo is present), the Kafka jars, Chart.js (npm)
 #   infra/setup.sh test   the same, and Chromium for the browser tests
 # Debian packages need root (or password-less sudo); without it, one line says what to run.
 set -euo pipefail
@@ -13,8 +13,6 @@ command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)  # the broker's CA and certificate (kafka.sh secrets)
 command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || need+=(prometheus)
-have_cargo() { command -v cargo >/dev/null 2>&1 || [[ -x "$HOME/.cargo/bin/cargo" ]]; }
-have_cargo || command -v curl >/dev/null 2>&1 || need+=(curl)  # rustup's installer, below
 if [[ $goal == test ]] && ! command -v chromium >/dev/null 2>&1; then need+=(chromium); fi
 if ((${#need[@]})); then
   if [[ $(id -u) == 0 ]]; then
@@ -29,20 +27,15 @@ if ((${#need[@]})); then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-echo "setup: the Python package and its dependencies ..." >&2
-python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
-# The native rules core (docs/native-core.md): Rust, built with cargo into streams/rules/. Debian's
-# own rustc is too old for PyO3's crates; rustup installs the current stable toolchain in ~/.cargo.
-if ! have_cargo; then
-  echo "setup: the Rust toolchain (rustup, a minute) ..." >&2
-  if ! curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y -q --profile minimal >/dev/null; then
-    echo "setup: could not install Rust with rustup (is https://sh.rustup.rs reachable?): install cargo" \
-         "(a current stable Rust) another way, then run 'make $goal' again" >&2
-    exit 1
-  fi
+# The package's build compiles the native accelerator (docs/native-core.md) where cargo is on PATH
+# (rustup puts it in ~/.cargo/bin, which a non-login shell may not have), and leaves it out otherwise.
+if ! command -v cargo >/dev/null 2>&1 && [[ -x "$HOME/.cargo/bin/cargo" ]]; then export PATH="$HOME/.cargo/bin:$PATH"; fi
+if command -v cargo >/dev/null 2>&1; then
+  echo "setup: the Python package, its dependencies and its native accelerator (cargo, a minute the first time) ..." >&2
+else
+  echo "setup: no cargo on PATH: the Python package without its native accelerator; the Python rules core will run" >&2
 fi
-echo "setup: the native rules core (cargo build, a minute the first time) ..." >&2
-bash native/build.sh
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
 # An editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set (this machine's
 # environment does) every process would compile every module from source at start: about 25 ms of
 # each command's CPU (replay's start, measured in session 7). Python still reads the .pyc written

@@ -13,6 +13,13 @@ if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
 fi
 start=$SECONDS
 status=0
+# Where cargo is present the package's build compiled the native accelerator (infra/setup.sh):
+# CRAPS_CORE=native makes a missing or stale build an error instead of a quiet fall to the Python core.
+if command -v cargo >/dev/null 2>&1 || [[ -x "$HOME/.cargo/bin/cargo" ]]; then
+  export CRAPS_CORE=native
+else
+  echo "make test: no cargo, no native accelerator: the suite runs on the Python rules core" >&2
+fi
 if [[ $# == 0 ]]; then
   # The tests that need no broker are CPU-bound and independent: two processes (pytest-xdist) on
   # the two cores halve their time. The broker's tests run after them, one at a time, alone: they

@@ -1,11 +1,12 @@
-"""The digest of the native rules core's sources: native/build.sh builds it into the extension
-(`SOURCE_DIGEST`), and streams/rules/native.py compares it with the sources beside it at import.
+"""The digest of the native accelerator's sources: the package's build (setup.py) builds it into the
+extension (`SOURCE_DIGEST`), and streams/rules/native.py compares it with the sources beside it at
+import (an editable install, or a checkout with a build in place).
 
 Why: a rule changed in native/src/ (or a checkout that moved to newer sources) without a rebuild
 would leave the old extension settling by the old rule, silently. With the digest, an extension
 built from other sources than the checkout holds is refused (the Python core, the reference,
-settles instead, and `CRAPS_CORE=native` fails saying to rebuild). Standard library only, so the
-build runs it before anything of the package can be imported.
+settles instead, and `CRAPS_CORE=native` fails saying to rebuild). Standard library only, so
+setup.py runs it before anything of the package can be imported.
 
     python native/source_digest.py [NATIVE_DIR]    # prints the digest
 """

@@ -1,14 +1,16 @@
 """The rules core: pure (no clock, randomness or I/O in `apply`); the Python core imports the standard
-library and msgspec only, the native core is its Rust extension. `apply(state, event) -> (state, outputs, verdict)`.
+library and msgspec only. `apply(state, event) -> (state, outputs, verdict)`.
 
-Which core `apply` is, chosen once at import, in this one place (docs/native-core.md): the
-worker and replay take this `apply` (streams/settle/step.py). `CRAPS_CORE=python`: the Python core
-(streams/rules/table.py, the reference). `CRAPS_CORE=native`: the native core
-(streams/rules/native.py: the Rust extension built by native/build.sh, the Python core for every
-rare case; an error at import when it is not built). Unset: the native core when it is built
-from the checkout's sources, else the Python core, with `CORE_NOTE` saying why (the worker logs
-it; both settle the same bytes, tests/rules/test_native_core.py holds one to the other after every
-event). `CORE` says which ("python" or "native").
+The Python core (streams/rules/table.py and the kind modules) is the specification. The package's
+build adds, where cargo is present, an optional native accelerator (`streams.rules._native`,
+native/; docs/native-core.md) that settles the common path by the same facts and hands every
+other case back to the Python core (streams/rules/native.py).
+
+Which core `apply` is, chosen once at import, in this one place: the worker and replay take this
+`apply` (streams/settle/step.py). `CRAPS_CORE=python`: the Python core. `CRAPS_CORE=native`: the
+accelerator, or an error at import saying why it cannot be used. Unset: the accelerator when it is
+installed and accepted, else the Python core, with `CORE_NOTE` saying why (the worker logs it).
+`CORE` says which ("python" or "native").
 """
 import os as _os
 
@@ -38,10 +40,6 @@ from streams.rules.submission import DEFAULT_RULES, RulesSubmission, rules_from_
 from streams.rules.table import TableState
 from streams.rules.table import apply as _python_apply
 
-# The native core is the default (session 9). Session 7 had taken it back after the broker-restart
-# fault scenario duplicated 71 settlements with the worker on it; session 8 found that cause outside
-# the core, for either core (records a stopping broker left open, committed by the next owner:
-# streams.kafka.producers.abort_hanging is the fix), and it has passed every CI run since.
 CORE = _os.environ.get("CRAPS_CORE", "")
 if CORE not in ("", "python", "native"):
     raise ImportError(f"CRAPS_CORE={CORE!r}: python or native (unset: native when built)")

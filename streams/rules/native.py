@@ -33,16 +33,17 @@ from streams.rules.submission import rules_from_record
 from streams.rules.table import TableState
 from streams.rules.verdict import APPLIED
 
-_BUILD = "run `bash native/build.sh` (it needs cargo: https://rustup.rs)"
+# How the accelerator is built: by the package's own build (setup.py, setuptools-rust), where cargo is on PATH.
+_BUILD = "install the package where cargo is on PATH (`pip install -e .` in a checkout) to build it"
 _native = None
 PROBLEM: str | None = None
 if importlib.util.find_spec("streams.rules._native") is None:
-    PROBLEM = f"the native rules core is not built (no streams/rules/_native*.so): {_BUILD}"
+    PROBLEM = f"the native accelerator is not installed: {_BUILD}"
 else:
     try:
         from streams.rules import _native
     except ImportError as error:  # built for another interpreter, or broken
-        PROBLEM = f"the native rules core does not load ({error}): {_BUILD}"
+        PROBLEM = f"the native accelerator does not load ({error}): {_BUILD}"
 SOURCES = Path(__file__).resolve().parents[2] / "native"
 
 
@@ -57,7 +58,7 @@ def stale_build(extension, sources: Path = SOURCES) -> str | None:
         return None
     digest = runpy.run_path(str(script))["source_digest"](sources)
     if getattr(extension, "SOURCE_DIGEST", "") != digest:
-        return ("the native rules core was built from other sources than native/ holds (edited or "
+        return ("the native accelerator was built from other sources than native/ holds (edited or "
                 f"updated since it was built): {_BUILD}")
     return None
 
@@ -68,7 +69,7 @@ if _native is not None and PROBLEM is None:
     if tuple(_native.KINDS) != WAGER_KINDS or tuple(_native.GROUPS) != GROUPS:
         PROBLEM = (f"the native rules core knows the wager kinds {tuple(_native.KINDS)} in groups "
                    f"{tuple(_native.GROUPS)}; the Python core's registry has {WAGER_KINDS} in {GROUPS}: "
-                   "extend native/ and rebuild (bash native/build.sh)")
+                   f"extend native/ and rebuild: {_BUILD}")
 
 _py_apply = _table.apply
 # Events the Python core judged for the native core, by type name (tests and benchmarks read it).

@@ -6,8 +6,7 @@ refuses them), with events delayed (gaps, held events, releases), under other Ru
 on the crapssim play of benchmarks/crapssim_compare.py, on the golden floor and the contract
 corpus (tests/golden), and on hand-made odd events. Records round-trip both ways, and pickle.
 
-The extension must be built (`bash native/build.sh`; CI builds it): when it is not, these tests
-FAIL, saying so; they are never skipped.
+They run where the native accelerator is installed (CI: wherever cargo is present, tests/accelerator.py).
 """
 from __future__ import annotations
 
@@ -27,14 +26,12 @@ from streams.rules.submission import rules_from_record
 from streams.rules.table import TableState
 from streams.rules.table import apply as python_apply
 from streams.sim.floor import floor_events
+from tests.accelerator import requires_accelerator
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _built():
-    """Fail (never skip) when the native core cannot be used: CI builds it."""
-    assert native.PROBLEM is None, native.PROBLEM
+pytestmark = requires_accelerator
 
 
 def _events(records):
@@ -273,8 +270,8 @@ def test_load_in_place_keeps_the_table():
 
 
 def test_the_built_extension_is_of_the_checkout_s_sources():
-    """native/build.sh wrote the digest of native/'s sources into the extension; an extension
-    built from other sources is refused (this test fails on a stale build: run native/build.sh)."""
+    """The build (setup.py) wrote the digest of native/'s sources into the extension; an extension
+    built from other sources is refused (this test fails on a stale build: `pip install -e .`)."""
     assert native.stale_build(native._native) is None
     assert len(native._native.SOURCE_DIGEST) == 64
 
@@ -293,6 +290,6 @@ def test_an_extension_of_other_sources_is_refused(tmp_path):
     rule = sources / "src" / "fire_bet.rs"
     rule.write_text(rule.read_text() + "\n// an edited rule\n")
     problem = native.stale_build(built, sources)
-    assert problem is not None and "native/build.sh" in problem
+    assert problem is not None and "pip install -e ." in problem
     assert native.stale_build(SimpleNamespace(), native.SOURCES) is not None
     assert native.stale_build(built, tmp_path / "elsewhere") is None

@@ -1,0 +1,29 @@
+"""The build of the optional accelerator (docs/native-core.md): setuptools-rust compiles the Rust
+crate in native/ into `streams.rules._native` when a Rust toolchain is on PATH, and leaves it out,
+with one line, when there is none (`optional=True`): the package then runs its Python core.
+Everything else of the build is declared in pyproject.toml."""
+import os
+import runpy
+from pathlib import Path
+
+from setuptools import setup
+from setuptools_rust import Binding, RustExtension
+
+NATIVE = Path(__file__).resolve().parent / "native"
+# The digest of the crate's sources goes into the extension (SOURCE_DIGEST): streams/rules/native.py
+# refuses an extension built in place from other sources than native/ now holds.
+# cargo inherits it from this environment (lib.rs reads it with env!).
+os.environ["CRAPS_NATIVE_SOURCE"] = runpy.run_path(str(NATIVE / "source_digest.py"))["source_digest"](NATIVE)
+
+setup(
+    rust_extensions=[
+        RustExtension(
+            "streams.rules._native",
+            path="native/Cargo.toml",
+            binding=Binding.PyO3,
+            optional=True,
+            debug=False,  # an editable install builds the release profile too (the speed is the point)
+            args=["--locked"],
+        )
+    ],
+)
