@@ -1,10 +1,9 @@
 """Bonus Craps (§ 623a.12): All Small, All Tall, All Or Nothing At All."""
 from __future__ import annotations
 
-from streams.rules.events import new_marker_placed
-from streams.rules.paytables import BonusPaytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import AMOUNT_CENTS, INDEX_TEXT, Cohort, Wager, settled, wager_from_record
+from streams.rules.paytables import BonusPaytable
+from streams.rules.wager import AMOUNT_CENTS, Cohort, Wager, settled, wager_from_record
 
 # § 623a.3(43) as docs/rules.md states it: the totals each wager needs, as bit masks over the total.
 NEEDS = {
@@ -12,31 +11,20 @@ NEEDS = {
     "all_tall": sum(1 << t for t in (8, 9, 10, 11, 12)),
     "all_or_nothing": sum(1 << t for t in (2, 3, 4, 5, 6, 8, 9, 10, 11, 12)),
 }
-
-
-# Read per marked total (a throw's first of its number): the wagers needing that total, in the
-# order of NEEDS, and the marker's name, made once here rather than tested and formatted per throw.
-_NEEDING = tuple(tuple((kind, needs) for kind, needs in NEEDS.items() if needs >> t & 1) for t in range(13))
-_TOTAL_MARKER = tuple(f"total-{t}" for t in range(13))
+TOTAL_MARKER = "total-{total}"  # § 623a.12(3): the marker of a total thrown
+COMPLETE_DETAIL = "{wager} complete"  # a winning settlement's detail
+SEVEN_DETAIL = "seven with {marked} marked"  # a 7's settlements: the totals marked, or NOTHING_MARKED
+NOTHING_MARKED = "nothing"
 
 
 def marked_totals(marks: int) -> list[int]:
     return [t for t in range(2, 13) if marks >> t & 1]
 
 
-_SEVEN_DETAIL: dict[int, str] = {}  # marks -> the detail of a seven's settlements, filled as met
-
-
 def seven_detail(marks: int) -> str:
-    """The detail of the settlements a 7 makes with these totals marked ("seven with 4,6 marked"):
-    kept per marks (at most 2**10 entries, the totals but 7), which saves about 1 us of list, join
-    and format per cohort a 7 collects (with the `any` of `_on_dice_thrown`, -1.8 % of the core's
-    instructions on the play of benchmarks/crapssim_compare.py)."""
-    detail = _SEVEN_DETAIL.get(marks)
-    if detail is None:
-        marked = ",".join(map(str, marked_totals(marks))) or "nothing"
-        detail = _SEVEN_DETAIL[marks] = f"seven with {marked} marked"
-    return detail
+    """The detail of the settlements a 7 makes with these totals marked ("seven with 4,6 marked")."""
+    marked = ",".join(map(str, marked_totals(marks))) or NOTHING_MARKED
+    return SEVEN_DETAIL.format(marked=marked)
 
 
 class BonusCrapsCohort(Cohort):
@@ -44,35 +32,24 @@ class BonusCrapsCohort(Cohort):
     layout = "bonus_craps"
 
     def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, marks: int = 0):
-        self.cohort_id = cohort_id  # Cohort.__init__ written out (see there)
-        self.wagers = {} if wagers is None else wagers
-        self.marks = marks
+        super().__init__(cohort_id, wagers)
+        self.marks = marks  # the totals marked, as a bit mask over the total
 
     def total_thrown(self, total: int, paytable: BonusPaytable, event, out: list) -> bool:
         """§ 623a.12(3),(4),(6): mark the total; pay a wager the moment all its numbers are marked,
-        in any order, leaving the others in action. True when it paid a wager (a throw that paid
-        none has no settlement to forget: `_on_dice_thrown`)."""
+        in any order, leaving the others in action. True when it paid a wager."""
         bit = 1 << total
-        marks = self.marks
-        if marks & bit:
+        if self.marks & bit:
             return False
-        self.marks = marks = marks | bit
-        table_id, seq = event.table_id, event.seq
-        # output_id(event, out) written out (streams/rules/wager.py), a call saved per marker, and
-        # the layout by its name (`self.layout`, a class attribute: no specialised read in 3.11).
-        try:
-            index = INDEX_TEXT[len(out)]
-        except IndexError:
-            index = len(out)
-        out.append(new_marker_placed(f"{table_id}/{seq}/{index}", table_id, seq, event.ts,
-                                     "bonus_craps", self.cohort_id, _TOTAL_MARKER[total], marks.bit_count()))
+        self.marks |= bit
+        self.placed(event, out, TOTAL_MARKER.format(total=total), self.marks.bit_count())
         paid = False
-        for kind, needs in _NEEDING[total]:  # the wagers whose numbers include this total
-            if marks & needs == needs:
+        for kind, needs in NEEDS.items():
+            if needs & bit and self.marks & needs == needs:
                 odds = paytable.odds_for(kind)
                 for w in self.pop_kind(kind):
                     out.append(settled(w, event, "win", odds * w[AMOUNT_CENTS], paytable.name,
-                                       f"{kind} complete"))
+                                       COMPLETE_DETAIL.format(wager=kind)))
                     paid = True
         return paid
 

@@ -4,7 +4,7 @@ Inputs carry the table id, the per-table sequence number `seq` and the event tim
 milliseconds): the core has no clock of its own. Outputs carry a deterministic `id` derived from
 their input (wager id, or table id and seq), so a re-processed input can never pay twice.
 
-Events are frozen msgspec Structs (issue 15; the README argues the core's one import outside the
+Events are frozen msgspec Structs (the README argues the core's one import outside the
 standard library): immutable, equal, hashed and pickled by value like the frozen dataclasses they
 were, built about five times as fast (one C call), and msgspec decodes a JSON line straight into
 one, checking the contract's types as it parses (`streams.replay.jsonread`): the annotations of the
@@ -221,7 +221,7 @@ def field_names(cls) -> tuple[str, ...]:
 
 
 # kind -> constructor. A Struct's own constructor is the fast one (the frozen dataclasses these
-# were needed a generated one); kept as names so the hot paths say what they build.
+# were needed a generated one); kept as names.
 NEW = {cls: cls for cls in (*INPUT_TYPES.values(), *OUTPUT_TYPES.values())}
 new_wager_settled = WagerSettled
 new_marker_placed = MarkerPlaced

@@ -1,13 +1,13 @@
 """The Fire Bet (§ 623a.11): distinct points made by the shooter, settled at the loser 7."""
 from __future__ import annotations
 
-from streams.rules.events import new_marker_placed
-from streams.rules.paytables import Paytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import INDEX_TEXT, Cohort, Wager, by_paytable, wager_from_record
+from streams.rules.paytables import Paytable
+from streams.rules.wager import Cohort, Wager, by_paytable, wager_from_record
 
 FOUR_POINTS = 4  # § 623a.11(a)(6): surveillance is notified at four different unique points
-_POINT_MARKER = tuple(f"point-{p}" for p in range(13))  # a point's marker (a total), named once
+POINT_MARKER = "point-{point}"  # § 623a.11(a)(4): the marker of a point made
+SETTLED_DETAIL = "points={count}"  # a settlement's detail: the distinct points made
 
 
 class FireCohort(Cohort):
@@ -15,8 +15,7 @@ class FireCohort(Cohort):
     layout = "fire"
 
     def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, points: tuple = ()):
-        self.cohort_id = cohort_id  # Cohort.__init__ written out (see there)
-        self.wagers = {} if wagers is None else wagers
+        super().__init__(cohort_id, wagers)
         self.points = points  # distinct point numbers made, in the order made
 
     def point_made(self, point: int, event, out: list) -> bool:
@@ -27,23 +26,15 @@ class FireCohort(Cohort):
         self.points = self.points + (point,)
         count = len(self.points)
         # § 623a.11(a)(4): the marker is inscribed with the running count of distinct points.
-        table_id, seq = event.table_id, event.seq
-        # output_id(event, out) written out (streams/rules/wager.py), a call saved per marker, and
-        # the layout by its name (`self.layout`, a class attribute: no specialised read in 3.11).
-        try:
-            index = INDEX_TEXT[len(out)]
-        except IndexError:
-            index = len(out)
-        out.append(new_marker_placed(f"{table_id}/{seq}/{index}", table_id, seq, event.ts,
-                                     "fire", self.cohort_id, _POINT_MARKER[point], count))
+        self.placed(event, out, POINT_MARKER.format(point=point), count)
         return count == FOUR_POINTS
 
     def seven_out(self, paytable: Paytable, event, out: list) -> int:
         """§ 623a.11(a)(5): collected or paid upon the loser 7, never earlier. Returns the odds
-        paid (0: no wager won; `Cohort.settle_all`)."""
+        paid (0: no wager won)."""
         count = len(self.points)
-        outcome, odds = by_paytable(paytable, count)  # unpacked: a call with *args costs ~1,600 more
-        self.settle_all(event, out, outcome, odds, paytable.name, f"points={count}")
+        outcome, odds = by_paytable(paytable, count)
+        self.settle_all(event, out, outcome, odds, paytable.name, SETTLED_DETAIL.format(count=count))
         self.cleared(event, out, "seven_out")
         return odds
 

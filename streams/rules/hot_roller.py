@@ -1,10 +1,9 @@
 """Hot Roller (§ 623c.1): the fourteen dice combinations of 4, 5, 6, 8, 9 and 10."""
 from __future__ import annotations
 
-from streams.rules.events import new_marker_placed
-from streams.rules.paytables import Paytable
 from streams.rules.kinds import WagerSpec
-from streams.rules.wager import Cohort, Wager, by_paytable, output_id, wager_from_record
+from streams.rules.paytables import Paytable
+from streams.rules.wager import Cohort, Wager, by_paytable, wager_from_record
 
 # § 623c.1(a)(2)(iii): the combinations of each number, the order of the dice not mattering.
 COMBINATIONS = {
@@ -20,18 +19,14 @@ COMBO_BIT = {combo: 1 << i for i, combo in enumerate(c for n in sorted(COMBINATI
 NUMBER_MASK = {n: sum(COMBO_BIT[c] for c in combos) for n, combos in COMBINATIONS.items()}
 
 
+COMBO_MARKER = "combo-{low}-{high}"  # § 623c.1(d): the marker of a combination thrown
+NUMBER_MARKER = "number-{number}"  # § 623c.1(f): the marker of a number completed
+SETTLED_DETAIL = "numbers={count}"  # a settlement's detail: the numbers completed
+COME_OUT_SEVEN_DETAIL = "come-out seven, numbers={count}"  # the same, lost to a come-out 7 (§ 623c.1(g))
+
+
 def completed_numbers(marks: int) -> list[int]:
     return [n for n, mask in NUMBER_MASK.items() if marks & mask == mask]
-
-
-_COMPLETED_COUNT: dict[int, int] = {}  # marks -> len(completed_numbers(marks)), filled as met
-
-
-def completed_count(marks: int) -> int:
-    count = _COMPLETED_COUNT.get(marks)
-    if count is None:
-        count = _COMPLETED_COUNT[marks] = len(completed_numbers(marks))  # at most 2**14 entries
-    return count
 
 
 class HotRollerCohort(Cohort):
@@ -39,9 +34,8 @@ class HotRollerCohort(Cohort):
     layout = "hot_roller"
 
     def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, marks: int = 0):
-        self.cohort_id = cohort_id  # Cohort.__init__ written out (see there)
-        self.wagers = {} if wagers is None else wagers
-        self.marks = marks
+        super().__init__(cohort_id, wagers)
+        self.marks = marks  # the combinations thrown, as bits (COMBO_BIT)
 
     def dice_thrown(self, low: int, high: int, event, out: list) -> None:
         """§ 623c.1(d),(f): a marker on the combination, and on the number once all of its
@@ -50,26 +44,22 @@ class HotRollerCohort(Cohort):
         if bit is None or self.marks & bit:
             return
         self.marks |= bit
-        out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
-                                     self.layout, self.cohort_id, f"combo-{low}-{high}",
-                                     self.marks.bit_count()))
+        self.placed(event, out, COMBO_MARKER.format(low=low, high=high), self.marks.bit_count())
         number = low + high
         mask = NUMBER_MASK[number]
         if self.marks & mask == mask:
-            out.append(new_marker_placed(output_id(event, out), event.table_id, event.seq, event.ts,
-                                         self.layout, self.cohort_id, f"number-{number}",
-                                         completed_count(self.marks)))
+            self.placed(event, out, NUMBER_MARKER.format(number=number), len(completed_numbers(self.marks)))
 
     def seven(self, paytable: Paytable, pays: bool, event, out: list) -> int:
         """§ 623c.1(g): settled by a 7. `pays` is False for a come-out 7 under the literal reading
         (it loses whatever is marked); otherwise the completed numbers decide by the paytable.
-        Returns the odds paid (0: no wager won; `Cohort.settle_all`)."""
-        count = completed_count(self.marks)
+        Returns the odds paid (0: no wager won)."""
+        count = len(completed_numbers(self.marks))
         if pays:
-            outcome, odds = by_paytable(paytable, count)  # unpacked: no call with *args
-            self.settle_all(event, out, outcome, odds, paytable.name, f"numbers={count}")
+            outcome, odds = by_paytable(paytable, count)
+            self.settle_all(event, out, outcome, odds, paytable.name, SETTLED_DETAIL.format(count=count))
         else:
-            odds = self.settle_all(event, out, "lose", 0, paytable.name, f"come-out seven, numbers={count}")
+            odds = self.settle_all(event, out, "lose", 0, paytable.name, COME_OUT_SEVEN_DETAIL.format(count=count))
         self.cleared(event, out, "seven")
         return odds
 

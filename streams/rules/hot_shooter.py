@@ -1,12 +1,17 @@
 """Hot Shooter jackpot (§ 623c.4): the number of throws from the come-out roll to the seven-out."""
 from __future__ import annotations
 
-from streams.rules.paytables import Paytable
 from streams.rules.kinds import WagerSpec
+from streams.rules.paytables import Paytable
 from streams.rules.wager import Cohort, Wager, by_paytable, wager_from_record
 
 # § 623c.4(a): only on fully automated electronic or hybrid tables.
 HOT_SHOOTER_TABLE_KINDS = ("hybrid", "fully_automated")
+SETTLED_DETAIL = "throws={throws}"  # a settlement's detail: the throws counted
+
+
+def settled_detail(throws: int) -> str:
+    return SETTLED_DETAIL.format(throws=throws)
 
 
 class HotShooterCohort(Cohort):
@@ -14,16 +19,14 @@ class HotShooterCohort(Cohort):
     layout = "hot_shooter"
 
     def __init__(self, cohort_id: str, wagers: dict[str, Wager] | None = None, throws: int = 0):
-        self.cohort_id = cohort_id  # Cohort.__init__ written out (see there)
-        self.wagers = {} if wagers is None else wagers
+        super().__init__(cohort_id, wagers)
         self.throws = throws  # from the come-out roll after placing, through the seven-out
 
     def seven_out(self, paytable: Paytable, event, out: list) -> int:
         """§ 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e). Returns the
-        odds paid (0: no wager won; `Cohort.settle_all`)."""
-        n = self.throws
-        outcome, odds = by_paytable(paytable, n)  # unpacked: no call with *args
-        return self.settle_all(event, out, outcome, odds, paytable.name, f"throws={n}")
+        odds paid (0: no wager won)."""
+        outcome, odds = by_paytable(paytable, self.throws)
+        return self.settle_all(event, out, outcome, odds, paytable.name, settled_detail(self.throws))
 
     def marks_record(self):
         return self.throws

@@ -10,7 +10,7 @@ was applied or rejected (a rejected event was still received: its seq is used, d
 - seq = cursor + 1: applied, then every held event that now follows without a gap.
 - seq beyond cursor + 1: an out-of-order arrival. It is held, up to `SEQUENCE_WINDOW` events per
   table, and the table is suspended: no event after a gap is applied, so no wager is ever settled
-  from an incomplete history (issue 6, sequence faults). The first held event raises a
+  from an incomplete history (docs/rules.md, The table's feed). The first held event raises a
   `sequence_gap` surveillance alert; filling the gap applies the held events in order and raises
   `sequence_resumed`. An arrival that would overflow the window is rejected
   (`sequence_window_full`) with the event, so nothing is lost: the floor re-sends it.

@@ -3,9 +3,8 @@
 `apply(state, event) -> (state, outputs, verdict)`: no clock, randomness or I/O; the verdict is
 one of streams.rules.verdict (applied, released, held, duplicate, rejected).
 
-The state is owned by `apply` and updated in place, not copied: a copy per throw halves the core's
-speed (benchmarks/core_replay.py). Every check runs before the first change, so a rejected event
-leaves the state exactly as it was. The one case left, a bug raising half-way through a change,
+The state is owned by `apply` and updated in place, not copied. Every check runs before the first
+change, so a rejected event leaves the state exactly as it was. The one case left, a bug raising half-way through a change,
 is handled by the caller committing in units it can roll back: the worker aborts the batch's
 transaction and rebuilds the partition's tables from the committed changelog (app/worker.py);
 replay stops. Serialize with `state.to_record()` / `TableState.from_record()`.
@@ -27,7 +26,7 @@ from streams.rules.events import (
     WagerPlaced,
     WagerSettled,
 )
-from streams.rules.kinds import COHORT_CLASS, GROUP_OF, GROUPS, REGISTRY, SPEC_OF
+from streams.rules.kinds import COHORT_CLASS, GROUP_OF, GROUPS, REGISTRY, SPEC_OF, WAGER_KINDS
 from streams.rules.submission import (
     FIRE_MAX_CENTS,
     FIRE_MIN_CENTS,
@@ -35,26 +34,40 @@ from streams.rules.submission import (
     RulesSubmission,
     rules_from_record,
 )
-from streams.rules.kinds import WAGER_KINDS
 from streams.rules.sequence import receive
 from streams.rules.verdict import APPLIED, REJECTED
 from streams.rules.wager import KIND, Cohort, Wager, output_id, settled
 
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
 POSITIONS = range(1, 17)  # § 623c.1(a)(2)(i): at most 16 positions, 1 left of the boxperson
-# The same positions as a set: `in` a set is a hash lookup, `in` a range a comparison per bound
-# through the generic path (the same answer for any number: a hash agrees with equality).
-_POSITION_SET = frozenset(POSITIONS)
-# Lookups derived from the wager kinds' specifications (streams/rules/kinds.py), bound here for
-# the hot paths.
+
+# The words of the table's alerts (docs/rules.md, Surveillance).
+# § 623a.11(a)(6): the four-point alert, with each Fire Bet cohort's count.
+FOUR_POINTS_ALERT = ("table {table_id}, shooter {shooter_id} at position {position}: four different "
+                     "points made; confirm {wagers} Fire Bets ({counts})")
+FIRE_COHORT_COUNT = "{cohort_id}: {points} points"
+# docs/rules.md, Large wins: a single win at or above the Rules Submission's threshold.
+LARGE_WIN_ALERT = "{wager} {wager_id} at position {position} won {won_cents} cents ({detail})"
+
+
+def four_points_message(table_id: str, shooter_id, position: int, wagers: int, cohorts) -> str:
+    """The four-point alert's message; `cohorts`: (cohort id, distinct points made) of each Fire
+    Bet cohort in action."""
+    counts = ", ".join(FIRE_COHORT_COUNT.format(cohort_id=c, points=n) for c, n in cohorts)
+    return FOUR_POINTS_ALERT.format(table_id=table_id, shooter_id=shooter_id, position=position,
+                                    wagers=wagers, counts=counts)
+
+
+def large_win_message(wager: str, wager_id: str, position: int, won_cents: int, detail: str) -> str:
+    return LARGE_WIN_ALERT.format(wager=wager, wager_id=wager_id, position=position,
+                                  won_cents=won_cents, detail=detail)
 
 
 class TableState:
     __slots__ = ("table_id", "table_kind", "rules", "rules_record", "opened_seq", "last_seq",
                  "closed", "shooter_id", "shooter_position", "shooter_throws", "hand", "must_pass",
                  "point", "come_bets_only", "cycle_fresh", "fire_alerted", "open_cohorts",
-                 "cohorts", "pending", "duplicates", "received_seq", "held", "throws", "last_throw_ts",
-                 "placing")
+                 "cohorts", "pending", "duplicates", "received_seq", "held", "throws", "last_throw_ts")
 
     def __init__(self, event: TableOpened, last_duplicates: int = 0, throws: int = 0,
                  last_throw_ts: int = 0):
@@ -87,9 +100,6 @@ class TableState:
         # across a reopen, so the floor's throw counters only ever grow.
         self.throws = throws
         self.last_throw_ts = last_throw_ts
-        # Derived from the rules and the table kind, fixed for the state's life, not recorded:
-        # the kinds `apply` may place inline (`_placing_at`).
-        self.placing = _placing_at(self.table_kind, self.rules.limits)
 
     # ------------------------------------------------------------ windows (docs/rules.md, Windows)
 
@@ -156,7 +166,6 @@ class TableState:
 
 
 _WINDOW_OF_GROUP = {s.group: getattr(TableState, s.window) for s in REGISTRY}
-_NONE_OPEN = {g: None for g in GROUPS}  # `open_cohorts` with no window's cohort open (never changed)
 _HAS_MARKERS = {s.group: s.markers for s in REGISTRY}
 
 
@@ -172,66 +181,14 @@ def apply(state: TableState | None, event) -> tuple[TableState | None, list, str
     """
     if state is None:
         return _HANDLERS[type(event)](state, event)  # an opening, or the rejection of an unknown table
-    seq = event.seq
-    if seq - state.received_seq != 1 or state.held:
-        # Out of order, or behind held events: the feed (streams/rules/sequence.py). Tested
-        # first, so the comparison's jump is short and the interpreter specialises it. The
-        # difference, not `received_seq + 1`: in order it is 1, one of CPython's shared small
-        # ints, where the sum is a new int object per event, made and freed: -1.0 % of the
-        # core's instructions (201.9M -> 199.8M at 500 hands, callgrind,
-        # benchmarks/core_instructions.py).
+    if event.seq - state.received_seq != 1 or state.held or type(event) is TableOpened:
+        # Out of order, behind held events, or a reopening (a new state): the feed
+        # (streams/rules/sequence.py).
         return receive(state, event, _dispatch)
-    # The common case, in order with nothing held: judged, and the seq is received. Each
-    # handler returns its own verdict (REJECTED with its rejection as the only output: the
-    # checks run before any change), so this path builds no second tuple.
-    kind = type(event)
-    if kind is WagerPlaced:
-        # Three events in four: a wager the checks of `_on_wager_placed` accept is placed
-        # here, without the handler's frame; any other goes on to the handler, which judges
-        # it again and words its rejection (tests/rules/test_wager_placed_lean.py holds the
-        # two to the same outputs and state). The frame and the window's method call saved:
-        # -5.6 % of the core's instructions (callgrind, benchmarks/core_instructions.py).
-        # The kind read from the state's own table of the kinds its table offers (§ 623c.4(a))
-        # without table limits (`_placing_at`, made once per state): the table kind and limits
-        # are not tested per wager; any other kind, or an unknown one, goes on to the handler.
-        # -2.2 % of the core's instructions (211.1M -> 206.4M at 500 hands, callgrind).
-        try:
-            group, window_open, stakes = state.placing[event.wager]  # a subscript: no call
-        except KeyError:
-            pass
-        else:
-            wager_id = event.wager_id
-            amount = event.amount_cents
-            pending = state.pending
-            position = event.position
-            if (not state.closed and position in _POSITION_SET and wager_id not in pending
-                    and amount > 0 and (stakes is None or amount in stakes)
-                    and not state.come_bets_only
-                    # TableState.fire_and_bonus_window_open (§ 623a.11(a)(1), § 623a.12(1))
-                    # written out (its predicate None in `placing`), a method call saved; any
-                    # other window by its predicate.
-                    and ((state.must_pass or state.shooter_throws == 0)
-                         if window_open is None else window_open(state))):
-                state.last_seq = seq
-                cohort = state.open_cohorts[group]
-                if cohort is None:
-                    cohort = state.open_cohorts[group] = COHORT_CLASS[group](f"{group}-{seq}")
-                # A wager in action (streams/rules/wager.py), in its cohort and pending, stored
-                # by one chained assignment (no local for it); with the window's predicate None
-                # for the first throw's window and no spec in `placing` (the group's class makes a
-                # cohort): -1.2 % of the core's instructions (197.0M -> 194.7M at 500 hands).
-                cohort.wagers[wager_id] = pending[wager_id] = (wager_id, position, event.wager,
-                                                                amount, seq)
-                state.received_seq = seq
-                return state, [], APPLIED
-    elif kind is DiceThrown:  # the next most frequent: its handler called without the lookup
-        judged = _on_dice_thrown(state, event)
-        state.received_seq = seq
-        return judged
-    elif kind is TableOpened:
-        return receive(state, event, _dispatch)
-    judged = _HANDLERS[kind](state, event)
-    state.received_seq = seq
+    # In order with nothing held: judged, and the seq is received. Each handler returns its own
+    # verdict (REJECTED with its rejection as the only output: the checks run before any change).
+    judged = _HANDLERS[type(event)](state, event)
+    state.received_seq = event.seq
     return judged
 
 
@@ -351,170 +308,95 @@ def _on_dice_thrown(state: TableState | None, event: DiceThrown):
 
     out: list = []
     rules = state.rules
-    open_cohorts = state.open_cohorts
     cohorts = state.cohorts
-    # The throw closes every open window; its wagers are in action from this throw on. Most
-    # throws find none open: a comparison with the dict of no open cohort says so in one C call
-    # (per group a key's lookup and an identity test: a cohort defines no __eq__, so it equals
-    # only itself), where `any(open_cohorts.values())` built a view and its iterator. A state's
-    # `open_cohorts` has every group as a key; any other dict compares unequal and takes the
-    # loop, which moves exactly the cohorts that are there. With the empty Hot Shooter list
-    # not iterated below: -1.0 % of the core's instructions (206.4M -> 204.3M at 500 hands,
-    # callgrind, benchmarks/core_instructions.py).
-    if open_cohorts != _NONE_OPEN:
-        for g, c in open_cohorts.items():
-            if c is not None:
-                cohorts[g].append(c)
-                open_cohorts[g] = None  # a value replaced, no key added: the loop may go on
+    # The throw closes every open window: its wagers are in action from this throw on.
+    for group, cohort in state.open_cohorts.items():
+        if cohort is not None:
+            cohorts[group].append(cohort)
+            state.open_cohorts[group] = None
     state.shooter_throws += 1
     state.cycle_fresh = False
-    hot_shooter = cohorts["hot_shooter"]
-    if hot_shooter:  # most tables have none in action: no iterator made for an empty list
-        for c in hot_shooter:
-            c.throws += 1
+    for cohort in cohorts["hot_shooter"]:  # § 623c.4(d): every throw from the come-out roll counts
+        cohort.throws += 1
     total = d1 + d2
     point = state.point
 
     if total == 7:
         seven_out = point != 0
-        bonus = cohorts["bonus_craps"]
-        hot_roller = cohorts["hot_roller"]
-        if not seven_out:
-            # A come-out 7 settles every Bonus Craps and every Hot Roller wager in action and no
-            # other (below): they are forgotten here, from their cohorts before these are
-            # settled and emptied, rather than by `_forget_settled`'s walk of the outputs (its
-            # type test and two reads per settlement). With a group's list walked and replaced
-            # only when it holds cohorts: -1.2 % of the core's instructions (204.3M -> 201.9M at
-            # 500 hands, callgrind, benchmarks/core_instructions.py).
-            pending = state.pending
-            for c in bonus:
-                for wager_id in c.wagers:
-                    del pending[wager_id]
-            for c in hot_roller:
-                for wager_id in c.wagers:
-                    del pending[wager_id]
-        # The odds each cohort paid, or-ed: 0 while no wager won (a Bonus Craps 7 only collects).
-        paid = 0
-        if bonus:
-            # § 623a.12(5): any 7 collects every Bonus Craps wager and clears its markers.
-            for c in bonus:
-                c.seven(rules.bonus, event, out)
-            cohorts["bonus_craps"] = []
-        if hot_roller:
-            # § 623c.1(g): every Hot Roller wager is settled by a 7; a come-out 7 loses (literal
-            # reading) unless the Rules Submission pays it by the table.
-            pays = seven_out or rules.hot_roller_come_out_seven == "pay_by_table"
-            for c in hot_roller:
-                paid |= c.seven(rules.hot_roller, pays, event, out)
-            cohorts["hot_roller"] = []
+        # § 623a.12(5): any 7 collects every Bonus Craps wager and clears its markers.
+        for cohort in cohorts["bonus_craps"]:
+            cohort.seven(rules.bonus, event, out)
+        cohorts["bonus_craps"] = []
+        # § 623c.1(g): every Hot Roller wager is settled by a 7; a come-out 7 loses (literal
+        # reading) unless the Rules Submission pays it by the table.
+        pays = seven_out or rules.hot_roller_come_out_seven == "pay_by_table"
+        for cohort in cohorts["hot_roller"]:
+            cohort.seven(rules.hot_roller, pays, event, out)
+        cohorts["hot_roller"] = []
         state.cycle_fresh = True
         if seven_out:
-            for c in cohorts["fire"]:
-                paid |= c.seven_out(rules.fire, event, out)
+            # § 623a.11(a)(5), § 623c.4(d): the loser 7 settles the Fire Bet and Hot Shooter wagers.
+            for cohort in cohorts["fire"]:
+                cohort.seven_out(rules.fire, event, out)
             cohorts["fire"] = []
-            if hot_shooter:
-                for c in hot_shooter:
-                    paid |= c.seven_out(rules.hot_shooter, event, out)
-                cohorts["hot_shooter"] = []
+            for cohort in cohorts["hot_shooter"]:
+                cohort.seven_out(rules.hot_shooter, event, out)
+            cohorts["hot_shooter"] = []
             state.point = 0
-            state.must_pass = True
-            # The seven-out settled every wager in action (every group's cohorts, this throw's
-            # included: it closed their windows above), so none is pending any more: forgotten
-            # in one step, not one by one (-1 % of the core's instructions; a test holds
-            # `pending` to the cohorts' wagers after every event).
-            state.pending.clear()
-            # A large-win alert (docs/rules.md, Large wins) is for a win at or above the
-            # threshold, so when no cohort paid (most seven-outs: a Fire Bet short of its paying
-            # points, every Bonus Craps wager collected) the scan of every settlement for one is
-            # skipped, the outputs the same: -2.3 % of the core's instructions (218.0M -> 213.1M
-            # at 500 hands, callgrind, benchmarks/core_instructions.py).
-            if paid:
-                _large_wins(state, out)
-            return state, out, APPLIED
-        # A come-out 7: its settlements forgotten above; their large wins alerted (a Bonus Craps
-        # 7 only collects, so only a Hot Roller cohort that paid can have one).
-        if paid:
-            _large_wins(state, out)
-        return state, out, APPLIED
+            state.must_pass = True  # § 623a.10(a)(1)
     else:
-        hot_roller = cohorts["hot_roller"]
-        if hot_roller:
-            low, high = (d1, d2) if d1 <= d2 else (d2, d1)
-            for c in hot_roller:
-                c.dice_thrown(low, high, event, out)
+        # § 623c.1(d),(f): the combination, and the number once complete, are marked.
+        low, high = min(d1, d2), max(d1, d2)
+        for cohort in cohorts["hot_roller"]:
+            cohort.dice_thrown(low, high, event, out)
+        # § 623a.12(4): any throw but a 7 marks its total and pays the wagers it completes; a
+        # cohort left without wagers has its markers cleared.
         bonus = cohorts["bonus_craps"]
-        # Any throw but a 7 settles only the Bonus Craps wagers it completes (§ 623a.12(4)); the
-        # other outputs here are markers and the four-point alert. So the walk of the outputs
-        # that forgets settled wagers runs only when a wager was paid, not after every marker:
-        # -0.95 % of the core's instructions (213.1M -> 211.1M at 500 hands, callgrind,
-        # benchmarks/core_instructions.py).
-        paid = False
-        if bonus:
-            emptied = False
-            for c in bonus:
-                if c.total_thrown(total, rules.bonus, event, out):
-                    paid = True
-                if not c.wagers:
-                    emptied = True
-            if emptied:
-                for c in bonus:
-                    if not c.wagers:
-                        c.cleared(event, out, "settled")
-                cohorts["bonus_craps"] = [c for c in bonus if c.wagers]
+        for cohort in bonus:
+            cohort.total_thrown(total, rules.bonus, event, out)
+        for cohort in bonus:
+            if not cohort.wagers:
+                cohort.cleared(event, out, "settled")
+        cohorts["bonus_craps"] = [c for c in bonus if c.wagers]
         if point == 0:
             # § 623a.10(b): with the on/off marker off no pass-line point is established.
             if total in POINT_NUMBERS and not state.come_bets_only:
                 state.point = total
         elif total == point:
+            # § 623a.11(a)(4): a point made is marked on every Fire Bet in action.
             state.point = 0
             reached_four = False
-            for c in cohorts["fire"]:
-                reached_four |= c.point_made(point, event, out)
+            for cohort in cohorts["fire"]:
+                reached_four |= cohort.point_made(point, event, out)
             if reached_four and not state.fire_alerted:
                 _alert_four_points(state, event, out)
-        if paid:
-            _forget_settled(state, out)
-        return state, out, APPLIED
+    _forget_settled(state, out)
+    return state, out, APPLIED
 
 
 def _alert_four_points(state: TableState, event, out: list) -> None:
     """§ 623a.11(a)(6): surveillance confirms every Fire Bet once four unique points are made."""
     state.fire_alerted = True
-    ids = tuple(w for c in state.cohorts["fire"] for w in c.wagers)
-    counts = ", ".join(f"{c.cohort_id}: {len(c.points)} points" for c in state.cohorts["fire"])
+    fire = state.cohorts["fire"]
+    ids = tuple(w for c in fire for w in c.wagers)
+    message = four_points_message(event.table_id, state.shooter_id, state.shooter_position, len(ids),
+                                  [(c.cohort_id, len(c.points)) for c in fire])
     out.append(SurveillanceAlerted(
         output_id(event, out), event.table_id, event.seq, event.ts, "fire_bet_four_points",
         state.shooter_id or "",  # never None here: a throw needs a shooter
-        f"table {event.table_id}, shooter {state.shooter_id} at position {state.shooter_position}: "
-        f"four different points made; confirm {len(ids)} Fire Bets ({counts})", ids))
+        message, ids))
 
 
 def _forget_settled(state: TableState, out: list) -> None:
-    """Forget the wagers settled in `out` (no longer pending) and alert their large wins."""
+    """Forget the wagers settled in `out` (no longer pending) and alert their large wins
+    (docs/rules.md, Large wins), after the event's other outputs, in settlement order."""
     threshold = state.rules.large_win_alert_cents
-    pending = state.pending
-    # No copy of `out`: what the loop appends (alerts) is no WagerSettled, so it passes them by.
-    for o in out:
-        if type(o) is WagerSettled:
-            del pending[o.wager_id]
-            if threshold and o.won_cents >= threshold:
-                _large_win(state, o, out)
-
-
-def _large_wins(state: TableState, out: list) -> None:
-    """The alerts of `_forget_settled` alone, for settlements already forgotten."""
-    threshold = state.rules.large_win_alert_cents
-    if threshold:
-        for o in out:
-            if type(o) is WagerSettled and o.won_cents >= threshold:
-                _large_win(state, o, out)
-
-
-def _large_win(state: TableState, o: WagerSettled, out: list) -> None:
-    out.append(SurveillanceAlerted(
-        output_id(o, out), o.table_id, o.seq, o.ts, "large_win", state.shooter_id or "",
-        f"{o.wager} {o.wager_id} at position {o.position} won {o.won_cents} cents "
-        f"({o.detail})", (o.wager_id,)))
+    for o in [o for o in out if type(o) is WagerSettled]:
+        del state.pending[o.wager_id]
+        if threshold and o.won_cents >= threshold:
+            out.append(SurveillanceAlerted(
+                output_id(o, out), o.table_id, o.seq, o.ts, "large_win", state.shooter_id or "",
+                large_win_message(o.wager, o.wager_id, o.position, o.won_cents, o.detail), (o.wager_id,)))
 
 
 def _stake_problem(state: TableState, event: WagerPlaced) -> str | None:
@@ -530,79 +412,37 @@ def _stake_problem(state: TableState, event: WagerPlaced) -> str | None:
     return None
 
 
-_WINDOW_WHY = {s.group: s.window_why for s in REGISTRY}
-
-
 def _on_wager_placed(state: TableState | None, event: WagerPlaced):
-    # The most frequent event (every player, every shooter): the checks below are those of the
-    # rules, in their order, each written as its cheapest test, the message built only on failure
-    # (tests/rules/test_wager_placed_lean.py holds them to the plain checks).
     if state is None or state.closed:
         return state, [_not_open(state, event)], REJECTED
     kind = event.wager
-    placing = _PLACING.get(kind)
-    if placing is None:
+    spec = SPEC_OF.get(kind)
+    if spec is None:
         return state, [rejected(event, "unknown_wager_kind", f"wager kind {kind!r} is not one of "
                                 f"{', '.join(WAGER_KINDS)}")], REJECTED
-    position = event.position
-    if position not in POSITIONS:
+    if event.position not in POSITIONS:
         return state, [rejected(event, "position_out_of_range",
-                                f"position {position} is not 1..16 (§ 623c.1(a)(2)(i))")], REJECTED
-    wager_id = event.wager_id
-    pending = state.pending
-    if wager_id in pending:
+                                f"position {event.position} is not 1..16 (§ 623c.1(a)(2)(i))")], REJECTED
+    if event.wager_id in state.pending:
         return state, [rejected(event, "duplicate_wager_id",
-                                f"wager {wager_id!r} is already in action")], REJECTED
-    group, window_open, table_kinds, stakes, spec = placing
-    amount = event.amount_cents
-    if amount <= 0 or state.rules.limits or (stakes is not None and amount not in stakes):
-        why = _stake_problem(state, event)  # else it finds nothing: it words what it finds
-        if why:
-            return state, [rejected(event, "stake_out_of_limits", why)], REJECTED
-    if table_kinds is not None and state.table_kind not in table_kinds:
+                                f"wager {event.wager_id!r} is already in action")], REJECTED
+    why = _stake_problem(state, event)
+    if why:
+        return state, [rejected(event, "stake_out_of_limits", why)], REJECTED
+    if spec.table_kinds is not None and state.table_kind not in spec.table_kinds:
         return state, [rejected(event, *spec.table_kind_rejection)], REJECTED
-    if not window_open(state):
+    if not state.window_open(kind):
         return state, [rejected(event, "out_of_window", spec.window_why)], REJECTED
 
-    seq = event.seq
-    state.last_seq = seq
+    state.last_seq = event.seq
+    group = spec.group
     cohort = state.open_cohorts[group]
     if cohort is None:
-        cohort = state.open_cohorts[group] = spec.cohort(f"{group}-{seq}")
-    wager = (wager_id, position, kind, amount, seq)  # a wager in action (streams/rules/wager.py)
-    cohort.wagers[wager_id] = wager  # Cohort.add
-    pending[wager_id] = wager
+        cohort = state.open_cohorts[group] = spec.cohort(f"{group}-{event.seq}")
+    wager = (event.wager_id, event.position, kind, event.amount_cents, event.seq)  # streams/rules/wager.py
+    cohort.add(wager)
+    state.pending[event.wager_id] = wager
     return state, [], APPLIED
-
-
-# § 623a.11(b)(1): every Fire Bet stake allowed ($1 to $5 in $1 increments), one set lookup on the
-# hot path; `_stake_problem` words a refusal from the same limits.
-_FIRE_STAKES = frozenset(range(FIRE_MIN_CENTS, FIRE_MAX_CENTS + 1, FIRE_STEP_CENTS))
-# kind -> what placing it reads of its specification, in one tuple (one lookup on the hot path):
-# (group, the window's predicate, the table kinds offering it or None, the only stakes the rules
-# allow it or None, spec).
-_PLACING = {s.kind: (s.group, _WINDOW_OF_GROUP[s.group], s.table_kinds,
-                     _FIRE_STAKES if s.kind == "fire" else None, s)
-            for s in REGISTRY}
-_FIRST_THROW_WINDOW = TableState.fire_and_bonus_window_open
-_UNLIMITED_AT: dict[str, dict] = {}  # table kind -> `_placing_at` without limits, made once
-
-
-def _placing_at(table_kind: str, limits: tuple) -> dict:
-    """kind -> (group, the window's predicate or None for `fire_and_bonus_window_open`, which
-    `apply` tests inline, the only stakes allowed or None) for the kinds `apply` may place
-    inline at a table of this kind under these limits: those the table kind offers (§ 623c.4(a))
-    and the rules set no limits for. Without limits (the common case) the tables of a kind share
-    one (a state is never changed through it)."""
-    placing = _UNLIMITED_AT.get(table_kind) if not limits else None
-    if placing is None:
-        limited = {k for k, _, _ in limits}
-        placing = {kind: (group, None if window_open is _FIRST_THROW_WINDOW else window_open, stakes)
-                   for kind, (group, window_open, table_kinds, stakes, spec) in _PLACING.items()
-                   if (table_kinds is None or table_kind in table_kinds) and kind not in limited}
-        if not limits:
-            _UNLIMITED_AT[table_kind] = placing
-    return placing
 
 
 def _on_wager_change_requested(state: TableState | None, event: WagerChangeRequested):
