@@ -1,5 +1,5 @@
 //! Avro container blocks read straight into the core's events: the native form of the block
-//! decoder of streams/codec/fastread.py (`_block_decoder`), for Avro replays and archives (issue 15).
+//! decoder of streams/codec/fastread.py (`_block_decoder`), for Avro replays and archives.
 //!
 //! The generated Python decoder spends about 2 µs a record reading the Avro binary encoding in
 //! Python bytecode; a day of a 100-table floor is a million records, a third of the replay's time.

@@ -1,7 +1,7 @@
 //! Bonus Craps (§ 623a.12; streams/rules/bonus_craps.py): All Small, All Tall, All Or Nothing At All.
 
 use crate::ctx::ctx;
-use crate::py::{utf8_str, O};
+use crate::py::O;
 use crate::rules::Outcome;
 use crate::wager::{pop_kind, Emit, Wager, ALL_OR_NOTHING, ALL_SMALL, ALL_TALL};
 use pyo3::prelude::*;
@@ -65,8 +65,8 @@ pub fn marked_totals(marks: u32) -> Vec<i64> {
     (2..13).filter(|t| marks >> t & 1 == 1).collect()
 }
 
-/// The detail of the settlements a 7 makes with these totals marked ("seven with 4,6 marked"),
-/// kept per marks (`seven_detail`).
+/// The detail of the settlements a 7 makes with these totals marked, worded by
+/// `bonus_craps.seven_detail(marks)` and kept per marks.
 #[derive(Default)]
 pub struct SevenDetails(HashMap<u32, O>);
 
@@ -75,9 +75,8 @@ impl SevenDetails {
         if let Some(d) = self.0.get(&marks) {
             return Ok(d.p());
         }
-        let marked: Vec<String> = marked_totals(marks).iter().map(|t| t.to_string()).collect();
-        let m = if marked.is_empty() { "nothing".to_string() } else { marked.join(",") };
-        let d = O::owned(utf8_str(&format!("seven with {m} marked")))?;
+        let m = O::owned(crate::py::new_int(marks as i64))?;
+        let d = crate::py::call(crate::ctx::ctx().seven_detail, &[m.p()])?;
         let p = d.p();
         self.0.insert(marks, d);
         Ok(p)

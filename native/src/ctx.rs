@@ -1,12 +1,12 @@
-//! What the native core takes from the Python side once, at `init`: the event and output classes
+//! What the accelerator takes from the Python side at `init`: the event and output classes
 //! (streams/rules/events.py), where each input field lives in its Struct, the verdict, the Python
-//! helpers of the records, and the constant strings of the outputs.
+//! helpers of the records, the constant strings of the outputs, and the rule facts
+//! (streams/rules/native.py `facts()`). Where it is kept, and why that is sound: slots.rs.
 
 use crate::py::{interned, Obj};
-use pyo3::exceptions::PyTypeError;
-use pyo3::ffi;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::ptr;
+use pyo3::types::PyDict;
 
 /// Field offsets of one input class (msgspec stores each field in a slot, like __slots__).
 #[derive(Default, Clone, Copy)]
@@ -43,7 +43,26 @@ pub struct Ctx {
     pub rules_from_record: Obj,
     pub kinds: [Obj; 6],
     pub groups: [Obj; 4],
+    // ---- the rule facts, from the Python core (streams/rules/native.py `facts()`): none is
+    // written in Rust.
+    /// § 623c.1(a)(2)(i): the positions at the table (lowest, highest).
+    pub positions: (i64, i64),
+    /// § 623a.11(b)(1): the Fire Bet's stakes (lowest, highest, step), in cents.
+    pub fire_stakes: (i64, i64, i64),
+    /// The odds of a paytable band that returns the stake (`paytables.PUSH`, § 623c.4(d)(2)).
+    pub push_odds: i64,
+    /// § 623a.11(a)(6): the distinct points at which surveillance is notified.
+    pub four_points: usize,
+    /// § 623c.4(a): per wager kind, the table kinds that offer it (None: every kind).
+    pub table_kinds: [Option<Vec<Obj>>; 6],
     pub complete: [Obj; 4], // "<bonus kind> complete" (index = kind 1..3)
+    /// `bonus_craps.seven_detail(marks)`, `hot_shooter.settled_detail(throws)`,
+    /// `table.four_points_message(...)`, `table.large_win_message(...)`: the words of the rarer
+    /// outputs, called in Python.
+    pub seven_detail: Obj,
+    pub throws_detail: Obj,
+    pub four_points_message: Obj,
+    pub large_win_message: Obj,
     pub win: Obj,
     pub lose: Obj,
     pub push: Obj,
@@ -56,6 +75,7 @@ pub struct Ctx {
     pub sc_compulsory: Obj,
     pub a_four: Obj,
     pub a_large: Obj,
+    // The marker names and details of small counts, each rendered once in Python from its text.
     pub total_marker: Vec<Obj>,   // "total-N"
     pub point_marker: Vec<Obj>,   // "point-N"
     pub points_detail: Vec<Obj>,  // "points=N"
@@ -95,31 +115,7 @@ pub struct Keys {
     pub wagers: Obj,
 }
 
-static mut CTX: *const Ctx = ptr::null();
-
-#[inline(always)]
-pub unsafe fn ctx() -> &'static Ctx {
-    &*CTX
-}
-
-pub fn ready() -> bool {
-    unsafe { !CTX.is_null() }
-}
-
-/// The offset of a msgspec Struct field: its member descriptor's (the inputs here, the outputs'
-/// line writer in lines.rs).
-pub(crate) fn offset_of(cls: &Bound<PyAny>, name: &str) -> PyResult<usize> {
-    let d = cls.getattr("__dict__")?.get_item(name)?;
-    let member_type = cls.py().import("types")?.getattr("MemberDescriptorType")?;
-    if !d.is_instance(&member_type)? {
-        return Err(PyTypeError::new_err(format!("{name} is not a slot")));
-    }
-    unsafe {
-        let m = d.as_ptr() as *mut ffi::PyMemberDescrObject;
-        let def = (*m).d_member as *mut ffi::PyMemberDef;
-        Ok((*def).offset as usize)
-    }
-}
+pub use crate::slots::{ctx, field, offset_of, ready};
 
 fn offsets(cls: &Bound<PyAny>, names: &[&str]) -> PyResult<Off> {
     let mut v = [0usize; 7];
@@ -129,20 +125,50 @@ fn offsets(cls: &Bound<PyAny>, names: &[&str]) -> PyResult<Off> {
     Ok(Off { table_id: v[0], seq: v[1], ts: v[2], a: v[3], b: v[4], c: v[5], d: v[6] })
 }
 
-unsafe fn all(f: impl Fn(usize) -> String, n: usize) -> Vec<Obj> {
-    (0..n).map(|i| interned(&f(i))).collect()
+/// Interned str objects of a sequence of str (one of the facts), exactly `n` of them.
+fn texts(facts: &Bound<PyDict>, name: &str, n: usize) -> PyResult<Vec<Obj>> {
+    let v: Vec<String> = fact(facts, name)?.extract()?;
+    if v.len() != n {
+        return Err(PyValueError::new_err(format!("fact {name}: {} texts, not {n}", v.len())));
+    }
+    Ok(v.iter().map(|t| unsafe { interned(t) }).collect())
 }
 
-/// `init(events, applied, fallback, view, rules_from_record)`: once, from streams/rules/native.py.
+fn fact<'py>(facts: &Bound<'py, PyDict>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    facts.get_item(name)?.ok_or_else(|| PyValueError::new_err(format!("the facts lack {name}")))
+}
+
+/// `init(events, applied, fallback, view, rules_from_record, facts)`: from streams/rules/native.py
+/// at import, and again by its `configure()` when the Python side's facts change (tests). A second
+/// call replaces the context; the first one is left allocated (never freed), so a reference taken
+/// from it by a call still running stays valid.
 pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAny>, view: &Bound<PyAny>,
-            rules_from_record: &Bound<PyAny>) -> PyResult<()> {
-    if ready() {
-        return Ok(());
-    }
+            rules_from_record: &Bound<PyAny>, facts: &Bound<PyDict>) -> PyResult<()> {
     let g = |n: &str| -> PyResult<Bound<PyAny>> { events.getattr(n) };
+    // Every event class a native path reads by slot: checked against this msgspec (slots.rs).
+    for types in ["INPUT_TYPES", "OUTPUT_TYPES"] {
+        for cls in events.getattr(types)?.call_method0("values")?.try_iter()? {
+            crate::slots::check_layout(&cls?)?;
+        }
+    }
     let (sc, dt, wp) = (g("ShooterChanged")?, g("DiceThrown")?, g("WagerPlaced")?);
     let keep = |b: &Bound<PyAny>| -> Obj { b.clone().into_ptr() };
+    let positions: (i64, i64) = fact(facts, "positions")?.extract()?;
+    let fire_stakes: (i64, i64, i64) = fact(facts, "fire_stakes")?.extract()?;
+    if fire_stakes.2 <= 0 {
+        return Err(PyValueError::new_err("fact fire_stakes: the step must be positive"));
+    }
+    let four_points: usize = fact(facts, "four_points")?.extract()?;
+    let kinds_offered: Vec<Option<Vec<String>>> = fact(facts, "table_kinds")?.extract()?;
+    if kinds_offered.len() != KIND_NAMES.len() {
+        return Err(PyValueError::new_err("fact table_kinds: one entry per wager kind"));
+    }
     unsafe {
+        let mut table_kinds: [Option<Vec<Obj>>; 6] = Default::default();
+        for (i, offered) in kinds_offered.iter().enumerate() {
+            table_kinds[i] = offered.as_ref().map(|v| v.iter().map(|t| interned(t)).collect());
+        }
+        let complete = texts(facts, "complete_detail", 4)?;
         let k = |t: &str| interned(t);
         let c = Ctx {
             o_shooter: offsets(&sc, &["table_id", "seq", "ts", "shooter_id", "position", "reason"])?,
@@ -161,7 +187,16 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
             rules_from_record: keep(rules_from_record),
             kinds: KIND_NAMES.map(k),
             groups: GROUP_NAMES.map(k),
-            complete: ["", "all_small complete", "all_tall complete", "all_or_nothing complete"].map(k),
+            positions,
+            fire_stakes,
+            push_odds: fact(facts, "push_odds")?.extract()?,
+            four_points,
+            table_kinds,
+            complete: [complete[0], complete[1], complete[2], complete[3]],
+            seven_detail: keep(&fact(facts, "seven_detail")?),
+            throws_detail: keep(&fact(facts, "throws_detail")?),
+            four_points_message: keep(&fact(facts, "four_points_message")?),
+            large_win_message: keep(&fact(facts, "large_win_message")?),
             win: k("win"),
             lose: k("lose"),
             push: k("push"),
@@ -174,13 +209,13 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
             sc_compulsory: k("compulsory"),
             a_four: k("fire_bet_four_points"),
             a_large: k("large_win"),
-            total_marker: all(|t| format!("total-{t}"), 13),
-            point_marker: all(|t| format!("point-{t}"), 13),
-            points_detail: all(|t| format!("points={t}"), 7),
-            numbers_detail: all(|t| format!("numbers={t}"), 7),
-            come_out_detail: all(|t| format!("come-out seven, numbers={t}"), 7),
-            combo_marker: all(|i| format!("combo-{}-{}", i / 6 + 1, i % 6 + 1), 36),
-            number_marker: all(|t| format!("number-{t}"), 13),
+            total_marker: texts(facts, "total_marker", 13)?,
+            point_marker: texts(facts, "point_marker", 13)?,
+            points_detail: texts(facts, "points_detail", 7)?,
+            numbers_detail: texts(facts, "numbers_detail", 7)?,
+            come_out_detail: texts(facts, "come_out_detail", 7)?,
+            combo_marker: texts(facts, "combo_marker", 36)?,
+            number_marker: texts(facts, "number_marker", 13)?,
             k: Keys {
                 table_id: k("table_id"),
                 table_kind: k("table_kind"),
@@ -209,14 +244,7 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
                 wagers: k("wagers"),
             },
         };
-        CTX = Box::into_raw(Box::new(c));
+        crate::slots::install(c);
     }
     Ok(())
-}
-
-/// A field of an event at its slot offset, borrowed (the event holds it). msgspec Structs keep
-/// every field set; a NULL slot (never for a constructed Struct) reads as None-like NULL.
-#[inline(always)]
-pub unsafe fn field(e: Obj, off: usize) -> Obj {
-    *((e as *mut u8).add(off) as *mut Obj)
 }

@@ -6,9 +6,6 @@ use crate::rules::Paytable;
 use crate::wager::{Emit, Wager};
 use pyo3::prelude::*;
 
-/// § 623a.11(a)(6): surveillance is notified at four different unique points.
-pub const FOUR_POINTS: usize = 4;
-
 pub struct FireCohort {
     pub id: crate::py::O,
     pub wagers: Vec<Wager>,
@@ -27,7 +24,8 @@ impl FireCohort {
         let count = self.points.len();
         // § 623a.11(a)(4): the marker is inscribed with the running count of distinct points.
         e.placed(c.groups[0], self.id.p(), c.point_marker[point as usize], count as i64)?;
-        Ok(count == FOUR_POINTS)
+        // § 623a.11(a)(6): surveillance is notified at four different unique points.
+        Ok(count == c.four_points)
     }
 
     /// § 623a.11(a)(5): collected or paid upon the loser 7, never earlier.

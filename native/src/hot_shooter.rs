@@ -1,7 +1,7 @@
 //! Hot Shooter jackpot (§ 623c.4; streams/rules/hot_shooter.py): the number of throws from the
 //! come-out roll to the seven-out.
 
-use crate::py::{utf8_str, O};
+use crate::py::{call, new_int, O};
 use crate::rules::Paytable;
 use crate::wager::{Emit, Wager};
 use pyo3::prelude::*;
@@ -16,7 +16,8 @@ impl HotShooterCohort {
     /// § 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e). No markers.
     pub unsafe fn seven_out(&self, paytable: &Paytable, e: &mut Emit) -> PyResult<()> {
         let n = self.throws;
-        let detail = O::owned(utf8_str(&format!("throws={n}")))?;
+        let throws = O::owned(new_int(n))?;
+        let detail = call(crate::ctx::ctx().throws_detail, &[throws.p()])?;
         e.settle_all(&self.wagers, &paytable.by_paytable(n), paytable.name.p(), detail.p())
     }
 }

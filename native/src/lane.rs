@@ -1,5 +1,5 @@
 //! JSON lines settled without becoming Python events: the lane of a JSON Lines replay
-//! (streams/replay/jsonread.py `LineBatch`, streams/settle/quiet.py; issue 15).
+//! (streams/replay/jsonread.py `LineBatch`, streams/settle/quiet.py).
 //!
 //! Most lines of a history are wagers placed and shooters changed, which the settling step only
 //! checks, applies and files (quiet.rs). A JSON Lines replay used to decode each into a Python

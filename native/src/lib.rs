@@ -22,6 +22,7 @@ mod lines;
 mod py;
 mod quiet;
 mod rules;
+mod slots;
 mod table;
 mod tails;
 mod tags;
@@ -36,12 +37,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyType;
 use table::Table;
 
-/// `init(events, applied, fallback, view, rules_from_record)`: the classes, the verdict and the
-/// Python side's helpers (streams/rules/native.py calls it once at import).
+/// `init(events, applied, fallback, view, rules_from_record, facts)`: the classes, the verdict,
+/// the Python side's helpers and the rule facts (streams/rules/native.py `configure`).
 #[pyfunction]
 fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAny>, view: &Bound<PyAny>,
-        rules_from_record: &Bound<PyAny>) -> PyResult<()> {
-    ctx::init(events, applied, fallback, view, rules_from_record)
+        rules_from_record: &Bound<PyAny>, facts: &Bound<pyo3::types::PyDict>) -> PyResult<()> {
+    ctx::init(events, applied, fallback, view, rules_from_record, facts)
 }
 
 fn check_ready() -> PyResult<()> {
@@ -181,7 +182,7 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_class::<lines::LineWriter>()?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
     m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
-    // native/source_digest.py, by native/build.sh: the sources this extension was built from
+    // native/source_digest.py, set by setup.py: the sources this extension was built from
     // (streams/rules/native.py refuses it when the checkout's sources differ). Empty when built
     // by cargo alone, which native.py refuses too.
     m.add("SOURCE_DIGEST", option_env!("CRAPS_NATIVE_SOURCE").unwrap_or(""))?;

@@ -1,4 +1,4 @@
-//! Output JSON lines written natively (streams/replay/run.py `output_lines`; issue 15).
+//! Output JSON lines written natively (streams/replay/run.py `output_lines`).
 //!
 //! A replay's outputs are written as the contract defines their text: `json.dumps` of
 //! `output_to_record(o)` with sorted keys, compact, ASCII. msgspec wrote them (its
@@ -13,7 +13,7 @@
 //! msgspec path, which handles them (tests/replay/test_output_lines.py holds both to the json
 //! module's text on floors and odd strings).
 
-use crate::ctx::offset_of;
+use crate::slots::{field, offset_of};
 use crate::py::{exact_int, push_int, Obj};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -139,7 +139,7 @@ impl LineWriter {
                             buf.push(b'"');
                         }
                         Slot::Field(off) => {
-                            let v = *((o as *mut u8).add(*off) as *mut Obj);
+                            let v = field(o, *off); // the type compared above (slots.rs)
                             if v.is_null() || !push_value(&mut buf, v) {
                                 return Ok(None);
                             }

@@ -184,38 +184,6 @@ pub fn push_int(buf: &mut Vec<u8>, v: i64) {
     buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// A message made of pieces (str objects and Rust text), joined once: works for any str, ASCII
-/// or not (an f-string's result).
-pub struct Msg(Vec<O>);
-
-impl Msg {
-    pub fn new() -> Msg {
-        Msg(Vec::with_capacity(16))
-    }
-    pub unsafe fn s(&mut self, t: &str) -> PyResult<&mut Msg> {
-        self.0.push(O::owned(utf8_str(t))?);
-        Ok(self)
-    }
-    /// str(o) of a Python object (a str: itself).
-    pub unsafe fn o(&mut self, o: Obj) -> PyResult<&mut Msg> {
-        self.0.push(O::owned(ffi::PyObject_Str(o))?);
-        Ok(self)
-    }
-    pub unsafe fn i(&mut self, v: i64) -> PyResult<&mut Msg> {
-        let mut b = Vec::new();
-        push_int(&mut b, v);
-        self.s(std::str::from_utf8_unchecked(&b))
-    }
-    pub unsafe fn done(self) -> PyResult<O> {
-        let list = O::owned(ffi::PyList_New(self.0.len() as Py_ssize_t))?;
-        for (i, o) in self.0.into_iter().enumerate() {
-            ffi::PyList_SET_ITEM(list.p(), i as Py_ssize_t, o.into_ptr());
-        }
-        let empty = O::owned(utf8_str(""))?;
-        O::owned(ffi::PyUnicode_Join(empty.p(), list.p()))
-    }
-}
-
 // ---------------------------------------------------------------- containers
 
 /// A new list owning these references.

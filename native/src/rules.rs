@@ -5,8 +5,6 @@ use crate::py::{exact_int, getattr, same_str, Obj, O};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-/// `PUSH` of streams/rules/paytables.py: a band that returns the stake (§ 623c.4(d)(2)).
-pub const PUSH: i64 = -1;
 /// Odds and stakes the native core takes; anything larger stays with the Python core, so that
 /// odds x stake never overflows an i64 (2^20 x 2^40).
 pub const MAX_ODDS: i64 = 1 << 20;
@@ -46,7 +44,8 @@ impl Paytable {
     pub fn by_paytable(&self, count: i64) -> Outcome {
         match self.odds_for(count) {
             None => Outcome::Lose,
-            Some(PUSH) => Outcome::Push,
+            // `PUSH` of streams/rules/paytables.py: a band that returns the stake (§ 623c.4(d)(2)).
+            Some(x) if x == unsafe { crate::ctx::ctx().push_odds } => Outcome::Push,
             Some(x) => Outcome::Win(x),
         }
     }
@@ -91,7 +90,7 @@ unsafe fn paytable(rules: Obj, name: &str) -> PyResult<Option<Paytable>> {
         else {
             return Ok(None);
         };
-        if !(PUSH..=MAX_ODDS).contains(&odds) {
+        if !(odds == crate::ctx::ctx().push_odds || (0..=MAX_ODDS).contains(&odds)) {
             return Ok(None);
         }
         v.push((lowest, odds));

@@ -14,12 +14,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use std::rc::Rc;
 
-/// § 623c.1(a)(2)(i): at most 16 positions, 1 left of the boxperson.
-const POSITIONS: std::ops::RangeInclusive<i64> = 1..=16;
 /// § 623a.11(b)(1): Fire Bet minimum $1, maximum $5, in $1 increments.
-const FIRE_MIN_CENTS: i64 = 100;
-const FIRE_MAX_CENTS: i64 = 500;
-const FIRE_STEP_CENTS: i64 = 100;
 const POINT_NUMBERS: [i64; 6] = [4, 5, 6, 8, 9, 10];
 
 #[pyclass(unsendable, module = "streams.rules._native", name = "Table")]
@@ -29,7 +24,8 @@ pub struct Table {
     pub rules: Rc<Rules>,
     pub rules_record: O,
     /// § 623c.4(a): Hot Shooter only on fully automated electronic or hybrid tables.
-    pub hot_shooter_table: bool,
+    /// Per wager kind: does this table's kind offer it (§ 623c.4(a); `ctx().table_kinds`)?
+    pub offered: [bool; 6],
     #[pyo3(get, set)]
     pub opened_seq: i64,
     #[pyo3(get, set)]
@@ -166,11 +162,17 @@ impl Table {
         let position = w.position;
         let amount = w.amount;
         let (Some(p), Some(a)) = (exact_int(position), exact_int(amount)) else { return Ok(None) };
-        if !is_str(wager_id) || !POSITIONS.contains(&p) || a <= 0 || a > MAX_STAKE {
+        let c = ctx();
+        if !is_str(wager_id) || !(c.positions.0..=c.positions.1).contains(&p) || a <= 0 || a > MAX_STAKE {
             return Ok(None);
         }
         // § 623a.11(b)(1): the Fire Bet's stakes.
-        if kind == FIRE && !((FIRE_MIN_CENTS..=FIRE_MAX_CENTS).contains(&a) && a % FIRE_STEP_CENTS == 0) {
+        let (low, high, step) = c.fire_stakes;
+        if kind == FIRE && !((low..=high).contains(&a) && a % step == 0) {
+            return Ok(None);
+        }
+        // § 623c.4(a): a kind offered only at some kinds of table.
+        if !self.offered[kind as usize] {
             return Ok(None);
         }
         // The table's limits (streams/rules/table.py `_stake_problem`): a stake outside them is
@@ -189,8 +191,8 @@ impl Table {
             0 | 1 => self.must_pass || self.shooter_throws == 0,
             // § 623c.1(b): only before the come-out roll, of a fresh cycle (shared markers).
             2 => self.point == 0 && self.cycle_fresh,
-            // § 623c.4(a),(c): before the come-out roll, while the point is off, on an electronic table.
-            _ => self.point == 0 && self.hot_shooter_table,
+            // § 623c.4(c): before the come-out roll, while the point is off.
+            _ => self.point == 0,
         };
         if !window_open {
             return Ok(None);
@@ -259,7 +261,7 @@ impl Table {
         }
         let Some(p) = exact_int(s.position) else { return Ok(None) };
         let shooter_id = s.shooter_id;
-        if !POSITIONS.contains(&p) || !is_str(shooter_id) {
+        if !(c.positions.0..=c.positions.1).contains(&p) || !is_str(shooter_id) {
             return Ok(None);
         }
         let reason = s.reason;
@@ -428,20 +430,19 @@ impl Table {
 }
 
 /// § 623a.11(a)(6): surveillance confirms every Fire Bet once four unique points are made.
+/// Worded by `table.four_points_message(table_id, shooter_id, position, wagers, cohorts)`, with
+/// `cohorts` a list of (cohort id, points made).
 unsafe fn alert_four_points(fire: &[FireCohort], shooter: &O, position: i64, em: &mut Emit) -> PyResult<()> {
     let c = ctx();
     let ids: Vec<Obj> = fire.iter().flat_map(|f| f.wagers.iter().map(|w| w.id.p())).collect();
-    let mut m = Msg::new();
-    m.s("table ")?.o(em.ev.table_id)?.s(", shooter ")?.o(shooter.p())?.s(" at position ")?.i(position)?
-        .s(": four different points made; confirm ")?.i(ids.len() as i64)?.s(" Fire Bets (")?;
-    for (i, f) in fire.iter().enumerate() {
-        if i > 0 {
-            m.s(", ")?;
-        }
-        m.o(f.id.p())?.s(": ")?.i(f.points.len() as i64)?.s(" points")?;
+    let mut cohorts = Vec::with_capacity(fire.len());
+    for f in fire {
+        let points = O::owned(new_int(f.points.len() as i64))?;
+        cohorts.push(tuple_of(&[f.id.p(), points.p()])?);
     }
-    m.s(")")?;
-    let msg = m.done()?;
+    let cohorts = list_of(cohorts)?;
+    let (position, wagers) = (O::owned(new_int(position))?, O::owned(new_int(ids.len() as i64))?);
+    let msg = call(c.four_points_message, &[em.ev.table_id, shooter.p(), position.p(), wagers.p(), cohorts.p()])?;
     let tuple = tuple_of(&ids)?;
     em.alert(c.a_four, shooter.p(), msg.p(), tuple.p())
 }
@@ -631,14 +632,16 @@ impl Table {
         } else {
             return Ok(None);
         };
-        let hybrid = O::owned(utf8_str("hybrid"))?;
-        let automated = O::owned(utf8_str("fully_automated"))?;
+        let offered = ctx().table_kinds.each_ref().map(|kinds| match kinds {
+            None => true,
+            Some(kinds) => kinds.iter().any(|&k| same_str(k, table_kind)),
+        });
         let mut t = Table {
             table_id: O::new_ref(table_id),
             table_kind: O::new_ref(table_kind),
             rules,
             rules_record: O::new_ref(rules_record),
-            hot_shooter_table: same_str(hybrid.p(), table_kind) || same_str(automated.p(), table_kind),
+            offered,
             opened_seq: int!(get!(k.opened_seq)),
             last_seq,
             closed: boolean!(get!(k.closed)),

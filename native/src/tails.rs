@@ -1,6 +1,6 @@
 //! The Chernoff bound's minimisation (streams/surveillance/tails.py `chernoff_lower_tail`), the
-//! surveillance's costliest step once a hold line's z is low (issue 15: a seventh of an Avro
-//! replay of a day, in Python).
+//! surveillance's costliest step once a hold line's z is low (a seventh of an Avro replay of a
+//! day, in Python).
 //!
 //! The same arithmetic in the same order as the Python function, operation by operation, so the
 //! result is the same double to the last bit: IEEE-754 doubles, no fused multiply-add (Rust never

@@ -173,15 +173,13 @@ impl<'a> Emit<'a> {
     }
 
     /// The large-win alerts of this event's settlements, after its other outputs, in settlement
-    /// order (streams/rules/table.py `_large_win`): f"{wager} {wager_id} at position {position}
-    /// won {won_cents} cents ({detail})".
+    /// order (streams/rules/table.py `_large_win`), worded by
+    /// `table.large_win_message(wager, wager_id, position, won_cents, detail)`.
     pub unsafe fn large_wins(&mut self, shooter: Obj) -> PyResult<()> {
         let c = ctx();
         for (id, _kind, kind_o, position, won, detail) in std::mem::take(&mut self.wins) {
-            let mut m = crate::py::Msg::new();
-            m.o(kind_o.p())?.s(" ")?.o(id.p())?.s(" at position ")?.o(position.p())?.s(" won ")?.i(won)?
-                .s(" cents (")?.o(detail.p())?.s(")")?;
-            let msg = m.done()?;
+            let won = O::owned(new_int(won))?;
+            let msg = call(c.large_win_message, &[kind_o.p(), id.p(), position.p(), won.p(), detail.p()])?;
             let ids = crate::py::tuple_of(&[id.p()])?;
             self.alert(c.a_large, shooter, msg.p(), ids.p())?;
         }

@@ -1,7 +1,8 @@
-"""The native rules core behind the Python core's contract (issue 15; docs/native-core.md).
+"""The native accelerator behind the Python core's contract (docs/native-core.md).
 
 `apply(state, event) -> (state, outputs, verdict)`, the contract of streams/rules/table.py, by the
-Rust extension `streams.rules._native` (native/, built by native/build.sh). The extension keeps a
+Rust extension `streams.rules._native` (native/, built by the package's build where cargo is
+present: setup.py). The extension keeps a
 table's state natively (`Table`, whose `to_record()` is exactly `TableState.to_record()` of the
 same history) and judges the common path itself: in-order events of an open table with nothing
 held, accepted WagerPlaced of every kind, DiceThrown valid or not, ShooterChanged, under the
@@ -16,6 +17,10 @@ events and duplicates, openings, closings, change requests, come-bets-only, surr
 A table the native core cannot keep (events held beyond a gap, odd types in its record) stays a
 `TableState` until it can: each event is then the Python core's, and its result is offered to
 the native core again.
+
+The extension takes its classes, its way back here and every rule fact (paytables through the
+table's Rules Submission; positions, stakes, marker names, details and alert wordings through
+`facts()`) from the Python core at `configure()`: the Rust code holds none of them.
 
 Which core `streams.rules.apply` is: streams/rules/__init__.py (`CRAPS_CORE`).
 """
@@ -111,8 +116,50 @@ def restore(record: dict):
     return TableState.from_record(record) if table is None else table
 
 
+def facts() -> dict:
+    """The rule facts the accelerator settles by, read from the Python core now: the positions,
+    the Fire Bet's stakes and four-point count, the table kinds offering each kind, and the words
+    of its outputs: marker names and details of small counts rendered here from their texts, the
+    rarer ones (a 7's Bonus Craps detail, the Hot Shooter's, the alerts' messages) as the Python
+    functions that word them. The Rust code holds none of them (docs/native-core.md)."""
+    from streams.rules import bonus_craps, fire_bet, hot_roller, hot_shooter, paytables, submission
+    from streams.rules.kinds import SPEC_OF
+
+    return {
+        "positions": (_table.POSITIONS[0], _table.POSITIONS[-1]),
+        "fire_stakes": (submission.FIRE_MIN_CENTS, submission.FIRE_MAX_CENTS, submission.FIRE_STEP_CENTS),
+        "four_points": fire_bet.FOUR_POINTS,
+        "push_odds": paytables.PUSH,
+        "table_kinds": [SPEC_OF[kind].table_kinds for kind in WAGER_KINDS],
+        "point_marker": [fire_bet.POINT_MARKER.format(point=p) for p in range(13)],
+        "points_detail": [fire_bet.SETTLED_DETAIL.format(count=n) for n in range(7)],
+        "total_marker": [bonus_craps.TOTAL_MARKER.format(total=t) for t in range(13)],
+        # By the index of the kind (the first four: fire, then the three Bonus Craps wagers).
+        "complete_detail": [bonus_craps.COMPLETE_DETAIL.format(wager=k) if k in bonus_craps.NEEDS else ""
+                            for k in WAGER_KINDS[:4]],
+        "seven_detail": bonus_craps.seven_detail,
+        "combo_marker": [hot_roller.COMBO_MARKER.format(low=i // 6 + 1, high=i % 6 + 1) for i in range(36)],
+        "number_marker": [hot_roller.NUMBER_MARKER.format(number=n) for n in range(13)],
+        "numbers_detail": [hot_roller.SETTLED_DETAIL.format(count=n) for n in range(7)],
+        "come_out_detail": [hot_roller.COME_OUT_SEVEN_DETAIL.format(count=n) for n in range(7)],
+        "throws_detail": hot_shooter.settled_detail,
+        "four_points_message": _table.four_points_message,
+        "large_win_message": _table.large_win_message,
+    }
+
+
+def configure() -> None:
+    """Hands the accelerator its classes, its way back to the Python core and the rule facts: at
+    import, and again after a fact changed in Python (tests)."""
+    _native.init(_events, APPLIED, _fallback, _view, rules_from_record, facts())
+
+
 if PROBLEM is None:
-    _native.init(_events, APPLIED, _fallback, _view, rules_from_record)
+    try:
+        configure()
+    except (TypeError, ValueError) as error:  # Structs laid out otherwise (native/src/slots.rs), or facts it cannot take
+        PROBLEM = f"the native accelerator refused this installation: {error}"
+if PROBLEM is None:
     Table = _native.Table
     apply = _native.apply
 else:
