@@ -28,8 +28,8 @@ if [[ $# == 0 ]]; then
   python3 -m pytest -ra -p no:cacheprovider -m kafka || status=$?
   # `streams.rules.apply` is the native core where it is built (docs/native-core.md): the rules,
   # golden and authenticity suites run once more on the Python code (its rules core and its tag
-  # check, the references), so both stay tested through them (besides tests/rules/test_native_core.py
-  # and tests/authenticity/test_native_tags.py, which hold the native code to them).
+  # check, the references), so both stay tested through them (besides tests/native/,
+  # the lockstep harness, which holds the native code to them).
   CRAPS_CORE=python python3 -m pytest -q -p no:cacheprovider -m 'not kafka' -n 2 tests/rules tests/golden tests/authenticity || status=$?
 else
   python3 -m pytest -ra -p no:cacheprovider "$@" || status=$?

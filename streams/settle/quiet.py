@@ -13,7 +13,7 @@ through events with nothing to say.
 
 Why: each such event cost a Python call of `settle_event` (tag check, apply, filing, the verdict's
 count) at about a microsecond; in one native call the run costs what the tag check and the core
-cost. Checked against the plain path: tests/settle/test_quiet_run.py (outputs, verdicts, tallies, the
+cost. Checked against the plain path: tests/native/test_quiet_run.py (outputs, verdicts, tallies, the
 tables' records, on floors with bad input, forged and untagged events).
 """
 from __future__ import annotations

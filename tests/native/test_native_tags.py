@@ -3,9 +3,9 @@ reference, `TagCheck.problem_plain`: it says authentic only where the reference 
 forged, altered, copied, misbound, expired or not-yet-valid event), says authentic for every
 honest event it can write the canonical bytes of, and writes those bytes exactly as
 streams/authenticity/canonical.py does. Attacks on the whole check (under CRAPS_CORE=native,
-`make test` runs tests/authenticity again) are in test_tags.py and test_forged_events.py.
+`make test` runs tests/authenticity again) are in tests/authenticity/test_tags.py and test_forged_events.py.
 
-They run where the native accelerator is installed (CI: wherever cargo is present, tests/accelerator.py).
+They run where the native accelerator is installed (CI: wherever cargo is present; tests/native/lockstep.py).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from streams.rules import native
 from streams.rules.events import ComeBetsOnly, DiceThrown, ShooterChanged, TableClosed, TableOpened, WagerPlaced
 from streams.sim.floor import floor_events
 from streams.rules import ContractError, record_to_event
-from tests.accelerator import requires_accelerator
+from tests.native.lockstep import requires_accelerator
 from tests.authenticity.authenticity_events import ANY_TAGGED_EVENT
 from tests.authenticity.authenticity_keys import key, ring_for
 from tests.authenticity.test_canonical import _ODD, _with_odd_strings

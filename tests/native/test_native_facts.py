@@ -11,8 +11,9 @@ from streams.rules import table as python_table
 from streams.rules.events import MarkerPlaced, SurveillanceAlerted, WagerSettled
 from streams.rules.paytables import PUSH, BonusPaytable, Paytable
 from streams.sim.floor import floor_events
-from tests.accelerator import requires_accelerator
-from tests.rules.test_native_core import _events, lockstep
+from tests.native.lockstep import requires_accelerator
+from tests.native.lockstep import events_of as _events
+from tests.native.lockstep import lockstep
 
 pytestmark = requires_accelerator
 

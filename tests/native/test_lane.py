@@ -6,7 +6,7 @@ reordered, whitespace, an escape, a key twice), lines the contract refuses (a fl
 unknown or foreign field, an int beyond 64 bits, script in an id, oversized text, non-ASCII text)
 and tags that do not hold. Where the lane is not sure it stops, and the plain path reads the line.
 
-They run where the native accelerator is installed (CI: wherever cargo is present, tests/accelerator.py).
+They run where the native accelerator is installed (CI: wherever cargo is present; tests/native/lockstep.py).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from streams.replay.engine import Replay
 from streams.replay.jsonread import LineBatch, json_line_batches, line_batches
 from streams.rules import CORE, DiceThrown, ShooterChanged, WagerPlaced, event_to_record, output_to_record
 from streams.rules import native
-from tests.settle.test_quiet_run import WATCH, counted, history
+from tests.native.test_quiet_run import WATCH, counted, history
 
 _dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 

@@ -4,7 +4,7 @@ the tally, the count of untagged events, every table's record), on floors with b
 out of order and lost, forged, altered, misbound and untagged events; and a run stops, with
 nothing changed, at the first event that is not quiet.
 
-They run where the native accelerator is installed (CI: wherever cargo is present, tests/accelerator.py).
+They run where the native accelerator is installed (CI: wherever cargo is present; tests/native/lockstep.py).
 """
 from __future__ import annotations
 
