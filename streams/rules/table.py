@@ -41,7 +41,7 @@ from streams.rules.wager import KIND, Cohort, Wager, output_id, settled
 POINT_NUMBERS = (4, 5, 6, 8, 9, 10)
 POSITIONS = range(1, 17)  # § 623c.1(a)(2)(i): at most 16 positions, 1 left of the boxperson
 
-# The words of the table's alerts (docs/rules.md, Surveillance).
+# The words of the table's alerts to surveillance.
 # § 623a.11(a)(6): the four-point alert, with each Fire Bet cohort's count.
 FOUR_POINTS_ALERT = ("table {table_id}, shooter {shooter_id} at position {position}: four different "
                      "points made; confirm {wagers} Fire Bets ({counts})")
