@@ -205,7 +205,7 @@ def core_loop(core: str | None = None):
 
 def loop_of(apply):
     """The in-memory loop over the events with this `apply` (every table's state by id, one call
-    per event): the core loop's, and native_floor_bench.py's for its variants."""
+    per event)."""
     def run(events) -> list:
         tables: dict = {}
         get = tables.get
