@@ -45,7 +45,7 @@ echo "setup: the native rules core (cargo build, a minute the first time) ..." >
 bash native/build.sh
 # An editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set (this machine's
 # environment does) every process would compile every module from source at start: about 25 ms of
-# each command's CPU (replay's start, measured in session 7). Python still reads the .pyc written
+# each command's CPU (replay's start). Python still reads the .pyc written
 # here, and recompiles in memory any module edited since, so a stale file is never run.
 python3 -m compileall -q streams >/dev/null
 echo "setup: the floor view's charting library (npm) ..." >&2

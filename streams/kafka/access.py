@@ -1,4 +1,4 @@
-"""Who may do what on the broker: one principal per role, least privilege by ACLs (README, Security).
+"""Who may do what on the broker: one principal per role, least privilege by ACLs (docs/security.md).
 
     python -m streams.kafka.access users               # upsert every role's SCRAM login (kafka.sh up does)
     python -m streams.kafka.access grant               # the ACLs of the floor of $CRAPS_TOPIC_PREFIX / $CRAPS_APP_ID
