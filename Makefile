@@ -5,7 +5,7 @@ TABLES ?= 8
 HOURS ?= 2
 SEED ?= 1
 
-.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo
+.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo docs
 
 install:
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
@@ -50,3 +50,8 @@ explore: install
 
 bench: install
 	$(PYTHON) benchmarks/core_replay.py
+
+# The documentation site (mkdocs.yml, docs/), served with live reload at http://127.0.0.1:8000.
+docs:
+	@$(PYTHON) -m mkdocs --version >/dev/null 2>&1 || $(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore 'mkdocs>=1.6' 'mkdocs-material>=9.5'
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs serve -a 127.0.0.1:8000
