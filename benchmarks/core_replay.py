@@ -97,7 +97,7 @@ def run_full_command(path: str) -> tuple[float, int]:
     parent's pages resident, so ru_maxrss said 330 MiB for a replay that never exceeds ~45.
 
     The simulated file is untagged, so the command runs with --accept-untagged: this measures
-    replay without the tag check, as before tags; benchmarks/tags_bench.py measures the check."""
+    replay without the tag check; benchmarks/tags_bench.py measures the check."""
     code = ("import os, resource, sys; from streams.cli import main; "
             f"main(['replay', {path!r}, '-o', os.devnull, '--accept-untagged']); "
             "u = resource.getrusage(resource.RUSAGE_SELF); "
