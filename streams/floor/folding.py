@@ -219,11 +219,15 @@ def open_alerts(view: dict | None, alerts: dict | None) -> list[dict]:
 
 
 def floor_row(table_id: str, shooter: dict | None, settlements: dict | None, alerts: dict | None) -> dict:
-    """A table's line on the floor page."""
+    """A table's line on the floor page. Beside the open alerts it carries the last alert raised,
+    open or not, and how many the table has raised, so a page that shows "no open alert" can still
+    say that the table had one a moment ago."""
     view = shooter["view"] if shooter else {"table_id": table_id, "hold": [], "suspended": False}
     return {**view, "table_id": table_id, "settled": settlements["count"] if settlements else 0,
             "last_settlement": settlements["recent"][0] if settlements and settlements["recent"] else None,
-            "alerts_open": open_alerts(shooter and shooter["view"], alerts)}
+            "alerts_open": open_alerts(shooter and shooter["view"], alerts),
+            "last_alert": alerts["recent"][0] if alerts and alerts["recent"] else None,
+            "alerts_raised": alerts["count"] if alerts else 0}
 
 
 def table_detail(table_id: str, shooter, settlements, layout, alerts) -> dict:
