@@ -335,8 +335,9 @@ def table_grid(tables: tuple[TableLine, ...], max_rows: int) -> Table:
 
 
 def links_lines(links: Links) -> list[Text]:
-    out = [Text.assemble(("floor view ", "bold"), links.floor_url or "—", "   ",
-                         ("Prometheus ", "bold"), links.prometheus_url or "—"),
+    out = [Text.assemble(("floor view ", "bold"), links.floor_url or "—",
+                         (" (a table: table?id=T001, outcomes vs theory: plots)" if links.floor_url else "", "dim"),
+                         "   ", ("Prometheus ", "bold"), links.prometheus_url or "—"),
            Text.assemble(("metrics ", "bold"), "   ".join(links.metrics_urls) or "—")]
     width = max((len(what) for what, _ in links.commands), default=0)
     for what, command in links.commands:
