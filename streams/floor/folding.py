@@ -50,12 +50,15 @@ def table_view(state, book) -> dict:
     bonus = marked_totals(cohorts["bonus_craps"][0].marks) if cohorts["bonus_craps"] else []
     roller = cohorts["hot_roller"][0].marks if cohorts["hot_roller"] else 0
     hold = []
+    # A line stands alerted while its hold_anomaly stands: the surveillance watch's hold tail keeps
+    # that flag (streams/surveillance/table_watch.py), the book's own flag only in older records.
+    tails = dict(book.watch.holds.items()) if book is not None and book.watch is not None else {}
     for (wager, paytable), t in sorted(book.lines.items() if book is not None else ()):
         hold.append({"wager": wager, "paytable": paytable, "settled": t.settled,
                      "handle_cents": t.handle_cents, "house_win_cents": t.house_win_cents,
                      "expected_house_win_cents": round(t.expected_house_win_cents),
                      "std_dev_cents": round(t.std_dev_cents), "z_score": round(t.z_score, 2),
-                     "alerted": bool(t.alerted)})
+                     "alerted": bool(t.alerted or getattr(tails.get((wager, paytable)), "alerted", False))})
     return {
         "table_id": state.table_id, "kind": state.table_kind, "closed": state.closed,
         "shooter": state.shooter_id, "position": state.shooter_position, "hand": state.hand,
