@@ -4,20 +4,6 @@ const cards = new Map();  // table id -> its card; looked up by id in a Map, nev
 const rows = new Map();
 let status = "connecting…", instance = "", lastPush = 0;
 
-const TIPS = {
-  shooter: "The shooter now, the position they throw from, the hand's number at this table, and how many valid " +
-           "throws this hand has had",
-  point: "The pass-line point (off: the next throw is a come-out roll); wagers in action: side wagers placed and " +
-         "not yet settled; settled: side wagers settled at this table",
-  fire: "Fire Bet (§ 623a.11): the distinct points this shooter has made. Pays from 4 points, at the seven-out",
-  bonus: "Bonus Craps (§ 623a.12): the totals rolled since the last 7. All Small needs 2-6, All Tall 8-12, " +
-         "All or Nothing all ten",
-  roller: "Hot Roller (§ 623c.1): the 14 dice combinations of 4, 5, 6, 8, 9, 10 thrown since the last 7; a number " +
-          "is complete when all its combinations are. Pays at the seven-out from 2 complete numbers",
-  shooterJackpot: "Hot Shooter (§ 623c.4): the throws counted so far by each group of open wagers (wagers placed " +
-                  "at different come-outs count from their own come-out). Pushes at 8-15 throws, pays from 16",
-};
-
 function card(t) {
   const hs = t.hot_shooter_throws || [];
   const last = t.last_alert;
