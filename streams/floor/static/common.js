@@ -109,8 +109,8 @@ const TIPS = {
 
 const OPEN_ALERTS = "An alert is open while what raised it still stands: a sequence gap while the table is suspended, " +
   "a hold anomaly while its line is beyond the threshold, a four-point Fire Bet while that shooter's Fire layout " +
-  "shows four points or more. Large wins and resumptions are news, not open matters: they show as the last alert " +
-  "and under the table page's recent alerts.";
+  "shows four points or more. Large wins, resumptions, dice bias and position anomalies are news, not open matters: " +
+  "they show as the last alert and under the table page's recent alerts.";
 
 
 // A pushed stream (server-sent events): `snapshot` first, then `update`s; reconnects by itself.
