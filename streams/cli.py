@@ -677,8 +677,9 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Reads the workers' /metrics, the floor view's /api/floor and Prometheus' "
                         "HTTP API. On a terminal the panel is redrawn in place; otherwise (a pipe, a log file, "
                         "--plain) one line per interval. Secured web sides are read with CRAPS_SCRAPE_USERNAME, "
-                        "CRAPS_SCRAPE_PASSWORD_FILE and CRAPS_SCRAPE_CA_FILE. Exit status with --once: 0 when "
-                        "every source answered, 1 otherwise.")
+                        "CRAPS_SCRAPE_PASSWORD_FILE and CRAPS_SCRAPE_CA_FILE; CRAPS_TOPIC_PREFIX (source "
+                        ".run/floor.env) names the run in the title. Exit status with --once: 0 when every "
+                        "source answered, 1 otherwise.")
     _env = __import__("os").environ
     st.add_argument("--metrics-url", action="append",
                     help="a worker's metrics, repeatable (default http://127.0.0.1:$CRAPS_WEB_PORT/metrics, "
