@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: a local Kafka, a settling worker, the floor view, Prometheus (when installed) and a simulated floor
-# fed live; follows settlements and alerts in the terminal. Ctrl-C stops everything it started.
+# fed live; shows a status panel of the floor in the terminal. Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TABLES="${TABLES:-8}"
@@ -67,29 +67,22 @@ if command -v prometheus >/dev/null 2>&1; then
   prometheus --config.file="$prom_config" --storage.tsdb.path="$RUN/prometheus" \
     --web.listen-address="127.0.0.1:$PROM_PORT" >"$RUN/prometheus.log" 2>&1 &
   pids+=($!)
-  prom_url="http://127.0.0.1:$PROM_PORT"
+  prom_api="http://127.0.0.1:$PROM_PORT"
 else
-  prom_url="(not installed: apt-get install prometheus)"
+  prom_api=""  # not installed (apt-get install prometheus): the panel leaves it out
+  echo "Prometheus is not installed (apt-get install prometheus): the floor runs without it" >&2
 fi
 
 craps-streams simulate --live --tables "$TABLES" --hours "$HOURS" --speed "$SPEED" --bad-rate 0.01 \
   >"$RUN/floor.log" 2>&1 &
 pids+=($!)
 
+# The foreground: a status panel redrawn in place (craps-streams status: the URLs and the commands
+# to follow, replay and audit are in it); plain lines every 10 s when stdout is not a terminal.
 cat <<TXT
 
 craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on topics ${CRAPS_TOPIC_PREFIX}*
-(the newest $KEEP_RUNS runs' topics are kept; older ones were deleted).
-  floor view   $scheme://127.0.0.1:$FLOOR_PORT/   (a table: /table?id=T001, outcomes vs theory: /plots)
-  metrics      $scheme://127.0.0.1:$WEB_PORT/metrics
-  Prometheus   $prom_url
-  logs         $RUN/worker.log  $RUN/floor-view.log  $RUN/floor.log  $RUN/prometheus.log
-In a second terminal, on this run's topics:
-  source $RUN/floor.env
-  craps-streams tail --topics settlements,alerts,rejections
-  craps-streams replay --from-topic --only none
-  craps-streams audit --from-topic --settlements-topic
-Settlements and alerts follow (Ctrl-C stops everything):
-
+(the newest $KEEP_RUNS runs' topics are kept). Logs: $RUN/*.log. The raw stream: source $RUN/floor.env; craps-streams tail
 TXT
-craps-streams tail --topics settlements,alerts
+craps-streams status --metrics-url "$scheme://127.0.0.1:$WEB_PORT/metrics" --floor-url "$CRAPS_FLOOR_URL" \
+  --prometheus-url "$prom_api" --note "Ctrl-C stops everything"

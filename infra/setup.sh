@@ -3,7 +3,7 @@
 # skipped when already done):
 #   infra/setup.sh run    Java and Maven, openssl, Prometheus, the Python package, the native rules
 #                         core (Rust via rustup when cargo is missing; native/build.sh), the Kafka jars, Chart.js (npm)
-#   infra/setup.sh test   the same, and Chromium for the browser tests
+#   infra/setup.sh test   the same, Chromium for the browser tests and tmux for the status panel's test
 # Debian packages need root (or password-less sudo); without it, one line says what to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +16,7 @@ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || 
 have_cargo() { command -v cargo >/dev/null 2>&1 || [[ -x "$HOME/.cargo/bin/cargo" ]]; }
 have_cargo || command -v curl >/dev/null 2>&1 || need+=(curl)  # rustup's installer, below
 if [[ $goal == test ]] && ! command -v chromium >/dev/null 2>&1; then need+=(chromium); fi
+if [[ $goal == test ]] && ! command -v tmux >/dev/null 2>&1; then need+=(tmux); fi
 if ((${#need[@]})); then
   if [[ $(id -u) == 0 ]]; then
     sudo=()

@@ -465,6 +465,50 @@ def cmd_tail(args) -> int:
     return 0
 
 
+def cmd_status(args) -> int:
+    import os
+
+    from rich.console import Console
+    from rich.live import Live
+
+    from streams.metrics.panel import Links, plain_line, render
+    from streams.metrics.panel_sources import Sources, take, watch
+
+    prefix = os.environ.get("CRAPS_TOPIC_PREFIX", "")
+    metrics = args.metrics_url or [f"http://127.0.0.1:{os.environ.get('CRAPS_WEB_PORT', '6066')}/metrics"]
+    links = Links(args.floor_url, tuple(metrics), args.prometheus_url, prefix.rstrip("."), args.note, (
+        ("in another terminal", "source .run/floor.env   (this run's topics)"),
+        ("follow the stream", "craps-streams tail --topics settlements,alerts,rejections"),
+        ("replay the history", "craps-streams replay --from-topic --only none"),
+        ("audit the floor", "craps-streams audit --from-topic --settlements-topic"),
+    ) if prefix.startswith("craps.run-") else (
+        ("follow the stream", "craps-streams tail --topics settlements,alerts,rejections"),
+        ("audit the floor", "craps-streams audit --from-topic --settlements-topic")))
+    sources = Sources.from_env(os.environ, metrics, args.floor_url, args.prometheus_url)
+    console = Console(highlight=False)
+    live_panel = console.is_terminal and not args.plain
+    if args.once:
+        first = take(sources, time.time())
+        time.sleep(1.0)  # a second look, for the rates
+        snap = take(sources, time.time(), first)
+        if live_panel:
+            console.print(render(snap, links, console.size.height))
+        else:
+            print(plain_line(snap), flush=True)
+        return 0 if all(s.error is None for s in snap.sources) else 1
+    interval = args.interval or (2.0 if live_panel else 10.0)
+    try:
+        if not live_panel:
+            for snap in watch(sources, interval):
+                print(plain_line(snap), flush=True)
+        with Live(console=console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False) as live:
+            for snap in watch(sources, interval):
+                live.update(render(snap, links, console.size.height - 1), refresh=True)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def cmd_topics(args) -> int:
     from streams.kafka.settings import default_bootstrap
     from streams.kafka.topics import create_topics, describe_topics, prune_runs, spec_drift
@@ -627,6 +671,31 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--limit", type=int, default=0, help="stop after this many records (0: follow)")
     t.add_argument("--bootstrap")
     t.set_defaults(run=cmd_tail)
+
+    st = sub.add_parser("status", help="a status panel of the running floor, redrawn in place: tables, "
+                        "settlements per second, hold against theory, open alerts, lag, the URLs and commands",
+                        description="Reads the workers' /metrics, the floor view's /api/floor and Prometheus' "
+                        "HTTP API. On a terminal the panel is redrawn in place; otherwise (a pipe, a log file, "
+                        "--plain) one line per interval. Secured web sides are read with CRAPS_SCRAPE_USERNAME, "
+                        "CRAPS_SCRAPE_PASSWORD_FILE and CRAPS_SCRAPE_CA_FILE; CRAPS_TOPIC_PREFIX (source "
+                        ".run/floor.env) names the run in the title. Exit status with --once: 0 when every "
+                        "source answered, 1 otherwise.")
+    _env = __import__("os").environ
+    st.add_argument("--metrics-url", action="append",
+                    help="a worker's metrics, repeatable (default http://127.0.0.1:$CRAPS_WEB_PORT/metrics, "
+                    "port 6066)")
+    st.add_argument("--floor-url", default=_env.get("CRAPS_FLOOR_URL")
+                    or f"http://127.0.0.1:{_env.get('CRAPS_FLOOR_PORT', '6070')}/",
+                    help="the floor view (default $CRAPS_FLOOR_URL, or http://127.0.0.1:$CRAPS_FLOOR_PORT/, port "
+                    "6070); '' to leave it out")
+    st.add_argument("--prometheus-url", default=_env.get("CRAPS_PROMETHEUS_URL", "http://127.0.0.1:9090"),
+                    help="Prometheus (default $CRAPS_PROMETHEUS_URL or http://127.0.0.1:9090); '' to leave it out")
+    st.add_argument("--interval", type=float, help="seconds between two looks (default 2 on a terminal, 10 "
+                    "otherwise)")
+    st.add_argument("--once", action="store_true", help="one snapshot (two looks a second apart, for the rates)")
+    st.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
+    st.add_argument("--note", default="Ctrl-C quits", help="the line under the panel (default: Ctrl-C quits)")
+    st.set_defaults(run=cmd_status)
 
     o = sub.add_parser("odds", help="exact outcome distribution, house edge and std dev of every wager")
     o.add_argument("--format", choices=("text", "json"), default="text")
