@@ -521,7 +521,7 @@ ENV_KAFKA = """\
                          clients/<role>.properties, table-keys.json, archive-key
   CRAPS_KAFKA_CONFIG     one Kafka client config file for every role instead of
                          $CRAPS_SECRETS_DIR/clients/<role>.properties
-  CRAPS_SCHEMA_DIR       the Avro schemas (default: the package's schemas/)"""
+  CRAPS_SCHEMA_DIR       the Avro schemas (default: the repository's schemas/)"""
 ENV_FLOOR = """\
 A `make run` floor writes its CRAPS_TOPIC_PREFIX and CRAPS_APP_ID to .run/floor.env: run
 `source .run/floor.env` in a second terminal to work on that floor's topics."""
