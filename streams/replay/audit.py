@@ -14,10 +14,10 @@ Each finding names the table events that explain it: the wager's WagerPlaced (`p
 the deciding event (`seq`), looked up by table and seq in a second pass over the history, with
 the replay's verdict on them when it rejected them.
 
-A live floor (the table-events topic against the settlements topic) is audited on one consistent
-cut, the events the worker group has committed and the settlements of exactly those events
-(streams/kafka/cut.py says why that cut is sound): what was settled after the cut is the next
-audit's. The report names the cut (`report.cut`).
+A live floor (the table-events topic, or an archive of it, against the settlements topic) is
+audited on one consistent cut, the events the worker group has committed and the settlements of
+exactly those events (streams/kafka/cut.py says why that cut is sound): what was settled after the
+cut is the next audit's. The report names the cut (`report.cut`). An archive must reach the cut.
 
 `compare` is the audit itself, a pure function of the replayed and the recorded settlements;
 `run_audit` reads the history and the recording and calls it.
@@ -328,8 +328,9 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
     settlements topic). `tags` checks every event's tag before the core (TagCheck).
 
-    The table-events topic against the settlements topic is a live floor: both are read on the
-    consistent cut of the worker group `group` (default $CRAPS_APP_ID) (`report.cut`). An
+    The table-events topic (or an archive of it) against the settlements topic is a live floor:
+    both are read on the consistent cut of the worker group `group` (default $CRAPS_APP_ID)
+    (`report.cut`); an archive that ends before the cut is a ValueError. An
     archive's hash chain is verified first (its seal with `archive_key` when given)
     (`report.chain`): a tampered archive is a finding, and one that cannot be read as it is gives
     a report with the chain's findings only. Returns the report (`.clean`, `.lines(limit)`,
@@ -339,18 +340,29 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
 
     if not recorded and not settlements_topic:
         settlements_topic = SETTLEMENTS
+    is_archive = not from_topic and history not in (None, "-") and (Path(history) / "index.json").exists()
     cut = None
-    if from_topic and not recorded:
+    if not recorded and (from_topic or is_archive):
         from streams.kafka.cut import committed_cut
 
-        cut = committed_cut(topic or TABLE_EVENTS, settlements_topic, group or APP_ID, bootstrap=bootstrap)
+        if from_topic:
+            events_topic = topic or TABLE_EVENTS
+        else:
+            from streams.archive import archive_topic
+
+            events_topic = archive_topic(history)
+        cut = committed_cut(events_topic, settlements_topic, group or APP_ID, bootstrap=bootstrap)
+        if is_archive:
+            _archive_reaches(history, cut)
 
     def history_items(fast=True):
+        if is_archive and cut is not None:
+            return _archive_to(history, sl, cut.events)
         return open_history(history, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl, fast=fast,
                             ends=None if cut is None else cut.events)
 
     chain = None
-    if not from_topic and history not in (None, "-") and (Path(history) / "index.json").exists():
+    if is_archive:
         # An archive's hash chain first: a changed, removed or inserted file or record is a finding.
         from streams.archive.chain import verify_chain
         from streams.archive.index import load_index
@@ -381,6 +393,32 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     if report.findings and (from_topic or history != "-"):
         explain(report, history_items(fast=False), rejected)
     return report
+
+
+def _archive_reaches(path: str, cut) -> None:
+    """An archive audited against the live settlements topic must hold every event of the cut:
+    the settlements of events it lacks would otherwise be "extra"."""
+    from streams.archive.index import load_index
+
+    held = {int(p): v["next_offset"] for p, v in load_index(path)["partitions"].items()}
+    short = [f"partition {p}: the archive ends at offset {held.get(p, 0):,}, the worker has committed "
+             f"{o:,}" for p, o in sorted(cut.events.items()) if held.get(p, 0) < o]
+    if short:
+        raise ValueError(f"the archive {path} ends before the events worker group {cut.group} has settled ("
+                         + "; ".join(short) + "): archive again first (`craps-streams archive --out "
+                         f"{path}`), or audit --from-topic")
+
+
+def _archive_to(path: str, sl, ends: dict) -> Iterator[tuple[object, str]]:
+    """An archive's records below the cut's offsets, partition by partition."""
+    from streams.archive import archive_topic, iter_archive
+
+    topic = archive_topic(path)
+    tables = set(sl.tables) if sl is not None and sl.tables is not None else None
+    until = sl.until if sl is not None else None
+    for p, offset, item in iter_archive(path, tables=tables, until=until):
+        if offset < ends.get(p, 0):
+            yield item, f"{topic}/{p}/{offset}"
 
 
 def report_record(report) -> dict:

@@ -105,3 +105,32 @@ def test_a_changed_or_deleted_settlement_inside_the_cut_is_named(pipeline, live_
     assert f"DUPLICATED {original['id']}: recorded 2 times (copies differ)" in out
     summary = out.strip().splitlines()[-1]
     assert summary.startswith("audit FINDINGS: ") and "1 missing, 0 extra, 1 duplicated, 1 different" in summary
+
+
+def test_an_archive_audited_against_the_live_settlements_must_reach_the_cut(pipeline, live_floor, tmp_path):
+    archive = tmp_path / "archive"
+    pipeline.run("archive", "--out", str(archive), "--no-progress")
+    held = len(settlements(pipeline))
+    wait_for(lambda: len(settlements(pipeline)) > held + 20, 120, "the floor settling past the archive")
+    result = pipeline.run("audit", "--history", str(archive), "--settlements-topic", check=False)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "the archive " + str(archive) + " ends before the events worker group" in result.stderr
+    assert "archive again first" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_audit_role_reads_the_worker_groups_offsets_and_cannot_move_them(pipeline):
+    from kafka import KafkaConsumer
+    from kafka.errors import GroupAuthorizationFailedError
+    from kafka.structs import OffsetAndMetadata, TopicPartition
+
+    from streams.kafka.settings import client_settings
+
+    tp = TopicPartition(pipeline.prefix + "table-events", 0)
+    auditor = KafkaConsumer(**client_settings("audit", pipeline.bootstrap), group_id=pipeline.app_id,
+                            enable_auto_commit=False)
+    try:
+        assert auditor.committed(tp) is None  # DESCRIBE: it may read them (none committed yet)
+        with pytest.raises(GroupAuthorizationFailedError):
+            auditor.commit({tp: OffsetAndMetadata(5, "", -1)})
+    finally:
+        auditor.close()
