@@ -879,7 +879,7 @@ def explain_error(e: BaseException) -> tuple[int, str]:
     if isinstance(e, KeyRingError):
         return EXIT_SECRETS, f"{e}\n  the key ring: $CRAPS_TABLE_KEYS, else .secrets/table-keys.json"
     if isinstance(e, TimeoutError):
-        return EXIT_BROKER_UNREACHABLE, f"the Kafka broker stopped answering: {e}"
+        return EXIT_BROKER_UNREACHABLE, f"timed out waiting for the Kafka broker: {e}"
     if isinstance(e, OSError) and e.filename is not None:
         return EXIT_FILE, _file_problem(e)
     if isinstance(e, ValueError):
@@ -902,10 +902,11 @@ def main(argv: list[str] | None = None) -> int:
     _debug_everywhere(parser)
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
-    if debug:
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    elif getattr(args, "broker_role", None) is not None:
-        _quiet_clients()  # not the services (worker, floor): they log to their own log
+    if getattr(args, "broker_role", None) is not None:  # not the services (worker, floor): --loglevel
+        if debug:
+            logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        else:
+            _quiet_clients()
     try:
         role = _broker_role_of(args)
         if role is not None:
