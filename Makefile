@@ -5,7 +5,7 @@ TABLES ?= 8
 HOURS ?= 2
 SEED ?= 1
 
-.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo docs
+.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo docs clean distclean
 
 install:
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
@@ -55,3 +55,28 @@ bench: install
 docs:
 	@$(PYTHON) -m mkdocs --version >/dev/null 2>&1 || $(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore 'mkdocs>=1.6' 'mkdocs-material>=9.5'
 	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs serve -a 127.0.0.1:8000
+# Disk (docs/operating/files.md): `make clean` removes what builds and runs leave behind, all of it
+# made again by the next `make install` / `make run` / `make test`:
+#   .kafka-data*   the local broker's data, every floor's topics (refused while the broker runs:
+#                  `make kafka-down` first)
+#   .run           `make run`'s logs, floor.env and Prometheus data
+#   native/target  the Rust build of the native rules core (the built module in streams/rules stays)
+#   build/ site/   the Python build and the docs site
+#   out/*          replay-demo and benchmark outputs
+# It never touches .secrets (the broker's CA and logins, the table key ring, the archive key).
+clean:
+	@if infra/kafka/kafka.sh status >/dev/null 2>&1; then \
+	  echo "make clean: the Kafka broker is running on its data in .kafka-data: stop it first (make kafka-down)" >&2; exit 2; fi
+	rm -rf .kafka-data .kafka-data-* .run native/target build site
+	find out -mindepth 1 ! -name .keep -exec rm -rf {} +
+
+# Everything `make clean` removes, and what was fetched or made once: infra/kafka/lib (the Kafka
+# jars), streams/floor/static/vendor (Chart.js), the native module, and .secrets: the broker's CA
+# and logins (made again by the next broker start) and the TABLE KEY RING and ARCHIVE KEY, without
+# which the events and archives tagged and sealed with them can no longer be verified. Keep a copy;
+# it asks for YES=1.
+distclean: clean
+	@if [[ "$(YES)" != 1 ]]; then \
+	  echo "make distclean deletes .secrets: the table key ring and the archive key too (history tagged or" >&2; \
+	  echo "sealed with them can no longer be verified). Keep a copy, then: make distclean YES=1" >&2; exit 2; fi
+	rm -rf .secrets infra/kafka/lib streams/floor/static/vendor streams/rules/_native*.so

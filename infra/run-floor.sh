@@ -24,15 +24,10 @@ export CRAPS_APP_ID=$CRAPS_APP_ID
 ENV
 pids=()
 started_kafka=0
-
-cleanup() {
-  trap - INT TERM EXIT
-  echo; echo "stopping ..."
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [[ $started_kafka == 1 ]]; then infra/kafka/kafka.sh stop || true; fi
-}
-trap cleanup INT TERM EXIT
+# Ctrl-C, TERM, a closed terminal or the end stop every process started below, and the broker if
+# this run started it, even when stdout is a pipe nobody reads any more (`make run | tee`).
+source infra/run-floor-cleanup.sh
+floor_stop_on_exit
 
 infra/kafka/kafka.sh fetch
 if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then

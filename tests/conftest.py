@@ -54,6 +54,12 @@ def _session_key_ring() -> str:
 
 if not os.environ.get("CRAPS_TABLE_KEYS"):
     os.environ["CRAPS_TABLE_KEYS"] = _session_key_ring()
+# Nor the developer's archive key: the tests' archives are unsealed unless a test seals one with a
+# key of its own (a .secrets/archive-key made by `keys init` would make every other one "seal_missing").
+if not os.environ.get("CRAPS_ARCHIVE_KEY"):
+    import tempfile
+
+    os.environ["CRAPS_ARCHIVE_KEY"] = str(pathlib.Path(tempfile.mkdtemp(prefix="craps-test-archive-key-")) / "archive-key")
 
 # Nor the developer's archive key (.secrets/archive-key, made by `keys init` or `make run`): an
 # archive a test writes unsealed would read as seal_missing where that key exists. Tests that seal
