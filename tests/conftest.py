@@ -61,12 +61,6 @@ if not os.environ.get("CRAPS_ARCHIVE_KEY"):
 
     os.environ["CRAPS_ARCHIVE_KEY"] = str(pathlib.Path(tempfile.mkdtemp(prefix="craps-test-archive-key-")) / "archive-key")
 
-# Nor the developer's archive key (.secrets/archive-key, made by `keys init` or `make run`): an
-# archive a test writes unsealed would read as seal_missing where that key exists. Tests that seal
-# name their own key.
-if not os.environ.get("CRAPS_ARCHIVE_KEY"):
-    os.environ["CRAPS_ARCHIVE_KEY"] = str(pathlib.Path(os.environ["CRAPS_TABLE_KEYS"]).parent / "archive-key")
-
 
 def _broker_up() -> bool:
     host, port = BOOTSTRAP.split(",")[0].rsplit(":", 1)
