@@ -467,7 +467,7 @@ def cmd_tail(args) -> int:
 
 def cmd_topics(args) -> int:
     from streams.kafka.settings import default_bootstrap
-    from streams.kafka.topics import create_topics, describe_topics, prune_runs, spec_drift
+    from streams.kafka.topics import create_topics, describe_topics, internal_health, prune_runs, spec_drift
 
     bootstrap = args.bootstrap or default_bootstrap()
     if args.prune_runs is not None:
@@ -483,10 +483,19 @@ def cmd_topics(args) -> int:
         cfg = info["configs"]
         shown = " ".join(f"{k}={cfg[k]}" for k in ("cleanup.policy", "retention.ms") if k in cfg)
         drift = spec_drift(name, info)
-        if drift:
+        health = info.get("health")
+        # A cluster: the replication factor shown, and a partition short of replicas flagged.
+        flags = health.flags() if health else []
+        if drift or flags:
             rc = 1
         print(f"  {name:32} partitions={info['partitions']:<3} {shown}"
-              + ("  DIFFERS FROM SPEC: " + ", ".join(drift) if drift else ""))
+              + (f" replicas={health.replicas}" if health and health.replicas > 1 else "")
+              + ("  DIFFERS FROM SPEC: " + ", ".join(drift) if drift else "")
+              + ("  " + ", ".join(flags) if flags else ""))
+    for name, health in internal_health(bootstrap, timeout_s=args.timeout).items():
+        if health.flags():
+            rc = 1
+            print(f"  {name:32} replicas={health.replicas}  " + ", ".join(health.flags()))
     return rc
 
 
