@@ -499,6 +499,36 @@ def cmd_topics(args) -> int:
     return rc
 
 
+def cmd_transactions(args) -> int:
+    from streams.kafka.settings import default_bootstrap
+    from streams.kafka.transactions import AbortRefused, abort, open_transactions
+
+    bootstrap = args.bootstrap or default_bootstrap()
+    if args.abort:
+        topic, sep, partition = args.abort.rpartition(":")
+        if not sep or not topic or not partition.isdigit():
+            print(f"transactions: --abort takes TOPIC:PARTITION, got {args.abort!r}", file=sys.stderr)
+            return 2
+        try:
+            txn = abort(topic, int(partition), args.producer_id, args.force, bootstrap, args.timeout)
+        except AbortRefused as e:
+            print(f"transactions: {e}", file=sys.stderr)
+            return 1
+        print(f"aborted the transaction of producer id {txn.producer_id} (epoch {txn.producer_epoch}, "
+              f"{txn.transactional_id or 'no transactional id known'}) on {txn.where} from offset {txn.start_offset}")
+        return 0
+    older = args.older_than if args.older_than is not None else (60.0 if args.hanging else 0.0)
+    found = open_transactions(bootstrap, older, args.prefix or "", args.timeout)
+    print(f"transactions open {older:g} s or longer on {bootstrap}: {len(found)}")
+    for t in found:
+        who = (f"{t.transactional_id} ({t.coordinator_state}, timeout {t.timeout_s:g} s)" if t.transactional_id
+               else "no coordinator knows the producer id")
+        print(f"  {t.where:32} producer {t.producer_id} epoch {t.producer_epoch}  from offset {t.start_offset}"
+              f"  open {t.age_s:.0f} s  {who}" + ("  HANGING: abort it (--abort " + t.where + ")" if t.hanging else ""))
+    # --hanging: exit 1 when a transaction is open past the bound (for a check or a cron job).
+    return 1 if args.hanging and found else 0
+
+
 def cmd_odds(args) -> int:
     from streams.odds.report import format_text, odds_records
 
@@ -648,6 +678,20 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("--prune-runs", type=int, metavar="N",
                     help="only delete the topics of `make run` floors (craps.run-*) but the newest N runs'")
     tp.set_defaults(run=cmd_topics)
+
+    tx = sub.add_parser("transactions", help="transactions open on the partitions (readers wait behind them); "
+                                             "abort a hanging one")
+    tx.add_argument("--bootstrap", help="default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092")
+    tx.add_argument("--hanging", action="store_true",
+                    help="only those open --older-than (default 60 s) or longer; exit 1 if there are any")
+    tx.add_argument("--older-than", type=float, metavar="SECONDS", help="open at least this long (default 0)")
+    tx.add_argument("--prefix", help="only topics whose name starts with this (default every topic)")
+    tx.add_argument("--abort", metavar="TOPIC:PARTITION", help="end the transaction open there (an abort marker)")
+    tx.add_argument("--producer-id", type=int, help="with --abort: the producer's, when several are open there")
+    tx.add_argument("--force", action="store_true",
+                    help="with --abort: also a transaction its coordinator still holds open")
+    tx.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    tx.set_defaults(run=cmd_transactions)
     return p
 
 
