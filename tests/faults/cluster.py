@@ -114,8 +114,10 @@ class Cluster:
         return count
 
     def active_controller(self) -> int:
-        """The node id of the active KRaft controller."""
-        return self.admin().describe_cluster()["controller_id"]
+        """The node id of the active KRaft controller: the leader of the metadata quorum (a broker's
+        DescribeCluster names any broker as the controller in KRaft)."""
+        quorum = self.admin().describe_metadata_quorum()
+        return quorum["topics"][0]["partitions"][0]["leader_id"]
 
     def in_sync(self, timeout: float = 120) -> float:
         from streams.kafka.cluster import wait_in_sync

@@ -6,6 +6,11 @@ time from the fault to the next settlement a reader sees."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import pathlib
+import signal
+import subprocess
+import threading
 import time
 
 from tests.faults.cluster import Cluster
@@ -90,3 +95,231 @@ def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
             if watch is not None:
                 watch.close()
             run.close()
+
+
+# ------------------------------------------------------------------ the drills (`make faults`)
+
+
+class Progress(threading.Thread):
+    """Samples how many settlements the reader has seen, every 20 ms: the longest stretch without a
+    new one in a window is what a floor's screens saw of a fault."""
+
+    def __init__(self, collector):
+        super().__init__(daemon=True)
+        self.collector = collector
+        self.samples: list[tuple[float, int]] = []
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            self.samples.append((time.monotonic(), len(self.collector.records)))
+            time.sleep(0.02)
+
+    def longest_gap(self, since: float, until: float) -> float:
+        """The longest time without a new settlement between `since` and the last new one before
+        `until` (monotonic): the quiet after the feed's end is not a pause."""
+        gap, last_t, last_n = 0.0, since, None
+        for t, n in self.samples:
+            if t < since:
+                last_n = n
+                continue
+            if t > until:
+                break
+            if last_n is not None and n > last_n:
+                gap = max(gap, t - last_t)
+                last_t = t
+            last_n = n
+        return gap
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(5)
+
+
+@dataclasses.dataclass
+class LiveSize:
+    tables: int = 40
+    hours: float = 1.0
+    seed: int = 89
+    rate: float = 150.0  # events/s fed while the fault happens (a feed of about 100 s)
+
+
+def live_drill(tmp, size: LiveSize, name: str, fault, prepare=None, workers: int = 2) -> Verdict:
+    """A floor fed at `size.rate` into a three-node cluster, two workers settling; `fault(cluster,
+    run, progress)` is done a few seconds in and returns (recovery text, notes). `prepare(cluster)`
+    runs before the cluster starts (a node's data directory on a small disk, unmounted at the end)."""
+    cluster = Cluster(tmp)
+    try:
+        if prepare is not None:
+            prepare(cluster)
+        return _drill(cluster, tmp, size, name, fault, workers)
+    finally:
+        unmount(cluster)
+
+
+def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int) -> Verdict:
+    with cluster:
+        run = FaultRun(tmp, cluster.bootstrap)
+        watch = progress = feeder = None
+        try:
+            run.create_topics()
+            floor = make_floor(run, size.tables, size.hours, size.seed)
+            collector = run.collector("settlements")
+            started = [run.start_worker(f"w{i}") for i in range(workers)]
+            watch = GroupWatch(run)
+            wait_until(lambda: all(owned_partitions(w) for w in started), 60, "every worker to own partitions")
+            feeder = Feeder(run, floor.lines, size.rate).start()
+            progress = Progress(collector)
+            progress.start()
+            wait_until(lambda: len(collector.records) > 200, 60, "settlements flowing", interval=0.1)
+            recovery, notes = fault(cluster, run, progress)
+            feeder.wait(timeout=600)
+            settle_everything(run, floor, collector, watch, timeout=300)
+            dead = [w.log_path.name for w in started if w.poll() is not None]
+            if dead:
+                notes.append(f"workers exited: {dead}")
+            return check(run, floor, collector, name, recovery, notes)
+        finally:
+            for thing in (progress, feeder, watch):
+                if thing is not None:
+                    (thing.stop if thing is progress else thing.kill if thing is feeder else thing.close)()
+            run.close()
+
+
+def _next_after(progress: Progress, t: float, timeout: float = 180) -> float:
+    seen = len(progress.collector.records)
+    wait_until(lambda: len(progress.collector.records) > seen, timeout, "a settlement after the fault", interval=0.02)
+    return time.monotonic() - t
+
+
+def controller_kill(cluster: Cluster, run: FaultRun, progress: Progress):
+    """kill -9 the active KRaft controller, then start it again once the floor settles on."""
+    node = cluster.active_controller()
+    t = cluster.kill(node)
+    next_s = _next_after(progress, t)
+    new = wait_until(lambda: _try(cluster.active_controller), 60, "a new active controller")
+    time.sleep(5)
+    cluster.start(node)
+    synced = cluster.in_sync()
+    gap = progress.longest_gap(t, time.monotonic())
+    log(f"controller kill: node {node} killed, node {new} active, next settlement {next_s:.1f} s, "
+        f"longest pause {gap:.1f} s, node {node} back in sync {synced:.1f} s after its start")
+    return (f"next settlement {next_s:.1f} s after the kill",
+            [f"active controller node {node} killed; node {new} took over",
+             f"longest pause in settlements {gap:.1f} s", f"node {node} restarted, in sync {synced:.1f} s later"])
+
+
+def _try(fn):
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - the quorum still electing
+        return None
+
+
+def rolling_restart(cluster: Cluster, run: FaultRun, progress: Progress):
+    """Every node stopped (SIGTERM, controlled shutdown), started and back in sync, one at a time,
+    as an operator upgrades, under load."""
+    t0 = time.monotonic()
+    per_node = []
+    for node in (1, 2, 3):
+        t = time.monotonic()
+        cluster.sh("stop", node)
+        cluster.start(node)
+        cluster.in_sync()
+        per_node.append(time.monotonic() - t)
+    gap = progress.longest_gap(t0, time.monotonic())
+    log(f"rolling restart: {', '.join(f'{s:.0f} s' for s in per_node)} per node; longest pause {gap:.1f} s")
+    return (f"longest pause {gap:.1f} s",
+            ["each node stopped, started and back in sync in " + ", ".join(f"{s:.0f} s" for s in per_node)])
+
+
+def frozen_node(cluster: Cluster, run: FaultRun, progress: Progress, seconds: float = 20.0):
+    """The node leading most busy partitions frozen (SIGSTOP) for `seconds`, then resumed: it stops
+    answering everyone, as a hung JVM or a long pause does. It is fenced after the broker session
+    timeout and catches up on its return."""
+    node, leaders = _busiest(cluster, run)
+    pid = cluster.pid(node)
+    t = time.monotonic()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        next_s = _next_after(progress, t)
+        time.sleep(max(0.0, seconds - (time.monotonic() - t)))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    synced = cluster.in_sync()
+    gap = progress.longest_gap(t, time.monotonic())
+    log(f"frozen node: node {node} ({leaders}) stopped {seconds:.0f} s; next settlement {next_s:.1f} s, "
+        f"in sync {synced:.1f} s after SIGCONT")
+    return (f"next settlement {next_s:.1f} s after the freeze",
+            [f"node {node} (leader of {leaders}) SIGSTOPped {seconds:.0f} s", f"longest pause {gap:.1f} s",
+             f"in sync {synced:.1f} s after SIGCONT"])
+
+
+DISK_MB = 400
+
+
+def small_disk(node: int):
+    """prepare: node `node`'s data directory on a loop-mounted ext4 file system of DISK_MB."""
+    def prepare(cluster: Cluster) -> None:
+        image = cluster.dir.parent / f"node-{node}.img"
+        mount = cluster.dir / f"node-{node}"
+        mount.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["truncate", "-s", f"{DISK_MB}M", str(image)], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-m", "0", "-F", str(image)], check=True, capture_output=True)
+        subprocess.run(["mount", "-o", "loop", str(image), str(mount)], check=True)
+        cluster.mounts = getattr(cluster, "mounts", []) + [mount]  # type: ignore[attr-defined]
+    return prepare
+
+
+def unmount(cluster: Cluster) -> None:
+    for mount in getattr(cluster, "mounts", []):
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def disk_full(node: int):
+    def fault(cluster: Cluster, run: FaultRun, progress: Progress):
+        """Node `node`'s disk filled up (a file taking every free block) until the node stops
+        itself (its only log directory failed), then the file removed and the node started again."""
+        mount = cluster.dir / f"node-{node}"
+        filler = mount / "filler"
+        st = os.statvfs(mount)
+        subprocess.run(["fallocate", "-l", str(st.f_bavail * st.f_frsize), str(filler)], check=True)
+        t = time.monotonic()
+        pid = cluster.pid(node)
+        wait_until(lambda: not _alive(pid), 180, f"node {node} to stop on the full disk", interval=0.2)
+        stopped = time.monotonic() - t
+        next_s = _next_after(progress, time.monotonic())
+        reason = _failure_line(mount / "kafka.log")
+        filler.unlink()
+        t_start = time.monotonic()
+        cluster.start(node)
+        synced = cluster.in_sync()
+        back = time.monotonic() - t_start
+        gap = progress.longest_gap(t, time.monotonic())
+        log(f"disk full: node {node} stopped {stopped:.1f} s after its disk filled ({reason}); back in sync "
+            f"{back:.1f} s after the disk was freed; longest pause {gap:.1f} s")
+        return (f"longest pause {gap:.1f} s",
+                [f"node {node}'s {DISK_MB} MB disk filled: it stopped {stopped:.1f} s later ({reason})",
+                 f"the next settlement {next_s:.1f} s after it stopped",
+                 f"freed, restarted and in sync {back:.1f} s later ({synced:.1f} s of that catching up)"])
+    return fault
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    status = pathlib.Path(f"/proc/{pid}/status")
+    return status.exists() and "State:\tZ" not in status.read_text()
+
+
+def _failure_line(log_path: pathlib.Path) -> str:
+    try:
+        lines = log_path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "no log"
+    for line in lines:
+        if "No space left" in line or "all log dirs" in line.lower() or "Shutdown broker because" in line:
+            return line.split("] ", 1)[-1][:160]
+    return "no failure line found"
