@@ -7,7 +7,7 @@ SEED ?= 1
 # Kafka nodes for run, kafka-up and kafka-down: 1, or 3 for a local cluster (docs/operating/cluster.md).
 NODES ?= 1
 
-.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo
+.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo faults
 
 install:
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
@@ -52,3 +52,10 @@ explore: install
 
 bench: install
 	$(PYTHON) benchmarks/core_replay.py
+
+# The cluster fault drills, each on a three-node cluster of its own (about 3 minutes each; not CI,
+# which runs the busiest leader's kill -9 in tests/faults/test_cluster.py): docs/reliability/cluster.md.
+DRILLS ?= leader controller rolling frozen disk
+faults:
+	@bash infra/setup.sh run
+	$(PYTHON) -m tests.faults.drills $(DRILLS)
