@@ -46,9 +46,27 @@ def _busiest(cluster: Cluster, run: FaultRun) -> tuple[int, dict]:
     return node, dict(sorted(leaders.items()))
 
 
-def _next_settlement(collector, seen: int, since: float, timeout: float = 120) -> float:
-    wait_until(lambda: len(collector.records) > seen, timeout, "a settlement after the fault", interval=0.02)
-    return time.monotonic() - since
+def settling_again(collector, seen: int, since: float, timeout: float = 180) -> tuple[float, float]:
+    """Seconds from `since` (the fault, with `seen` records read then) until the reader sees the next
+    settlement, and until every partition that was settling before the fault settles again: the
+    partitions the lost node led are the last."""
+    busy = {partition for partition, _, _ in collector.records[:seen]}
+    first, fresh, scanned = None, set(), seen
+    deadline = time.monotonic() + timeout
+    while True:
+        records = collector.records
+        for partition, _, _ in records[scanned:len(records)]:
+            fresh.add(partition)
+        scanned = len(records)
+        now = time.monotonic()
+        if first is None and scanned > seen:
+            first = now - since
+        if first is not None and fresh >= busy:
+            return first, now - since
+        if now > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for partitions {sorted(busy - fresh)} "
+                                 "to settle again")
+        time.sleep(0.02)
 
 
 def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
@@ -73,9 +91,10 @@ def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
             node, leaders = _busiest(cluster, run)
             seen = len(collector.records)
             t_kill = cluster.kill(node)
-            next_s = _next_settlement(collector, seen, t_kill)
+            next_s, every_s = settling_again(collector, seen, t_kill)
             log(f"leader kill: node {node} (leads {leaders}) killed with {seen:,} of "
-                f"{len(floor.settlements):,} settlements read; the next one read {next_s:.2f} s later")
+                f"{len(floor.settlements):,} settlements read; the next one read {next_s:.2f} s later, "
+                f"every partition settling again {every_s:.2f} s later")
             settle_everything(run, floor, collector, watch, timeout=240)
             settled_all = time.monotonic() - t_kill
             after = cluster.leaders([run.topic(t) for t in BUSY])
@@ -86,8 +105,9 @@ def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
             if dead:
                 notes.append(f"workers exited: {dead}")
             v = check(run, floor, collector, "cluster: kill -9 the busiest leader",
-                      f"next settlement {next_s:.1f} s after the kill", notes)
+                      f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the kill", notes)
             v.next_settlement_s = next_s  # type: ignore[attr-defined]
+            v.every_partition_s = every_s  # type: ignore[attr-defined]
             v.killed_node = node  # type: ignore[attr-defined]
             v.leaders_after = after  # type: ignore[attr-defined]
             return v
@@ -186,25 +206,24 @@ def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int
             run.close()
 
 
-def _next_after(progress: Progress, t: float, timeout: float = 180) -> float:
-    seen = len(progress.collector.records)
-    wait_until(lambda: len(progress.collector.records) > seen, timeout, "a settlement after the fault", interval=0.02)
-    return time.monotonic() - t
+def _after(progress: Progress, t: float, seen: int) -> tuple[float, float]:
+    return settling_again(progress.collector, seen, t)
 
 
 def controller_kill(cluster: Cluster, run: FaultRun, progress: Progress):
     """kill -9 the active KRaft controller, then start it again once the floor settles on."""
     node = cluster.active_controller()
+    seen = len(progress.collector.records)
     t = cluster.kill(node)
-    next_s = _next_after(progress, t)
+    next_s, every_s = _after(progress, t, seen)
     new = wait_until(lambda: _try(cluster.active_controller), 60, "a new active controller")
     time.sleep(5)
     cluster.start(node)
     synced = cluster.in_sync()
     gap = progress.longest_gap(t, time.monotonic())
-    log(f"controller kill: node {node} killed, node {new} active, next settlement {next_s:.1f} s, "
-        f"longest pause {gap:.1f} s, node {node} back in sync {synced:.1f} s after its start")
-    return (f"next settlement {next_s:.1f} s after the kill",
+    log(f"controller kill: node {node} killed, node {new} active, next settlement {next_s:.1f} s, every "
+        f"partition {every_s:.1f} s, longest pause {gap:.1f} s, node {node} back in sync {synced:.1f} s after its start")
+    return (f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the kill",
             [f"active controller node {node} killed; node {new} took over",
              f"longest pause in settlements {gap:.1f} s", f"node {node} restarted, in sync {synced:.1f} s later"])
 
@@ -239,18 +258,19 @@ def frozen_node(cluster: Cluster, run: FaultRun, progress: Progress, seconds: fl
     timeout and catches up on its return."""
     node, leaders = _busiest(cluster, run)
     pid = cluster.pid(node)
+    seen = len(progress.collector.records)
     t = time.monotonic()
     os.kill(pid, signal.SIGSTOP)
     try:
-        next_s = _next_after(progress, t)
+        next_s, every_s = _after(progress, t, seen)
         time.sleep(max(0.0, seconds - (time.monotonic() - t)))
     finally:
         os.kill(pid, signal.SIGCONT)
     synced = cluster.in_sync()
     gap = progress.longest_gap(t, time.monotonic())
-    log(f"frozen node: node {node} ({leaders}) stopped {seconds:.0f} s; next settlement {next_s:.1f} s, "
-        f"in sync {synced:.1f} s after SIGCONT")
-    return (f"next settlement {next_s:.1f} s after the freeze",
+    log(f"frozen node: node {node} ({leaders}) stopped {seconds:.0f} s; next settlement {next_s:.1f} s, every "
+        f"partition {every_s:.1f} s, in sync {synced:.1f} s after SIGCONT")
+    return (f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the freeze",
             [f"node {node} (leader of {leaders}) SIGSTOPped {seconds:.0f} s", f"longest pause {gap:.1f} s",
              f"in sync {synced:.1f} s after SIGCONT"])
 
@@ -281,16 +301,19 @@ def disk_full(node: int):
         """Node `node`'s disk filled up (a file taking every free block) until the node stops
         itself (its only log directory failed), then the file removed and the node started again."""
         mount = cluster.dir / f"node-{node}"
-        filler = mount / "filler"
+        filler, tail = mount / "filler", mount / "filler.tail"
         st = os.statvfs(mount)
-        subprocess.run(["fallocate", "-l", str(st.f_bavail * st.f_frsize), str(filler)], check=True)
+        subprocess.run(["fallocate", "-l", str(st.f_bavail * st.f_frsize - (4 << 20)), str(filler)], check=True)
+        # The last blocks by writing until the file system refuses (dd's ENOSPC is the point).
+        subprocess.run(["dd", "if=/dev/zero", f"of={tail}", "bs=64k"], check=False, capture_output=True)
         t = time.monotonic()
         pid = cluster.pid(node)
         wait_until(lambda: not _alive(pid), 180, f"node {node} to stop on the full disk", interval=0.2)
         stopped = time.monotonic() - t
-        next_s = _next_after(progress, time.monotonic())
+        next_s, every_s = _after(progress, time.monotonic(), len(progress.collector.records))
         reason = _failure_line(mount / "kafka.log")
         filler.unlink()
+        tail.unlink()
         t_start = time.monotonic()
         cluster.start(node)
         synced = cluster.in_sync()
@@ -300,7 +323,7 @@ def disk_full(node: int):
             f"{back:.1f} s after the disk was freed; longest pause {gap:.1f} s")
         return (f"longest pause {gap:.1f} s",
                 [f"node {node}'s {DISK_MB} MB disk filled: it stopped {stopped:.1f} s later ({reason})",
-                 f"the next settlement {next_s:.1f} s after it stopped",
+                 f"the next settlement {next_s:.1f} s, every partition {every_s:.1f} s after it stopped",
                  f"freed, restarted and in sync {back:.1f} s later ({synced:.1f} s of that catching up)"])
     return fault
 

@@ -18,7 +18,8 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 def test_killing_the_busiest_leader_loses_and_repeats_nothing(tmp_path):
     v = cluster_scenarios.leader_kill(tmp_path, cluster_scenarios.Size())
     log("\n" + format_table([v]))
-    log(f"cluster leader kill: next settlement {v.next_settlement_s:.2f} s after the kill")
+    log(f"cluster leader kill: next settlement {v.next_settlement_s:.2f} s, every partition settling again "
+        f"{v.every_partition_s:.2f} s after the kill")
     assert v.exactly_once, v.explain()
     assert v.money_ok, v.explain_money()
     assert not any("exited" in n for n in v.notes), v.explain()
