@@ -46,27 +46,23 @@ def _busiest(cluster: Cluster, run: FaultRun) -> tuple[int, dict]:
     return node, dict(sorted(leaders.items()))
 
 
-def settling_again(collector, seen: int, since: float, timeout: float = 180) -> tuple[float, float]:
-    """Seconds from `since` (the fault, with `seen` records read then) until the reader sees the next
-    settlement, and until every partition that was settling before the fault settles again: the
-    partitions the lost node led are the last."""
-    busy = {partition for partition, _, _ in collector.records[:seen]}
-    first, fresh, scanned = None, set(), seen
+def settling_again(progress: Progress, seen: int, since: float, timeout: float = 180) -> tuple[float, float]:
+    """Seconds from `since` (the fault, with `seen` records read then) until the reader saw the next
+    settlement, and until every partition that was settling before the fault settled again: the
+    partitions the lost node led are the last. Waits for them up to `timeout`."""
+    busy = {partition for partition, _, _ in progress.collector.records[:seen]}
     deadline = time.monotonic() + timeout
     while True:
-        records = collector.records
-        for partition, _, _ in records[scanned:len(records)]:
-            fresh.add(partition)
-        scanned = len(records)
-        now = time.monotonic()
-        if first is None and scanned > seen:
-            first = now - since
-        if first is not None and fresh >= busy:
-            return first, now - since
-        if now > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for partitions {sorted(busy - fresh)} "
-                                 "to settle again")
-        time.sleep(0.02)
+        after = [(t, partition) for t, partition in progress.arrivals_since(seen)]
+        firsts: dict[int, float] = {}
+        for t, partition in after:
+            firsts.setdefault(partition, t)
+        if after and busy <= firsts.keys():
+            return after[0][0] - since, max(firsts[p] for p in busy) - since
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for partitions "
+                                 f"{sorted(busy - firsts.keys())} to settle again")
+        time.sleep(0.05)
 
 
 def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
@@ -76,7 +72,7 @@ def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
     to the new leaders by themselves, and nothing acknowledged is lost."""
     with Cluster(tmp) as cluster:
         run = FaultRun(tmp, cluster.bootstrap)
-        watch = None
+        watch = progress = None
         try:
             run.create_topics()
             floor = make_floor(run, size.tables, size.hours, size.seed)
@@ -88,10 +84,12 @@ def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
             wait_until(lambda: all(owned_partitions(w) for w in started), 60, "every worker to own partitions")
             wait_until(lambda: len(collector.records) >= size.settled_first * len(floor.settlements), 120,
                        "the backlog to be settling", interval=0.05)
+            progress = Progress(collector)
+            progress.start()
             node, leaders = _busiest(cluster, run)
             seen = len(collector.records)
             t_kill = cluster.kill(node)
-            next_s, every_s = settling_again(collector, seen, t_kill)
+            next_s, every_s = settling_again(progress, seen, t_kill)
             log(f"leader kill: node {node} (leads {leaders}) killed with {seen:,} of "
                 f"{len(floor.settlements):,} settlements read; the next one read {next_s:.2f} s later, "
                 f"every partition settling again {every_s:.2f} s later")
@@ -112,6 +110,8 @@ def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
             v.leaders_after = after  # type: ignore[attr-defined]
             return v
         finally:
+            if progress is not None:
+                progress.stop()
             if watch is not None:
                 watch.close()
             run.close()
@@ -128,12 +128,19 @@ class Progress(threading.Thread):
         super().__init__(daemon=True)
         self.collector = collector
         self.samples: list[tuple[float, int]] = []
+        self.arrivals: list[tuple[float, int]] = []  # (when it was seen, partition) of each record read
         self.stopping = threading.Event()
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            self.samples.append((time.monotonic(), len(self.collector.records)))
+            now, records = time.monotonic(), self.collector.records
+            n = len(records)
+            self.arrivals.extend((now, partition) for partition, _, _ in records[len(self.arrivals):n])
+            self.samples.append((now, n))
             time.sleep(0.02)
+
+    def arrivals_since(self, index: int) -> list[tuple[float, int]]:
+        return self.arrivals[index:]
 
     def longest_gap(self, since: float, until: float) -> float:
         """The longest time without a new settlement between `since` and the last new one before
@@ -207,7 +214,7 @@ def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int
 
 
 def _after(progress: Progress, t: float, seen: int) -> tuple[float, float]:
-    return settling_again(progress.collector, seen, t)
+    return settling_again(progress, seen, t)
 
 
 def controller_kill(cluster: Cluster, run: FaultRun, progress: Progress):
@@ -262,10 +269,10 @@ def frozen_node(cluster: Cluster, run: FaultRun, progress: Progress, seconds: fl
     t = time.monotonic()
     os.kill(pid, signal.SIGSTOP)
     try:
-        next_s, every_s = _after(progress, t, seen)
-        time.sleep(max(0.0, seconds - (time.monotonic() - t)))
+        time.sleep(seconds)
     finally:
         os.kill(pid, signal.SIGCONT)
+    next_s, every_s = _after(progress, t, seen)
     synced = cluster.in_sync()
     gap = progress.longest_gap(t, time.monotonic())
     log(f"frozen node: node {node} ({leaders}) stopped {seconds:.0f} s; next settlement {next_s:.1f} s, every "
@@ -345,4 +352,4 @@ def _failure_line(log_path: pathlib.Path) -> str:
     for line in lines:
         if "No space left" in line or "all log dirs" in line.lower() or "Shutdown broker because" in line:
             return line.split("] ", 1)[-1][:160]
-    return "no failure line found"
+    return "its log holds no reason: it could not be written to the full disk either"
