@@ -20,7 +20,7 @@
 #                                 # in sync before the next (a rolling restart)
 #
 # A cluster: every command above with --nodes N (or KAFKA_NODES=N), on all N nodes, or with
-# --node I on node I only (start, wait, stop, kill, status, logs):
+# --node I on node I only (start, wait, stop, kill, restart, status, logs, reset):
 #   infra/kafka/kafka.sh up --nodes 3             # three nodes on 127.0.0.1:19092-19094
 #   infra/kafka/kafka.sh kill --nodes 3 --node 2  # node 2 crashes
 #   infra/kafka/kafka.sh start --nodes 3 --node 2 # ... and comes back

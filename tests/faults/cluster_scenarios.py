@@ -30,11 +30,11 @@ from tests.faults.harness import (
 
 @dataclasses.dataclass
 class Size:
-    tables: int = 24
+    tables: int = 40
     hours: float = 1.0
     seed: int = 83
     rate: float = 5000.0  # events/s fed: the backlog is in the topic before the workers start
-    settled_first: float = 0.15  # share of the settlements a reader has seen when the fault comes
+    settled_first: float = 0.15  # share of the table events settled and committed when the fault comes
 
 
 BUSY = ("table-events", "settlements", "table-state")
@@ -44,25 +44,6 @@ def _busiest(cluster: Cluster, run: FaultRun) -> tuple[int, dict]:
     leaders = cluster.leaders([run.topic(t) for t in BUSY])
     node = max(sorted(leaders), key=lambda n: leaders[n])
     return node, dict(sorted(leaders.items()))
-
-
-def settling_again(progress: Progress, seen: int, since: float, timeout: float = 180) -> tuple[float, float]:
-    """Seconds from `since` (the fault, with `seen` records read then) until the reader saw the next
-    settlement, and until every partition that was settling before the fault settled again: the
-    partitions the lost node led are the last. Waits for them up to `timeout`."""
-    busy = {partition for partition, _, _ in progress.collector.records[:seen]}
-    deadline = time.monotonic() + timeout
-    while True:
-        after = [(t, partition) for t, partition in progress.arrivals_since(seen)]
-        firsts: dict[int, float] = {}
-        for t, partition in after:
-            firsts.setdefault(partition, t)
-        if after and busy <= firsts.keys():
-            return after[0][0] - since, max(firsts[p] for p in busy) - since
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for partitions "
-                                 f"{sorted(busy - firsts.keys())} to settle again")
-        time.sleep(0.05)
 
 
 def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
@@ -81,24 +62,25 @@ def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
             collector = run.collector("settlements")
             started = [run.start_worker(f"w{i}") for i in range(workers)]
             watch = GroupWatch(run)
-            wait_until(lambda: all(owned_partitions(w) for w in started), 60, "every worker to own partitions")
-            wait_until(lambda: len(collector.records) >= size.settled_first * len(floor.settlements), 120,
-                       "the backlog to be settling", interval=0.05)
-            progress = Progress(collector)
+            progress = Progress(run)
             progress.start()
+            wait_until(lambda: all(owned_partitions(w) for w in started), 60, "every worker to own partitions")
+            wait_until(lambda: watch.settled_count() >= size.settled_first * len(floor.lines), 120,
+                       "the backlog to be settling", interval=0.05)
             node, leaders = _busiest(cluster, run)
-            seen = len(collector.records)
+            mark = progress.mark()
+            settled = sum(mark[0].values())
             t_kill = cluster.kill(node)
-            next_s, every_s = settling_again(progress, seen, t_kill)
-            log(f"leader kill: node {node} (leads {leaders}) killed with {seen:,} of "
-                f"{len(floor.settlements):,} settlements read; the next one read {next_s:.2f} s later, "
-                f"every partition settling again {every_s:.2f} s later")
+            next_s, every_s = progress.settling_again(mark, t_kill)
+            log(f"leader kill: node {node} (leads {leaders}) killed with {settled:,} of {len(floor.lines):,} "
+                f"events settled; the next settlement committed {next_s:.2f} s later, every partition with "
+                f"work left {every_s:.2f} s later")
             settle_everything(run, floor, collector, watch, timeout=240)
             settled_all = time.monotonic() - t_kill
             after = cluster.leaders([run.topic(t) for t in BUSY])
             dead = [w.log_path.name for w in started if w.poll() is not None]
             notes = [f"node {node} killed (partition leaders before: {leaders}, after: {dict(sorted(after.items()))})",
-                     f"{seen:,} of {len(floor.settlements):,} settlements read at the kill",
+                     f"{settled:,} of {len(floor.lines):,} events settled at the kill",
                      f"the backlog settled {settled_all:.1f} s after the kill"]
             if dead:
                 notes.append(f"workers exited: {dead}")
@@ -121,46 +103,83 @@ def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
 
 
 class Progress(threading.Thread):
-    """Samples how many settlements the reader has seen, every 20 ms: the longest stretch without a
-    new one in a window is what a floor's screens saw of a fault."""
+    """The workers' progress as the group's committed offsets (what is settled and committed), and
+    the table events' end offsets, sampled every 100 ms by a watch of its own: from them, the time
+    from a fault to the next settlement committed, to every partition with work left settling
+    again, and the longest stretch without a commit."""
 
-    def __init__(self, collector):
+    def __init__(self, run: FaultRun):
         super().__init__(daemon=True)
-        self.collector = collector
-        self.samples: list[tuple[float, int]] = []
-        self.arrivals: list[tuple[float, int]] = []  # (when it was seen, partition) of each record read
+        self.watch = GroupWatch(run)
+        self.samples: list[tuple[float, dict[int, int], dict[int, int]]] = []  # (t, committed, ends)
         self.stopping = threading.Event()
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            now, records = time.monotonic(), self.collector.records
-            n = len(records)
-            self.arrivals.extend((now, partition) for partition, _, _ in records[len(self.arrivals):n])
-            self.samples.append((now, n))
-            time.sleep(0.02)
+            committed, ends = self.watch.committed(), self.watch.ends()
+            if committed is not None and ends is not None:
+                self.samples.append((time.monotonic(), committed, ends))
+            time.sleep(0.1)
 
-    def arrivals_since(self, index: int) -> list[tuple[float, int]]:
-        return self.arrivals[index:]
+    def mark(self, timeout: float = 30) -> tuple[dict[int, int], dict[int, int]]:
+        """The newest sample (committed, ends): taken just before a fault."""
+        wait_until(lambda: self.samples, timeout, "the first progress sample")
+        _, committed, ends = self.samples[-1]
+        return committed, ends
+
+    @staticmethod
+    def busy(mark) -> set[int]:
+        committed, ends = mark
+        return {p for p, end in ends.items() if committed.get(p, 0) < end}
+
+    def _firsts(self, mark, since: float) -> tuple[float | None, dict[int, float]]:
+        committed, _ = mark
+        first, firsts = None, {}
+        for t, now, _ in self.samples:
+            if t < since:
+                continue
+            moved = [p for p, o in now.items() if o > committed.get(p, 0)]
+            if moved and first is None:
+                first = t
+            for p in moved:
+                firsts.setdefault(p, t)
+        return first, firsts
+
+    def settling_again(self, mark, since: float, timeout: float = 180) -> tuple[float, float]:
+        """Seconds from `since` (the fault, `mark` taken just before) to the next settlement
+        committed, and until every partition with work left at the mark committed again (the
+        partitions the lost node led are the last)."""
+        busy = self.busy(mark)
+
+        def done():
+            first, firsts = self._firsts(mark, since)
+            return first is not None and busy <= firsts.keys()
+
+        wait_until(done, timeout, f"partitions {sorted(busy)} to settle again after the fault", interval=0.1)
+        first, firsts = self._firsts(mark, since)
+        return first - since, max([firsts[p] for p in busy] or [first]) - since
 
     def longest_gap(self, since: float, until: float) -> float:
-        """The longest time without a new settlement between `since` and the last new one before
-        `until` (monotonic): the quiet after the feed's end is not a pause."""
-        gap, last_t, last_n = 0.0, since, None
-        for t, n in self.samples:
+        """The longest time without a new commit between `since` and the last commit before
+        `until`: the quiet after the feed's end is not a pause."""
+        gap, last_t, last_total = 0.0, since, None
+        for t, committed, _ in self.samples:
+            total = sum(committed.values())
             if t < since:
-                last_n = n
+                last_total = total
                 continue
             if t > until:
                 break
-            if last_n is not None and n > last_n:
+            if last_total is not None and total > last_total:
                 gap = max(gap, t - last_t)
                 last_t = t
-            last_n = n
+            last_total = total
         return gap
 
     def stop(self) -> None:
         self.stopping.set()
         self.join(5)
+        self.watch.close()
 
 
 @dataclasses.dataclass
@@ -196,9 +215,9 @@ def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int
             watch = GroupWatch(run)
             wait_until(lambda: all(owned_partitions(w) for w in started), 60, "every worker to own partitions")
             feeder = Feeder(run, floor.lines, size.rate).start()
-            progress = Progress(collector)
+            progress = Progress(run)
             progress.start()
-            wait_until(lambda: len(collector.records) > 200, 60, "settlements flowing", interval=0.1)
+            wait_until(lambda: watch.settled_count() > 500, 60, "settlements flowing", interval=0.1)
             recovery, notes = fault(cluster, run, progress)
             feeder.wait(timeout=600)
             settle_everything(run, floor, collector, watch, timeout=300)
@@ -213,16 +232,12 @@ def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int
             run.close()
 
 
-def _after(progress: Progress, t: float, seen: int) -> tuple[float, float]:
-    return settling_again(progress, seen, t)
-
-
 def controller_kill(cluster: Cluster, run: FaultRun, progress: Progress):
     """kill -9 the active KRaft controller, then start it again once the floor settles on."""
     node = cluster.active_controller()
-    seen = len(progress.collector.records)
+    mark = progress.mark()
     t = cluster.kill(node)
-    next_s, every_s = _after(progress, t, seen)
+    next_s, every_s = progress.settling_again(mark, t)
     new = wait_until(lambda: _try(cluster.active_controller), 60, "a new active controller")
     time.sleep(5)
     cluster.start(node)
@@ -265,14 +280,14 @@ def frozen_node(cluster: Cluster, run: FaultRun, progress: Progress, seconds: fl
     timeout and catches up on its return."""
     node, leaders = _busiest(cluster, run)
     pid = cluster.pid(node)
-    seen = len(progress.collector.records)
+    mark = progress.mark()
     t = time.monotonic()
     os.kill(pid, signal.SIGSTOP)
     try:
         time.sleep(seconds)
     finally:
         os.kill(pid, signal.SIGCONT)
-    next_s, every_s = _after(progress, t, seen)
+    next_s, every_s = progress.settling_again(mark, t)
     synced = cluster.in_sync()
     gap = progress.longest_gap(t, time.monotonic())
     log(f"frozen node: node {node} ({leaders}) stopped {seconds:.0f} s; next settlement {next_s:.1f} s, every "
@@ -317,7 +332,7 @@ def disk_full(node: int):
         pid = cluster.pid(node)
         wait_until(lambda: not _alive(pid), 180, f"node {node} to stop on the full disk", interval=0.2)
         stopped = time.monotonic() - t
-        next_s, every_s = _after(progress, time.monotonic(), len(progress.collector.records))
+        next_s, every_s = progress.settling_again(progress.mark(), time.monotonic())
         reason = _failure_line(mount / "kafka.log")
         filler.unlink()
         tail.unlink()
