@@ -80,7 +80,8 @@ def main() -> int:
     print(f"{'':<12}{'1 node':>12}{'3 nodes':>12}{'3 / 1':>10}")
     for key in ("events/s", "p50 ms", "p99 ms", "max ms"):
         if key in one and key in three:
-            print(f"{key:<12}{one[key]:>12,.1f}{three[key]:>12,.1f}{three[key] / one[key]:>10.2f}")
+            ratio = f"{three[key] / one[key]:>10.2f}" if one[key] else f"{'-':>10}"
+            print(f"{key:<12}{one[key]:>12,.1f}{three[key]:>12,.1f}{ratio}")
     return 0
 
 
