@@ -4,8 +4,10 @@ PYTHON ?= python3
 TABLES ?= 8
 HOURS ?= 2
 SEED ?= 1
+# Kafka nodes for run, kafka-up and kafka-down: 1, or 3 for a local cluster (docs/operating/cluster.md).
+NODES ?= 1
 
-.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo docs clean distclean
+.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo docs clean distclean faults
 
 install:
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
@@ -16,7 +18,7 @@ install:
 # infra/setup.sh installs what a fresh Debian machine lacks (Java, Maven, Prometheus, the jars, Chart.js).
 run:
 	@bash infra/setup.sh run
-	bash infra/run-floor.sh
+	NODES=$(NODES) bash infra/run-floor.sh
 
 # Offline: a simulated floor settled by the rules core, printing the settlement summary.
 replay-demo: install
@@ -27,10 +29,10 @@ replay-demo: install
 
 kafka-up:
 	@infra/kafka/kafka.sh fetch
-	@infra/kafka/kafka.sh status >/dev/null 2>&1 || infra/kafka/kafka.sh up
+	@infra/kafka/kafka.sh status --nodes $(NODES) >/dev/null 2>&1 || infra/kafka/kafka.sh up --nodes $(NODES)
 
 kafka-down:
-	@infra/kafka/kafka.sh stop
+	@infra/kafka/kafka.sh stop --nodes $(NODES)
 
 # Everything CI runs: unit, property, codec, rules and the pipeline tests on the real broker,
 # which infra/test.sh starts if needed and stops again (about 10 minutes on 2 cores).
@@ -80,3 +82,9 @@ distclean: clean
 	  echo "make distclean deletes .secrets: the table key ring and the archive key too (history tagged or" >&2; \
 	  echo "sealed with them can no longer be verified). Keep a copy, then: make distclean YES=1" >&2; exit 2; fi
 	rm -rf .secrets infra/kafka/lib streams/floor/static/vendor streams/rules/_native*.so
+# The cluster fault drills, each on a three-node cluster of its own (about 3 minutes each; not CI,
+# which runs the busiest leader's kill -9 in tests/faults/test_cluster.py): docs/reliability/cluster.md.
+DRILLS ?= leader controller rolling frozen disk
+faults:
+	@bash infra/setup.sh run
+	$(PYTHON) -m tests.faults.drills $(DRILLS)

@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # The main job: a local Kafka, a settling worker, the floor view, Prometheus (when installed) and a simulated floor
 # fed live; shows a status panel of the floor in the terminal. Ctrl-C stops everything it started.
+# NODES=3: on a local three-node cluster (infra/kafka/kafka.sh --nodes 3), every topic replicated three times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export KAFKA_NODES="${NODES:-${KAFKA_NODES:-1}}"
+if (( KAFKA_NODES > 1 )); then
+  base="${KAFKA_PORT:-19092}"
+  bootstrap=""
+  for ((i = 0; i < KAFKA_NODES; i++)); do bootstrap+="${bootstrap:+,}127.0.0.1:$((base + i))"; done
+  export CRAPS_KAFKA_BOOTSTRAP="${CRAPS_KAFKA_BOOTSTRAP:-$bootstrap}"
+  # The floor view's own (faust) topics too; the pipeline's take the cluster's size by themselves.
+  export CRAPS_REPLICATION_FACTOR="${CRAPS_REPLICATION_FACTOR:-$(( KAFKA_NODES < 3 ? KAFKA_NODES : 3 ))}"
+fi
 TABLES="${TABLES:-8}"
 SPEED="${SPEED:-20}"       # times faster than real time: a throw every ~1 s per table at 20x
 HOURS="${HOURS:-8}"
@@ -21,6 +31,7 @@ mkdir -p "$RUN"
 cat >"$RUN/floor.env" <<ENV
 export CRAPS_TOPIC_PREFIX=$CRAPS_TOPIC_PREFIX
 export CRAPS_APP_ID=$CRAPS_APP_ID
+${CRAPS_KAFKA_BOOTSTRAP:+export CRAPS_KAFKA_BOOTSTRAP=$CRAPS_KAFKA_BOOTSTRAP}
 ENV
 pids=()
 started_kafka=0
@@ -78,6 +89,7 @@ cat <<TXT
 
 craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on topics ${CRAPS_TOPIC_PREFIX}*
 (the newest $KEEP_RUNS runs' topics are kept). Logs: $RUN/*.log. The raw stream: source $RUN/floor.env; craps-streams tail
+Kafka: ${CRAPS_KAFKA_BOOTSTRAP:-127.0.0.1:9092} ($KAFKA_NODES node(s): infra/kafka/kafka.sh status)
 TXT
 craps-streams status --metrics-url "$scheme://127.0.0.1:$WEB_PORT/metrics" --floor-url "$CRAPS_FLOOR_URL" \
   --prometheus-url "$prom_api" --note "Ctrl-C stops everything"

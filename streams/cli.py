@@ -520,7 +520,7 @@ def cmd_status(args) -> int:
 
 def cmd_topics(args) -> int:
     from streams.kafka.settings import default_bootstrap
-    from streams.kafka.topics import create_topics, describe_topics, prune_runs, spec_drift
+    from streams.kafka.topics import create_topics, describe_topics, internal_health, prune_runs, spec_drift
 
     bootstrap = args.bootstrap or default_bootstrap()
     if args.prune_runs is not None:
@@ -536,11 +536,50 @@ def cmd_topics(args) -> int:
         cfg = info["configs"]
         shown = " ".join(f"{k}={cfg[k]}" for k in ("cleanup.policy", "retention.ms") if k in cfg)
         drift = spec_drift(name, info)
-        if drift:
+        health = info.get("health")
+        # A cluster: the replication factor shown, and a partition short of replicas flagged.
+        flags = health.flags() if health else []
+        if drift or flags:
             rc = 1
         print(f"  {name:32} partitions={info['partitions']:<3} {shown}"
-              + ("  DIFFERS FROM SPEC: " + ", ".join(drift) if drift else ""))
+              + (f" replicas={health.replicas}" if health and health.replicas > 1 else "")
+              + ("  DIFFERS FROM SPEC: " + ", ".join(drift) if drift else "")
+              + ("  " + ", ".join(flags) if flags else ""))
+    for name, health in internal_health(bootstrap, timeout_s=args.timeout).items():
+        if health.flags():
+            rc = 1
+            print(f"  {name:32} replicas={health.replicas}  " + ", ".join(health.flags()))
     return rc
+
+
+def cmd_transactions(args) -> int:
+    from streams.kafka.settings import default_bootstrap
+    from streams.kafka.transactions import AbortRefused, abort, open_transactions
+
+    bootstrap = args.bootstrap or default_bootstrap()
+    if args.abort:
+        topic, sep, partition = args.abort.rpartition(":")
+        if not sep or not topic or not partition.isdigit():
+            print(f"transactions: --abort takes TOPIC:PARTITION, got {args.abort!r}", file=sys.stderr)
+            return 2
+        try:
+            txn = abort(topic, int(partition), args.producer_id, args.force, bootstrap, args.timeout)
+        except AbortRefused as e:
+            print(f"transactions: {e}", file=sys.stderr)
+            return 1
+        print(f"aborted the transaction of producer id {txn.producer_id} (epoch {txn.producer_epoch}, "
+              f"{txn.transactional_id or 'no transactional id known'}) on {txn.where} from offset {txn.start_offset}")
+        return 0
+    older = args.older_than if args.older_than is not None else (60.0 if args.hanging else 0.0)
+    found = open_transactions(bootstrap, older, args.prefix or "", args.timeout)
+    print(f"transactions open {older:g} s or longer on {bootstrap}: {len(found)}")
+    for t in found:
+        who = (f"{t.transactional_id} ({t.coordinator_state}, timeout {t.timeout_s:g} s)" if t.transactional_id
+               else "no coordinator knows the producer id")
+        print(f"  {t.where:32} producer {t.producer_id} epoch {t.producer_epoch}  from offset {t.start_offset}"
+              f"  open {t.age_s:.0f} s  {who}" + ("  HANGING: abort it (--abort " + t.where + ")" if t.hanging else ""))
+    # --hanging: exit 1 when a transaction is open past the bound (for a check or a cron job).
+    return 1 if args.hanging and found else 0
 
 
 def cmd_odds(args) -> int:
@@ -899,6 +938,25 @@ def build_parser() -> argparse.ArgumentParser:
                     help="delete the topics of earlier `make run` floors (named craps.run-<time>.*), keeping "
                          "those of the newest N runs; no other topic is touched")
     tp.set_defaults(run=cmd_topics, broker_role="admin")
+
+    tx = sub.add_parser("transactions", help="transactions open on the partitions (readers wait behind them); "
+                                             "abort a hanging one", formatter_class=fmt,
+                        epilog=_epilog(ENV_KAFKA, ENV_FLOOR),
+                        description="As the administrator: list the transactions open on the floor's partitions "
+                                    "(coordinator state, age, hanging or not), or end one with an abort marker. "
+                                    "A read_committed reader stops at the first open transaction of a partition "
+                                    "(docs/operating/cluster.md, \"Stalled readers\").")
+    _add_bootstrap(tx)
+    tx.add_argument("--hanging", action="store_true",
+                    help="only those open --older-than (default 60 s) or longer; exit 1 if there are any (default: every open one)")
+    tx.add_argument("--older-than", type=float, metavar="SECONDS", help="open at least this long (default 0)")
+    tx.add_argument("--prefix", help="only topics whose name starts with this (default every topic)")
+    tx.add_argument("--abort", metavar="TOPIC:PARTITION", help="end the transaction open there (an abort marker; default: list only)")
+    tx.add_argument("--producer-id", type=int, help="with --abort: the producer's, when several are open there (default: the one open)")
+    tx.add_argument("--force", action="store_true",
+                    help="with --abort: also a transaction its coordinator still holds open (default: refused)")
+    tx.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the broker (default 30)")
+    tx.set_defaults(run=cmd_transactions, broker_role="admin")
     return p
 
 
