@@ -89,6 +89,7 @@ In a second terminal, on this run's topics:
   craps-streams tail --topics settlements,alerts,rejections
   craps-streams replay --from-topic --only none
   craps-streams audit --from-topic --settlements-topic
+  craps-streams report --from-topic --pdf --out $RUN/report   (today's gaming day: HTML, CSV, JSON, PDF)
 Settlements and alerts follow (Ctrl-C stops everything):
 
 TXT
