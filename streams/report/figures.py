@@ -137,9 +137,14 @@ def build_figures(c: Collected, provenance: dict) -> dict:
         scope("period", gather((tuple(k[3:]), v) for k, v in c.lines.items()))
     last = period.last
     month_first = last.replace(day=1)
-    in_period = [(tuple(k[3:]), v) for k, v in c.lines.items()]
-    scope("month_to_date", gather([(tuple(k[1:]), v) for k, v in c.before.items() if k[0] >= month_first] + in_period))
-    scope("year_to_date", gather([(tuple(k[1:]), v) for k, v in c.before.items()] + in_period))
+    year_first = last.replace(month=1, day=1)
+
+    def to_date(first) -> dict:
+        return gather([(tuple(k[1:]), v) for k, v in c.before.items() if k[0] >= first]
+                      + [(tuple(k[3:]), v) for k, v in c.lines.items() if k[0] >= first])
+
+    scope("month_to_date", to_date(month_first))
+    scope("year_to_date", to_date(year_first))
     start, end = c.start_ms, c.end_ms
     seen = c.seen
 
