@@ -194,7 +194,7 @@ def exceptions(c: Collected) -> dict:
     event never reaches the rules core."""
     cal = c.settings.calendar
     dated = [o for o in c.rejections if o.ts and o.table_id]
-    undated = [o for o in c.rejections if not (o.ts and o.table_id)]
+    undated = sorted((o for o in c.rejections if not (o.ts and o.table_id)), key=lambda o: o.id)
     by_reason: dict = {}
     for o in dated:
         by_reason[o.reason] = by_reason.get(o.reason, 0) + 1
