@@ -32,6 +32,7 @@ FLOOR_KEYS = ("scope", "wager", "paytable", "reading")
 COLUMNS = {"kinds": KIND_KEYS + FIGURES, "tables": TABLE_KEYS + FIGURES, "shifts": SHIFT_KEYS + FIGURES,
            "floor": FLOOR_KEYS + FIGURES}
 LISTED = 2000  # exceptions listed one by one (all are counted)
+LATTICE_DAYS_KINDS = 7  # the kind lines' tails use the lattice in reports of up to this many days
 
 
 def percent(numerator, handle: int) -> float | None:
@@ -64,10 +65,10 @@ class Rows:
         self.c = collected
         self.level = collected.settings.investigate_at
 
-    def line_row(self, lk: tuple, line: Line) -> dict:
+    def line_row(self, lk: tuple, line: Line, lattice: bool = True) -> dict:
         odds = self.c.odds[lk]
         row = _money(line, odds.expected_house_win(line.money.handle_cents))
-        tail = line_tail(odds, line.stakes, line.dice_house_win_cents)
+        tail = line_tail(odds, line.stakes, line.dice_house_win_cents, lattice)
         row.update(p_low=tail.p_low, p_high=tail.p_high, p_value=tail.p,
                    tail_method=tail.method,
                    investigate=tail.p <= self.level)
@@ -88,13 +89,17 @@ def build_figures(c: Collected, provenance: dict) -> dict:
     s = c.settings
     cal, period = s.calendar, s.period
     rows = Rows(c)
+    # The lattice (statistics.py) for every line of a day; for the kind lines of up to a week; for
+    # the floor's lines always: a month has tens of thousands of table lines.
+    days = len(period.days())
+    lattice_kinds, lattice_shifts = days <= LATTICE_DAYS_KINDS, days == 1
     # kind lines of the period: (day, table, lk) -> Line, merged over shifts
     kinds: dict = {}
     for (day, shift, table, *lk), line in c.lines.items():
         kinds.setdefault((day, table, tuple(lk)), Line()).merge(line)
     kind_rows, by_table = [], {}
     for (day, table, lk), line in sorted(kinds.items()):
-        row = rows.line_row(lk, line)
+        row = rows.line_row(lk, line, lattice_kinds)
         kind_rows.append({"gaming_day": day.isoformat(), "table_id": table, "wager": lk[0], "paytable": lk[1],
                           "reading": lk[2], **row})
         by_table.setdefault((day, table), []).append((lk, line, row["p_value"]))
@@ -108,7 +113,7 @@ def build_figures(c: Collected, provenance: dict) -> dict:
     order = {n: i for i, n in enumerate(cal.shift_names())}
     shift_rows = []
     for (day, shift, table), parts in sorted(by_shift.items(), key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2])):
-        ps = [rows.line_row(lk, line)["p_value"] for lk, line in sorted(parts)]
+        ps = [rows.line_row(lk, line, lattice_shifts)["p_value"] for lk, line in sorted(parts)]
         shift_rows.append({"gaming_day": day.isoformat(), "shift": shift, "table_id": table,
                            **rows.total_row(sorted(parts), ps)})
 

@@ -10,8 +10,9 @@ distributed as the odds say. Its tails are the surveillance's (`streams.surveill
 exact by convolution while the support is small; else the whole distribution of H on its
 lattice (multiples of the stakes' greatest common divisor), by fast Fourier transform convolution
 in double precision (absolute error far below 1e-9), while the lattice has at most
-`LATTICE_POINTS` points and the transforms stay within `LATTICE_WORK`; otherwise the Chernoff bound, never below the true probability (so a flag
-from a bound is never a false alarm the exact tail would not raise):
+`LATTICE_POINTS` points and the transforms stay within `LATTICE_WORK`; otherwise the Chernoff
+bound, never below the true probability (so a flag from a bound is never a false alarm the exact
+tail would not raise):
 
     p_low  = P(H <= observed)        the house won this little or less
     p_high = P(H >= observed)        the house won this much or more (P(-H <= -observed))
@@ -93,25 +94,26 @@ def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATT
 
 
 @lru_cache(maxsize=4096)
-def _tail(odds: WagerOdds, stakes: tuple, house_win_cents: int) -> "Tail":
-    return _line_tail(odds, dict(stakes), house_win_cents)
+def _tail(odds: WagerOdds, stakes: tuple, house_win_cents: int, lattice: bool) -> "Tail":
+    return _line_tail(odds, dict(stakes), house_win_cents, lattice)
 
 
-def line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int) -> "Tail":
-    """`_line_tail`, remembered (a line often recurs: a day's floor line is its month to date's)."""
-    return _tail(odds, tuple(sorted(stakes.items())), house_win_cents)
+def line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int, lattice: bool = True) -> "Tail":
+    """`_line_tail`, remembered (a line often recurs: a day's floor line is its month to date's).
+    `lattice=False` skips the lattice (a report of many days has too many lines for it)."""
+    return _tail(odds, tuple(sorted(stakes.items())), house_win_cents, lattice)
 
 
-def _line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int) -> Tail:
+def _line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int, lattice: bool = True) -> Tail:
     """The tails of a line's house win over its decisions by the dice (`stakes`: total stake of a
     decision -> decisions)."""
     if not stakes:
         return NO_TAIL
     unit = unit_distribution(odds)
-    if support_estimate(unit, stakes) > EXACT_SUPPORT_LIMIT:
-        lattice = lattice_distribution(unit, stakes)
-        if lattice is not None:
-            dist, origin, step = lattice
+    if lattice and support_estimate(unit, stakes) > EXACT_SUPPORT_LIMIT:
+        found = lattice_distribution(unit, stakes)
+        if found is not None:
+            dist, origin, step = found
             k = (house_win_cents - origin) // step
             low = float(dist[:k + 1].sum()) if k >= 0 else 0.0
             high = float(dist[max(k, 0):].sum()) if k < len(dist) else 0.0
