@@ -92,10 +92,9 @@ class ReportPass:
         self.topic_offsets = topic_offsets
         self.max_seq: dict = {}
         self.rules_of: dict = {}  # table -> the RulesSubmission in force
-        self.kinds: dict = {}  # (table, wager) -> (line key, odds, house edge, variance) under its rules
+        self.kinds: dict = {}  # (table, wager) -> (line key, house edge, variance) under its rules
         self.segments: list = []  # sorted [start, end, day, shift] of the shifts met so far
         self.starts: list = []
-        self.period_days = set(period.days())
         self.cum: dict = {}  # table -> [handle, house win, expected, variance] in the period
         span = end - start
         self.bucket_ms = max(300_000, span // SERIES_POINTS)

@@ -9,7 +9,6 @@ from datetime import date
 
 from streams.report.calendar import Period
 from tests.report.report_fixtures import (
-    MONEY,
     NY,
     floor,
     money,
