@@ -90,6 +90,7 @@ cat <<TXT
 craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on topics ${CRAPS_TOPIC_PREFIX}*
 (the newest $KEEP_RUNS runs' topics are kept). Logs: $RUN/*.log. The raw stream: source $RUN/floor.env; craps-streams tail
 Kafka: ${CRAPS_KAFKA_BOOTSTRAP:-127.0.0.1:9092} ($KAFKA_NODES node(s): infra/kafka/kafka.sh status)
+The gaming day's report (HTML, CSV, JSON, PDF): source $RUN/floor.env; craps-streams report --from-topic --pdf --out $RUN/report
 TXT
 craps-streams status --metrics-url "$scheme://127.0.0.1:$WEB_PORT/metrics" --floor-url "$CRAPS_FLOOR_URL" \
   --prometheus-url "$prom_api" --note "Ctrl-C stops everything"

@@ -17,6 +17,7 @@ have_cargo() { command -v cargo >/dev/null 2>&1 || [[ -x "$HOME/.cargo/bin/cargo
 have_cargo || command -v curl >/dev/null 2>&1 || need+=(curl)  # rustup's installer, below
 if [[ $goal == test ]] && ! command -v chromium >/dev/null 2>&1; then need+=(chromium); fi
 if [[ $goal == test ]] && ! command -v tmux >/dev/null 2>&1; then need+=(tmux); fi
+if [[ $goal == test ]] && ! command -v pdftotext >/dev/null 2>&1; then need+=(poppler-utils); fi  # the report's PDF test
 if ((${#need[@]})); then
   if [[ $(id -u) == 0 ]]; then
     sudo=()

@@ -490,6 +490,7 @@ def cmd_status(args) -> int:
         ("follow the stream", "craps-streams tail --topics settlements,alerts,rejections"),
         ("replay the history", "craps-streams replay --from-topic --only none"),
         ("audit the floor", "craps-streams audit --from-topic --settlements-topic"),
+        ("the gaming day's report", "craps-streams report --from-topic --pdf --out .run/report"),
     ) if prefix.startswith("craps.run-") else (
         ("follow the stream", "craps-streams tail --topics settlements,alerts,rejections"),
         ("audit the floor", "craps-streams audit --from-topic --settlements-topic")))
@@ -639,6 +640,13 @@ ENV_FLOOR_VIEW = """\
   CRAPS_FLOOR_SESSION_TIMEOUT_MS  its Kafka group session timeout (default 10000)"""
 ENV_TOPICS = """\
   CRAPS_REPLICATION_FACTOR  replication factor of new topics (default 1)"""
+ENV_REPORT = """\
+  CRAPS_REPORT_TZ        the default of --tz (America/New_York)
+  CRAPS_REPORT_DAY_START the default of --day-start (06:00)
+  CRAPS_REPORT_SHIFTS    the default of --shifts (day, swing, grave: 8 hours each)
+  CRAPS_CHROMIUM         the browser that prints --pdf (default: chromium on the PATH)
+  CRAPS_HOLD_*, CRAPS_POSITION_*, CRAPS_DICE_*
+                         the surveillance thresholds in force, recorded in the provenance block"""
 EXIT_CODES = """\
 exit codes: 0 done, 1 findings, 2 bad argument, 3 unreadable file, 4 missing secrets or key ring,
 5 broker unreachable, 6 broker refused (login, TLS, ACLs), 70 internal error, 130 interrupted;
@@ -649,6 +657,79 @@ def _epilog(*parts: str) -> str:
     env = [p for p in parts if p.startswith("  ")]
     notes = [p for p in parts if not p.startswith("  ")]
     return "\n\n".join((["environment:\n" + "\n".join(env)] if env else []) + notes + [EXIT_CODES])
+def cmd_report(args) -> int:
+    import datetime as _dt
+    import os
+    import shlex
+    import subprocess
+    from pathlib import Path
+
+    from streams.report import GamingCalendar, Period, ReportSettings, make_report
+    from streams.report import files
+    from streams.report.calendar import parse_clock, parse_shifts
+
+    if bool(args.files) == bool(args.from_topic):
+        print("report: give a history (an archive DIR, a .jsonl file, .avro files) or --from-topic", file=sys.stderr)
+        return 2
+    try:
+        start = parse_clock(args.day_start)
+        shifts = parse_shifts(args.shifts) if args.shifts else \
+            tuple((n, parse_clock(f"{(start.hour + 8 * i) % 24:02d}:{start.minute:02d}"))
+                  for i, n in enumerate(("day", "swing", "grave")))
+        cal = GamingCalendar(args.tz, start, shifts)
+        if args.day and (args.first or args.last):
+            raise ValueError("--day, or --from/--to, not both")
+        if args.first or args.last:
+            period = Period(_dt.date.fromisoformat(args.first or args.last), _dt.date.fromisoformat(args.last or args.first))
+        else:
+            day = _dt.date.fromisoformat(args.day) if args.day else cal.gaming_day(time.time_ns() // 1_000_000)
+            period = Period(day, day, args.shift)
+        if period.shift:
+            cal.shift_bounds(period.first, period.shift)  # an unknown shift fails here
+        if not 0 < args.investigate_at < 1:
+            raise ValueError("--investigate-at is a probability between 0 and 1, e.g. 0.05")
+        tables = frozenset(t.strip() for t in args.tables.split(",") if t.strip()) if args.tables else None
+    except ValueError as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 2
+    tags = _tag_check(args, "report")
+    if tags is None:
+        return 2
+    settings = ReportSettings(cal, period, args.investigate_at, tables)
+    thresholds = {k: v for k, v in sorted(os.environ.items()) if k.startswith(("CRAPS_HOLD_", "CRAPS_POSITION_", "CRAPS_DICE_"))}
+    progress = Progress(not args.no_progress, "reported")
+    spec, extra = (args.files[0] if args.files else None), args.files[1:]
+    try:
+        report = make_report(settings, spec, from_topic=args.from_topic, topic=args.topic, bootstrap=args.bootstrap,
+                             extra_files=extra, tags=tags, ring=tags.ring, tick=progress.tick, thresholds=thresholds)
+    except (OSError, ValueError, TimeoutError) as e:
+        print(f"report: cannot read {' '.join(args.files) or 'the topic'}: {getattr(e, 'strerror', None) or e}",
+              file=sys.stderr)
+        return 2
+    progress.done()
+    report["provenance"]["command"] = "craps-streams " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = files.write_csv(report, out)
+    written.append(files.write_json(report, out / "report.json"))
+    if not args.no_html:
+        html = files.write_html(report, out / "report.html")
+        written.append(html)
+        if args.pdf:
+            try:
+                written.append(files.print_pdf(html, out / "report.pdf"))
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                print(f"report: no PDF: {e}", file=sys.stderr)
+                return 1
+    total = next(row for row in report["floor"] if row["wager"] == "all" and row["scope"] != "month_to_date"
+                 and row["scope"] != "year_to_date")
+    flagged = sum(1 for row in report["kinds"] if row["investigate"])
+    print(f"{report['title']}: handle {_dollars(total['handle_cents'])}, house win {_dollars(total['house_win_cents'])}"
+          f" over {len({row['table_id'] for row in report['tables']})} tables; {flagged} lines flagged for investigation; "
+          f"{report['exceptions']['rejections']['count']} rejections, {report['exceptions']['alerts']['count']} alerts")
+    for path in written:
+        print(f"  {path}")
+    return 0
 
 
 def _add_tag_options(p) -> None:
@@ -796,6 +877,37 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tag_options(au)
     au.set_defaults(run=cmd_audit,
                     broker_role=lambda a: "audit" if a.from_topic or a.settlements_topic is not None else None)
+
+    rp = sub.add_parser(
+        "report", help="gaming-day report of the side wagers: per table, kind, shift; CSV, JSON, HTML, PDF",
+        description="Settle a history (as replay does) and report a gaming day, a shift or a range of gaming "
+                    "days: handle, paid, house win, hold against theory, the probability of a result this far "
+                    "from theory, month and year to date, exceptions, Rules Submissions, provenance "
+                    "(docs/reports.md).",
+        formatter_class=fmt, epilog=_epilog(ENV_KAFKA, ENV_KEYS, ENV_RULES, ENV_REPORT, ENV_FLOOR))
+    rp.add_argument("files", nargs="*", metavar="HISTORY", help="an archive directory, a .jsonl file, or .avro files")
+    rp.add_argument("--from-topic", action="store_true", help="read the table-events topic (read_committed; default: the HISTORY given)")
+    rp.add_argument("--topic", help="with --from-topic: the topic (default: the table-events topic)")
+    _add_bootstrap(rp)
+    rp.add_argument("--day", help="the gaming day YYYY-MM-DD (default: the current gaming day)")
+    rp.add_argument("--shift", help="only this shift of --day (default: the whole day)")
+    rp.add_argument("--from", dest="first", help="first gaming day of a range (YYYY-MM-DD; default: --day)")
+    rp.add_argument("--to", dest="last", help="last gaming day of a range, inclusive (default: --from)")
+    rp.add_argument("--tz", default=__import__("os").environ.get("CRAPS_REPORT_TZ", "America/New_York"),
+                    help="the casino's IANA time zone (default $CRAPS_REPORT_TZ or America/New_York)")
+    rp.add_argument("--day-start", default=__import__("os").environ.get("CRAPS_REPORT_DAY_START", "06:00"),
+                    help="local time the gaming day starts (default $CRAPS_REPORT_DAY_START or 06:00)")
+    rp.add_argument("--shifts", default=__import__("os").environ.get("CRAPS_REPORT_SHIFTS"),
+                    help="NAME=HH:MM,... (default: day, swing, grave, 8 hours each from --day-start)")
+    rp.add_argument("--investigate-at", type=float, default=0.05,
+                    help="flag a line whose result is this improbable or more, two-sided (default 0.05)")
+    rp.add_argument("--tables", help="comma list of table ids (default: every table)")
+    rp.add_argument("--out", "-o", default="report", help="directory for the files (default ./report)")
+    rp.add_argument("--pdf", action="store_true", help="also print report.pdf with headless Chromium (default: no PDF)")
+    rp.add_argument("--no-html", action="store_true", help="CSV and JSON only (default: the HTML page too)")
+    rp.add_argument("--no-progress", action="store_true", help="no progress line on stderr (default: shown)")
+    _add_tag_options(rp)
+    rp.set_defaults(run=cmd_report, broker_role=lambda a: "audit" if a.from_topic else None)
 
     s = sub.add_parser("simulate", help="write a simulated floor's event history as JSON Lines", formatter_class=fmt,
                        description="A simulated floor: each table's shooters, throws and side wagers as table "
