@@ -4,8 +4,10 @@ PYTHON ?= python3
 TABLES ?= 8
 HOURS ?= 2
 SEED ?= 1
+# Kafka nodes for run, kafka-up and kafka-down: 1, or 3 for a local cluster (docs/operating/cluster.md).
+NODES ?= 1
 
-.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo
+.PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo docs clean distclean faults
 
 install:
 	PATH="$$PATH:$$HOME/.cargo/bin" $(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
@@ -15,7 +17,7 @@ install:
 # infra/setup.sh installs what a fresh Debian machine lacks (Java, Maven, Prometheus, the jars, Chart.js).
 run:
 	@bash infra/setup.sh run
-	bash infra/run-floor.sh
+	NODES=$(NODES) bash infra/run-floor.sh
 
 # Offline: a simulated floor settled by the rules core, printing the settlement summary.
 replay-demo: install
@@ -26,10 +28,10 @@ replay-demo: install
 
 kafka-up:
 	@infra/kafka/kafka.sh fetch
-	@infra/kafka/kafka.sh status >/dev/null 2>&1 || infra/kafka/kafka.sh up
+	@infra/kafka/kafka.sh status --nodes $(NODES) >/dev/null 2>&1 || infra/kafka/kafka.sh up --nodes $(NODES)
 
 kafka-down:
-	@infra/kafka/kafka.sh stop
+	@infra/kafka/kafka.sh stop --nodes $(NODES)
 
 # Everything CI runs: unit, property, codec, rules and the pipeline tests on the real broker,
 # which infra/test.sh starts if needed and stops again (about 10 minutes on 2 cores).
@@ -49,3 +51,39 @@ explore: install
 
 bench: install
 	$(PYTHON) benchmarks/core_replay.py
+
+# The documentation site (mkdocs.yml, docs/), served with live reload at http://127.0.0.1:8000.
+docs:
+	@$(PYTHON) -m mkdocs --version >/dev/null 2>&1 || $(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore 'mkdocs>=1.6' 'mkdocs-material>=9.5'
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs serve -a 127.0.0.1:8000
+# Disk (docs/operating/files.md): `make clean` removes what builds and runs leave behind, all of it
+# made again by the next `make install` / `make run` / `make test`:
+#   .kafka-data*   the local broker's data, every floor's topics (refused while the broker runs:
+#                  `make kafka-down` first)
+#   .run           `make run`'s logs, floor.env and Prometheus data
+#   native/target  the Rust build of the native rules core (the built module in streams/rules stays)
+#   build/ site/   the Python build and the docs site
+#   out/*          replay-demo and benchmark outputs
+# It never touches .secrets (the broker's CA and logins, the table key ring, the archive key).
+clean:
+	@if infra/kafka/kafka.sh status >/dev/null 2>&1; then \
+	  echo "make clean: the Kafka broker is running on its data in .kafka-data: stop it first (make kafka-down)" >&2; exit 2; fi
+	rm -rf .kafka-data .kafka-data-* .run native/target build site
+	find out -mindepth 1 ! -name .keep -exec rm -rf {} +
+
+# Everything `make clean` removes, and what was fetched or made once: infra/kafka/lib (the Kafka
+# jars), streams/floor/static/vendor (Chart.js), the native module, and .secrets: the broker's CA
+# and logins (made again by the next broker start) and the TABLE KEY RING and ARCHIVE KEY, without
+# which the events and archives tagged and sealed with them can no longer be verified. Keep a copy;
+# it asks for YES=1.
+distclean: clean
+	@if [[ "$(YES)" != 1 ]]; then \
+	  echo "make distclean deletes .secrets: the table key ring and the archive key too (history tagged or" >&2; \
+	  echo "sealed with them can no longer be verified). Keep a copy, then: make distclean YES=1" >&2; exit 2; fi
+	rm -rf .secrets infra/kafka/lib streams/floor/static/vendor streams/rules/_native*.so
+# The cluster fault drills, each on a three-node cluster of its own (about 3 minutes each; not CI,
+# which runs the busiest leader's kill -9 in tests/faults/test_cluster.py): docs/reliability/cluster.md.
+DRILLS ?= leader controller rolling frozen disk
+faults:
+	@bash infra/setup.sh run
+	$(PYTHON) -m tests.faults.drills $(DRILLS)

@@ -15,10 +15,10 @@ medians:
   2. `craps-streams replay FILE-tagged.avro --only none --keys RING` as a whole command in a child
      process: user + system CPU seconds (interpreter start, imports, decoding, the tag check, the
      core, the hold books and surveillance, the summary);
-  3. and 4., as issue 15 was filed, before tags: the bare loop over the untagged file and
+  3. and 4., history without tags: the bare loop over the untagged file and
      `craps-streams replay FILE.avro --only none --accept-untagged`.
 Rates are records (events) per CPU second; each ratio is a command's over the bare loop over the
-same file. Target (issue 15): ratio >= 1.0. The summaries of the tagged and untagged replays must
+same file. Target: ratio >= 1.0. The summaries of the tagged and untagged replays must
 agree (same events applied, same hold) or the benchmark fails.
 
 `--against CHECKOUT` (another checkout of this repository with its own native build, such as a
@@ -162,7 +162,7 @@ def main() -> int:
             continue
         print(f"{label:<66}{m[key]:>12,.0f}   {', '.join(f'{x:,.0f}' for x in rates[key])}")
     print(f"ratio replay / bare loop, tagged (with the tag check): {m['replay'] / m['loop']:.2f} (target >= 1.0)")
-    print(f"ratio replay / bare loop, untagged (as issue 15 was filed): "
+    print(f"ratio replay / bare loop, untagged (--accept-untagged): "
           f"{m['replay_untagged'] / m['loop_untagged']:.2f}")
 
     def by_round(replay: str, loop: str) -> float:

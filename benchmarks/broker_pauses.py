@@ -1,7 +1,7 @@
 """The dev broker's stop-the-world pauses, read from its GC log (infra/kafka/kafka.sh writes every
 safepoint to `.kafka-data/gc.log`): how long the JVM held every request in flight, whatever the
 collector. A transaction is five requests in series, so it waits out any pause that falls inside
-it (issue 15, README "Settlement latency").
+it (docs/performance.md, settlement latency).
 
     python benchmarks/broker_pauses.py [--log .kafka-data/gc.log]   # the whole log, summarized
 

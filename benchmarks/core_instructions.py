@@ -1,4 +1,4 @@
-"""The rules core's in-memory loop of `crapssim_compare.py`, for counting instructions (issue 15).
+"""The rules core's in-memory loop of `crapssim_compare.py`, for counting instructions.
 
     valgrind --tool=callgrind --toggle-collect=_operator_call python benchmarks/core_instructions.py
 

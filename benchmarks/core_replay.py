@@ -7,11 +7,11 @@ Simulates a floor (at least a million events by default), then measures side by 
   2. decode + core: JSON text -> record -> event -> apply;
   3. the full command: `craps-streams replay FILE -o /dev/null` in a child process, with its peak RSS;
   4. booked as the worker and replay book (`settle_event`: core, hold book, surveillance), in memory,
-     with and without issue 14's statistics (dice CUSUMs, hold tails, positions) side by side:
+     with and without the table surveillance's statistics (dice CUSUMs, hold tails, positions) side by side:
      their cost per event.
 Rates are per CPU second of the measured process (one thread, so one core), which keeps them
 comparable on a shared, noisy 2-core machine.
-Target (issue 2): the core at 200,000 events/s or more on one core.
+Target: the core at 200,000 events/s or more on one core.
 """
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def run_decode_and_core(path: str) -> tuple[float, int]:
 
 def run_booked(events: list, surveillance: bool) -> float:
     """CPU seconds of `Replay.feed_batch` (settle_event per event) over the decoded events; without
-    `surveillance`, the table watch (issue 14) is switched off: the booking as it was before it."""
+    `surveillance`, the table watch is switched off: the hold book alone."""
     from streams.settle import step
 
     saved = step.observe
@@ -97,7 +97,7 @@ def run_full_command(path: str) -> tuple[float, int]:
     parent's pages resident, so ru_maxrss said 330 MiB for a replay that never exceeds ~45.
 
     The simulated file is untagged, so the command runs with --accept-untagged: this measures
-    replay without the tag check, as before tags; benchmarks/tags_bench.py measures the check."""
+    replay without the tag check; benchmarks/tags_bench.py measures the check."""
     code = ("import os, resource, sys; from streams.cli import main; "
             f"main(['replay', {path!r}, '-o', os.devnull, '--accept-untagged']); "
             "u = resource.getrusage(resource.RUSAGE_SELF); "
@@ -140,7 +140,7 @@ def main() -> int:
     print(f"ratio full/core {full_eps / core_eps:.2f}, decode+core/core {decode_eps / core_eps:.2f}")
     print(f"peak RSS of the full replay: {peak_kib / 1024:.0f} MiB")
     b, a = statistics.median(before), statistics.median(after)
-    print(f"{'booked, no issue-14 statistics':<34}{len(events) / b:>20,.0f}   {', '.join(f'{len(events) / x:,.0f}' for x in before)}")
+    print(f"{'booked, no table surveillance':<34}{len(events) / b:>20,.0f}   {', '.join(f'{len(events) / x:,.0f}' for x in before)}")
     print(f"{'booked, with the statistics':<34}{len(events) / a:>20,.0f}   {', '.join(f'{len(events) / x:,.0f}' for x in after)}")
     print(f"surveillance statistics (dice CUSUMs, hold tails, positions): {(a - b) / len(events) * 1e6:.2f} us "
           f"per event, booked replay {a / b:.2f}x the time without them")

@@ -3,14 +3,14 @@
     pip install 'craps-streams[bench]'      # crapssim==0.4.1, a benchmark-only dependency
     python benchmarks/crapssim_compare.py [--hands 3000 --players 8 --rounds 5 --seed 15]
 
-The set-up of issue 15: one table, `--hands` shooters (a hand ends at the seven-out), `--players`
+The set-up: one table, `--hands` shooters (a hand ends at the seven-out), `--players`
 players each betting $5 on the Fire Bet, All Small, All Tall and All Or Nothing at every new shooter.
 The same dice go to both engines: a fixed sequence made here (seeded), handed to crapssim's
 `Table.fixed_run` and written as our events (TableOpened, ShooterChanged, WagerPlaced, DiceThrown,
 TableClosed) to a JSON Lines history.
 
 Measured in interleaved rounds (so the three see the same machine noise), medians reported, per
-CPU second of the measured process (a shared 2-core machine: wall time would count other agents);
+CPU second of the measured process (a shared 2-core machine: wall time would count other processes);
 each ratio both of the medians and as the median of the rounds' own ratios ("by round"):
   1. crapssim in memory: `Table.fixed_run(dice)`, players and strategies set up, no I/O;
   2. our rules core in memory: the apply loop over the pre-decoded events, no I/O, once with the
@@ -21,8 +21,8 @@ each ratio both of the medians and as the median of the rounds' own ratios ("by 
      check, the core, the hold books and surveillance, writing): user + system CPU seconds of the
      child. The history is signed with a key ring of the benchmark's own (`tagged_history.py`,
      written to a temporary directory), so this runs from a fresh clone, with the tag check on;
-  4. the same command over the same history untagged, with `--accept-untagged`: the comparison as
-     issue 15 filed it, before events carried tags (the difference is the tag check's cost).
+  4. the same command over the same history untagged, with `--accept-untagged`: history as it
+     was before events carried tags (the difference is the tag check's cost).
 
 Before the timings, both engines settle the history once more, instrumented, and the totals are
 compared per wager kind (count, wins, losses, amount won, net to the players): the rules coincide
@@ -205,7 +205,7 @@ def core_loop(core: str | None = None):
 
 def loop_of(apply):
     """The in-memory loop over the events with this `apply` (every table's state by id, one call
-    per event): the core loop's, and native_floor_bench.py's for its variants."""
+    per event)."""
     def run(events) -> list:
         tables: dict = {}
         get = tables.get
@@ -345,7 +345,7 @@ def main() -> int:
               "core-python": "craps-streams rules core, Python, in memory (pre-decoded events)",
               "core-native": "craps-streams rules core, native, in memory (pre-decoded events)",
               "command": "craps-streams replay FILE.jsonl --only settlements --keys RING (tagged)",
-              "untagged": "  the same, untagged history, --accept-untagged (as issue 15 was filed)"}
+              "untagged": "  the same, untagged history, --accept-untagged"}
     print(f"\nload average {' '.join(f'{x:.1f}' for x in os.getloadavg())} (after the rounds)")
     # "ratio": of the medians; "by round": the median of each round's own ratio, crapssim and the
     # row measured seconds apart, which a shared machine's swings between rounds (crapssim alone

@@ -1,4 +1,4 @@
-"""Reliability under faults (issue 6), on the real broker: bigger runs of the tests/faults scenarios
+"""Reliability under faults, on the real broker: bigger runs of the tests/faults scenarios
 and the soak, with the table of figures.
 
     python benchmarks/faults.py                        # the five scenarios, bigger than CI

@@ -26,8 +26,7 @@ faust-streaming 0.15.3 and aiokafka 0.14): the consumed offsets are committed in
 one transactional producer per source partition, but the idiomatic `sink.send()` writes the outputs
 with the app's plain idempotent producer, outside those transactions. Faust's TransactionManager.send
 picks the transactional id from the *consumer's* metadata of the sink topic, which the consumer does
-not subscribe to, so it finds no partition and falls back to the plain producer (see README "Why not
-Faust"). So sink mode "topic" does less per message than our transactional loops, whose outputs
+not subscribe to, so it finds no partition and falls back to the plain producer (see docs/decisions/transactional-loop.md). So sink mode "topic" does less per message than our transactional loops, whose outputs
 commit with the offsets; sink mode "transaction" does the same work (outputs and offsets in one
 transaction per partition) through Faust's own transactional producers.
 
@@ -116,7 +115,7 @@ def make_app():
     # would cache False for the whole run (and turn off Faust's own transactions).
     transactional = mode == "transaction" and app.conf.processing_guarantee.value == "exactly_once"
 
-    # concurrency=1: one agent instance (faust-streaming#606), as the issue asks of the real agent.
+    # concurrency=1: one agent instance (faust-streaming#606), as a real exactly_once agent runs.
     @app.agent(source, concurrency=1)
     async def passthrough(stream):
         async for event in stream.events():

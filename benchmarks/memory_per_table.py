@@ -12,7 +12,7 @@ worker's RSS grows by per table; pymalloc's arenas hold it without much slack), 
 tables, and the whole child's RSS beside it; and, in a run without tracemalloc, how much the process grew while feeding (RSS: the native rules core keeps its tables outside Python's allocator, where tracemalloc does not look). Two sizes by default, to see it is linear (the per-table figure stays put).
 Beside it, the pause of one full collection of Python's cyclic collector with those tables held
 (median of 5, wall time): the worker's event loop stands still for it, so it bounds how many tables
-one worker process should own for the latency goal (README, "Memory").
+one worker process should own for the latency goal (docs/performance.md).
 """
 from __future__ import annotations
 

@@ -14,10 +14,10 @@
    outputs outside its transactions (only its offsets are transactional, see faust_passthrough.py);
    --faust-tx-sink adds a fourth contender whose outputs go through Faust's per-partition
    transactional producers, the same work as our loops.
-   Target (issue 3): the pipeline at 50% or more of the pass-through rate.
+   Target: the pipeline at 50% or more of the pass-through rate.
 2. Latency at a floor's real load: 200 tables, a throw every ~20 s each, fed live; p50/p99 from the
    event time (send time) to the settlement read by a read_committed consumer; --latency-runs runs,
-   each on topics of its own and lasting until --min-settlements settlements (issue 15: p99 < 50 ms
+   each on topics of its own and lasting until --min-settlements settlements (target: p99 < 50 ms
    as the median of >= 5 runs of >= 5,000 settlements, none above 100 ms), with the machine's load,
    its steal share and each process's CPU (to tell a slow machine from a slow program), and the
    tail split second by second (stolen_time.py): how many settlements over 100 ms waited through a
@@ -232,7 +232,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int,
 
     Its own topics, because a worker of a new application id starts at the earliest offset: on
     the throughput rounds' topics it first settled their whole backlog, and the live floor's first
-    events queued behind it (the cause of the 217 ms run, issue 15). Runs until `seconds` have
+    events queued behind it (a p99 of 217 ms). Runs until `seconds` have
     passed and at least `min_settlements` settlements were read (at most 3x `seconds`)."""
     prefix = f"bench{uuid.uuid4().hex[:6]}."
     env = {**os.environ, "CRAPS_APP_ID": f"bench-live-{uuid.uuid4().hex[:4]}", "CRAPS_TOPIC_PREFIX": prefix,
@@ -253,7 +253,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int,
         # earliest offset. Every partition assigned, no group: kafka-python 3.0.12's group
         # coordinator spins in poll() while records flow (py-spy: ensure_coordinator_ready,
         # poll_heartbeat, call_soon_threadsafe), which held about a core and starved the worker
-        # and the broker it measures (session 5: 78 % of a core for this process).
+        # and the broker it measures (78 % of a core for this process).
         wait = {} if fetch_max_wait_ms is None else {"fetch_max_wait_ms": fetch_max_wait_ms}
         consumer = KafkaConsumer(**client_settings("viewer"), group_id=None, isolation_level="read_committed",
                                  auto_offset_reset="earliest", enable_auto_commit=False, **wait)
@@ -306,8 +306,8 @@ def latency_run(seconds: float, tables: int, min_settlements: int,
         reader.join()
     worker.terminate()
     worker.wait(30)
-    # Each run leaves the broker as it found it, so every run meets the same broker (the p50 rose
-    # from run to run, 17.0 -> 18.8 -> 22.3 ms, while each left its 40 partitions behind).
+    # Each run leaves the broker as it found it, so every run meets the same broker (a run's 40
+    # partitions left behind raise the next run's p50).
     delete_floor(prefix)
     # The first tenth carries the floor's opening burst (every table opens, every player bets at once).
     skip = len(latencies) // 10

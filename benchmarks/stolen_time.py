@@ -2,7 +2,7 @@
 
 A virtual machine's hypervisor can take its cores away ("steal", the 8th field of /proc/stat's
 cpu line). Over a whole 8-minute latency run the share is small (0-5 %), yet a few seconds of heavy
-steal are enough to push a run's p99 over 100 ms (issue 15, session 13: a run at 22.5 % steal had a
+steal are enough to push a run's p99 over 100 ms (a run at 22.5 % steal had a
 p99 of 239 ms while the broker never paused and the worker's collections stayed under 45 ms). A
 per-second record says which settlements waited through stolen seconds, so a run's tail can be
 split into the machine's part and the pipeline's part. The goal itself is stated on every

@@ -1,4 +1,4 @@
-"""Surveillance benchmark (issue 14): false alarms on fair floors, detection of faulty tables.
+"""Surveillance benchmark: false alarms on fair floors, detection of faulty tables.
 
     python benchmarks/surveillance.py            # default size, a few minutes on 2 cores
     python benchmarks/surveillance.py --full     # ~10x the table-hours
@@ -216,7 +216,7 @@ def main() -> int:
           f"one per decision or wager decided by the dice: {decisions:.0f} decisions and {settled:.0f} "
           f"wagers per table-hour): hold_anomaly <= {th.tail_alert * decisions * 10_000:.2g}, "
           f"position_anomaly <= {th.position_alert * settled * 10_000:.2g} per 10,000 table-hours")
-    print("   (before issue 14, the z-score alert: 7.5 hold_anomaly per 1,000 table-hours on such floors)")
+    print("   (for comparison, a z <= -4 alert raises 7.5 hold_anomaly per 1,000 table-hours on such floors)")
 
     # 2. dice alone
     dice = dice_jobs.get()

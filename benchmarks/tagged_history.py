@@ -1,6 +1,6 @@
 """Tagged histories for the replay benchmarks, from a fresh clone.
 
-`craps-streams replay` checks every event's authentication tag before the rules (issue 12) and
+`craps-streams replay` checks every event's authentication tag before the rules and
 refuses to start without a key ring (`.secrets/table-keys.json`, which a fresh clone does not
 have). A benchmark of the real command therefore signs its history with a key ring of its own,
 written to a temporary directory (mode 0600, as `keyfile.save` writes every ring) and handed to

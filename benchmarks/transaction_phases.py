@@ -1,4 +1,4 @@
-"""The worker's transaction at a floor's rate, two orders side by side (issue 15, latency).
+"""The worker's transaction at a floor's rate, two orders side by side.
 
     python benchmarks/transaction_phases.py [--partitions 8 --rate 1.3 --seconds 30 --rounds 3]
 
@@ -7,8 +7,8 @@ worker's transaction shape (two output records, a state record, the consumed off
 `--rate` transactions a second, Poisson, as a floor of 200 tables at real pace gives 8 partitions.
 Two orders, interleaved round by round on the same broker:
 
-- concurrent:    the offsets are added as soon as the records are sent (the worker until issue 15's
-                 fix): aiokafka sends AddOffsetsToTxn while the records' Produce is in flight;
+- concurrent:    the offsets are added as soon as the records are sent (aiokafka's own
+                 order): aiokafka sends AddOffsetsToTxn while the records' Produce is in flight;
 - written-first: the worker's order now (`SettlingWorker._written`): the records are written, then
                  the offsets join the transaction.
 

@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # The main job: a local Kafka, a settling worker, the floor view, Prometheus (when installed) and a simulated floor
-# fed live; follows settlements and alerts in the terminal. Ctrl-C stops everything it started.
+# fed live; shows a status panel of the floor in the terminal. Ctrl-C stops everything it started.
+# NODES=3: on a local three-node cluster (infra/kafka/kafka.sh --nodes 3), every topic replicated three times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export KAFKA_NODES="${NODES:-${KAFKA_NODES:-1}}"
+if (( KAFKA_NODES > 1 )); then
+  base="${KAFKA_PORT:-19092}"
+  bootstrap=""
+  for ((i = 0; i < KAFKA_NODES; i++)); do bootstrap+="${bootstrap:+,}127.0.0.1:$((base + i))"; done
+  export CRAPS_KAFKA_BOOTSTRAP="${CRAPS_KAFKA_BOOTSTRAP:-$bootstrap}"
+  # The floor view's own (faust) topics too; the pipeline's take the cluster's size by themselves.
+  export CRAPS_REPLICATION_FACTOR="${CRAPS_REPLICATION_FACTOR:-$(( KAFKA_NODES < 3 ? KAFKA_NODES : 3 ))}"
+fi
 TABLES="${TABLES:-8}"
 SPEED="${SPEED:-20}"       # times faster than real time: a throw every ~1 s per table at 20x
 HOURS="${HOURS:-8}"
@@ -21,18 +31,14 @@ mkdir -p "$RUN"
 cat >"$RUN/floor.env" <<ENV
 export CRAPS_TOPIC_PREFIX=$CRAPS_TOPIC_PREFIX
 export CRAPS_APP_ID=$CRAPS_APP_ID
+${CRAPS_KAFKA_BOOTSTRAP:+export CRAPS_KAFKA_BOOTSTRAP=$CRAPS_KAFKA_BOOTSTRAP}
 ENV
 pids=()
 started_kafka=0
-
-cleanup() {
-  trap - INT TERM EXIT
-  echo; echo "stopping ..."
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [[ $started_kafka == 1 ]]; then infra/kafka/kafka.sh stop || true; fi
-}
-trap cleanup INT TERM EXIT
+# Ctrl-C, TERM, a closed terminal or the end stop every process started below, and the broker if
+# this run started it, even when stdout is a pipe nobody reads any more (`make run | tee`).
+source infra/run-floor-cleanup.sh
+floor_stop_on_exit
 
 infra/kafka/kafka.sh fetch
 if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
@@ -67,29 +73,24 @@ if command -v prometheus >/dev/null 2>&1; then
   prometheus --config.file="$prom_config" --storage.tsdb.path="$RUN/prometheus" \
     --web.listen-address="127.0.0.1:$PROM_PORT" >"$RUN/prometheus.log" 2>&1 &
   pids+=($!)
-  prom_url="http://127.0.0.1:$PROM_PORT"
+  prom_api="http://127.0.0.1:$PROM_PORT"
 else
-  prom_url="(not installed: apt-get install prometheus)"
+  prom_api=""  # not installed (apt-get install prometheus): the panel leaves it out
+  echo "Prometheus is not installed (apt-get install prometheus): the floor runs without it" >&2
 fi
 
 craps-streams simulate --live --tables "$TABLES" --hours "$HOURS" --speed "$SPEED" --bad-rate 0.01 \
   >"$RUN/floor.log" 2>&1 &
 pids+=($!)
 
+# The foreground: a status panel redrawn in place (craps-streams status: the URLs and the commands
+# to follow, replay and audit are in it); plain lines every 10 s when stdout is not a terminal.
 cat <<TXT
 
 craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on topics ${CRAPS_TOPIC_PREFIX}*
-(the newest $KEEP_RUNS runs' topics are kept; older ones were deleted).
-  floor view   $scheme://127.0.0.1:$FLOOR_PORT/   (a table: /table?id=T001, outcomes vs theory: /plots)
-  metrics      $scheme://127.0.0.1:$WEB_PORT/metrics
-  Prometheus   $prom_url
-  logs         $RUN/worker.log  $RUN/floor-view.log  $RUN/floor.log  $RUN/prometheus.log
-In a second terminal, on this run's topics:
-  source $RUN/floor.env
-  craps-streams tail --topics settlements,alerts,rejections
-  craps-streams replay --from-topic --only none
-  craps-streams audit --from-topic --settlements-topic
-Settlements and alerts follow (Ctrl-C stops everything):
-
+(the newest $KEEP_RUNS runs' topics are kept). Logs: $RUN/*.log. The raw stream: source $RUN/floor.env; craps-streams tail
+Kafka: ${CRAPS_KAFKA_BOOTSTRAP:-127.0.0.1:9092} ($KAFKA_NODES node(s): infra/kafka/kafka.sh status)
+The gaming day's report (HTML, CSV, JSON, PDF): source $RUN/floor.env; craps-streams report --from-topic --pdf --out $RUN/report
 TXT
-craps-streams tail --topics settlements,alerts
+craps-streams status --metrics-url "$scheme://127.0.0.1:$WEB_PORT/metrics" --floor-url "$CRAPS_FLOOR_URL" \
+  --prometheus-url "$prom_api" --note "Ctrl-C stops everything"

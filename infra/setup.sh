@@ -3,7 +3,8 @@
 # skipped when already done):
 #   infra/setup.sh run    Java and Maven, openssl, Prometheus, the Python package (with its native
 #                         accelerator where cargo is present), the Kafka jars, Chart.js (npm)
-#   infra/setup.sh test   the same, and Chromium for the browser tests
+#   infra/setup.sh test   the same, Chromium for the browser tests, tmux for the status panel's test and
+#                         poppler-utils for the report's PDF test
 # Debian packages need root (or password-less sudo); without it, one line says what to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,8 @@ command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)  # the broker's CA and certificate (kafka.sh secrets)
 command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 if [[ $goal == test ]] && ! command -v chromium >/dev/null 2>&1; then need+=(chromium); fi
+if [[ $goal == test ]] && ! command -v tmux >/dev/null 2>&1; then need+=(tmux); fi
+if [[ $goal == test ]] && ! command -v pdftotext >/dev/null 2>&1; then need+=(poppler-utils); fi  # the report's PDF test
 if ((${#need[@]})); then
   if [[ $(id -u) == 0 ]]; then
     sudo=()
@@ -38,7 +41,7 @@ fi
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
 # An editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set (this machine's
 # environment does) every process would compile every module from source at start: about 25 ms of
-# each command's CPU (replay's start, measured in session 7). Python still reads the .pyc written
+# each command's CPU (replay's start). Python still reads the .pyc written
 # here, and recompiles in memory any module edited since, so a stale file is never run.
 python3 -m compileall -q streams >/dev/null
 echo "setup: the floor view's charting library (npm) ..." >&2

@@ -21,6 +21,15 @@ else
   echo "make test: no cargo, no native accelerator: the suite runs on the Python rules core" >&2
 fi
 if [[ $# == 0 ]]; then
+  # The documentation site: a broken link or a page missing from the navigation fails the build
+  # (mkdocs.yml's `validation`, turned into errors by --strict; not -q, which would hide them).
+  site="$(mktemp -d)"
+  if ! docs_log="$(NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict --site-dir "$site" 2>&1)"; then
+    echo "$docs_log" >&2
+    echo "make test: mkdocs build --strict failed" >&2
+    status=1
+  fi
+  rm -rf "$site"
   # The tests that need no broker are CPU-bound and independent: two processes (pytest-xdist) on
   # the two cores halve their time. The broker's tests run after them, one at a time, alone: they
   # time sessions, transactions and kills, and share the one broker.

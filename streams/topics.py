@@ -7,7 +7,7 @@ admin that creates them is streams.kafka.topics).
 Environment:
     CRAPS_TOPIC_PREFIX         prefix of every topic name (default "craps.")
     CRAPS_APP_ID               the floor's worker group / transactional id prefix (default craps-streams)
-    CRAPS_REPLICATION_FACTOR   replication factor for new topics (default 1)
+    CRAPS_REPLICATION_FACTOR   replication factor for new topics (default: the cluster's size, at most 3)
 """
 
 from __future__ import annotations
@@ -66,8 +66,17 @@ TOPICS: Dict[str, TopicSpec] = {
 }
 
 
-def replication_factor() -> int:
-    raw = os.environ.get(REPLICATION_FACTOR_ENV, "1")
+# A cluster of three or more keeps every partition on three brokers and takes a write (acks=all)
+# once two have it: one broker may be lost, and the floor keeps settling, with nothing lost.
+MAX_REPLICATION_FACTOR = 3
+
+
+def replication_factor(brokers: int | None = None) -> int:
+    """CRAPS_REPLICATION_FACTOR when set; otherwise the cluster's size up to 3 (`brokers`, the
+    brokers the administrator sees), 1 when the size is not known."""
+    raw = os.environ.get(REPLICATION_FACTOR_ENV)
+    if not raw:
+        return min(brokers, MAX_REPLICATION_FACTOR) if brokers else 1
     try:
         rf = int(raw)
     except ValueError:
@@ -75,3 +84,18 @@ def replication_factor() -> int:
     if rf < 1:
         raise ValueError(f"{REPLICATION_FACTOR_ENV} must be >= 1, got {rf}")
     return rf
+
+
+def min_insync_replicas(rf: int) -> int:
+    """The in-sync replicas a write with acks=all needs: 2 of 3 (one broker may be down), all of
+    fewer (two copies with one required would let a lone replica take money it can still lose)."""
+    return 2 if rf >= 3 else rf
+
+
+def replication_configs(rf: int) -> Dict[str, str]:
+    """The topic configs a replicated topic carries explicitly, whatever the broker's defaults: its
+    minimum ISR, and no unclean leader election (an out-of-sync replica never becomes leader, which
+    would drop acknowledged records). None on one broker: its topics are as they always were."""
+    if rf <= 1:
+        return {}
+    return {"min.insync.replicas": str(min_insync_replicas(rf)), "unclean.leader.election.enable": "false"}

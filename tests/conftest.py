@@ -4,7 +4,7 @@ The broker is started by `make test` / `.ci/run` (infra/kafka/kafka.sh up). If i
 tests fail loudly: they are never skipped. Each test session uses its own topic prefix and
 application id, so runs never see each other's data.
 
-The broker is secured (README, Security): each process logs in as the role of the command it runs
+The broker is secured (docs/security.md): each process logs in as the role of the command it runs
 (worker, produce/simulate --live as the table controller, tail as a viewer, archive, audit), with the
 client configs `infra/kafka/kafka.sh` made in `.secrets/`; `create_topics` runs `craps-streams topics`
 as the administrator, which also grants the test floor's ACLs (its prefix and app id); the tests'
@@ -54,6 +54,12 @@ def _session_key_ring() -> str:
 
 if not os.environ.get("CRAPS_TABLE_KEYS"):
     os.environ["CRAPS_TABLE_KEYS"] = _session_key_ring()
+# Nor the developer's archive key: the tests' archives are unsealed unless a test seals one with a
+# key of its own (a .secrets/archive-key made by `keys init` would make every other one "seal_missing").
+if not os.environ.get("CRAPS_ARCHIVE_KEY"):
+    import tempfile
+
+    os.environ["CRAPS_ARCHIVE_KEY"] = str(pathlib.Path(tempfile.mkdtemp(prefix="craps-test-archive-key-")) / "archive-key")
 
 
 def _broker_up() -> bool:

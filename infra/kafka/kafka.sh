@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Single-node Kafka 4.x broker (KRaft, broker+controller in one JVM) for dev, tests and CI.
+# Kafka 4.x for dev, tests and CI: one KRaft node (broker+controller in one JVM), or with --nodes 3
+# a cluster of three such nodes on loopback (docs/operating/cluster.md).
 # Jars come from Maven Central via infra/kafka/pom.xml; no Kafka tarball, no Docker.
 #
 #   infra/kafka/kafka.sh fetch    # download jars into infra/kafka/lib (idempotent)
@@ -14,19 +15,32 @@
 #   infra/kafka/kafka.sh status   # exit 0 if running, 3 if not
 #   infra/kafka/kafka.sh logs [N] # tail the broker log
 #   infra/kafka/kafka.sh reset    # stop and delete the data dir
+#   infra/kafka/kafka.sh kill     # SIGKILL (a crash, for fault drills)
+#   infra/kafka/kafka.sh restart  # stop, start, wait; on a cluster one node at a time, each back
+#                                 # in sync before the next (a rolling restart)
+#
+# A cluster: every command above with --nodes N (or KAFKA_NODES=N), on all N nodes, or with
+# --node I on node I only (start, wait, stop, kill, restart, status, logs, reset):
+#   infra/kafka/kafka.sh up --nodes 3             # three nodes on 127.0.0.1:19092-19094
+#   infra/kafka/kafka.sh kill --nodes 3 --node 2  # node 2 crashes
+#   infra/kafka/kafka.sh start --nodes 3 --node 2 # ... and comes back
 #
 # Environment:
+#   KAFKA_NODES            nodes (1, or 3 for a cluster)          default: 1
 #   KAFKA_DATA_DIR         data dir (logs, metadata, pid, log)   default: $REPO/.kafka-data
+#   KAFKA_CLUSTER_DIR      a cluster's data dirs (node-1 ...)     default: $REPO/.kafka-cluster
 #   KAFKA_PORT             client port on 127.0.0.1 (SASL_SSL)    default: 9092
+#                          (a cluster: node I's is KAFKA_PORT + I - 1, default 19092)
 #   KAFKA_SECURITY         sasl_ssl | plaintext (plaintext: only to measure what security costs)
 #                                                                 default: sasl_ssl
 #   CRAPS_SECRETS_DIR      CA, broker cert, passwords, client configs (0700, files 0600)
 #                                                                 default: $REPO/.secrets
 #   CRAPS_BROKER_SAN       the broker certificate's names         default: IP:127.0.0.1,DNS:localhost
 #   KAFKA_CONTROLLER_PORT  KRaft controller port on 127.0.0.1     default: 9093
+#                          (a cluster: KAFKA_CONTROLLER_PORT + I - 1, default 19192)
 #   KAFKA_VERSION          org.apache.kafka:kafka_2.13 version    default: from pom.xml (4.4.0)
 #   KAFKA_LIB_DIR          where the jars go                      default: infra/kafka/lib
-#   KAFKA_HEAP_OPTS        default: -Xms1g -Xmx1g
+#   KAFKA_HEAP_OPTS        default: -Xms1g -Xmx1g (a cluster's nodes: -Xms768m -Xmx768m)
 #   KAFKA_GC_OPTS          the collector's flags                  default: -XX:+UseZGC
 #   KAFKA_JVM_OPTS         extra JVM flags
 #   KAFKA_WAIT_TIMEOUT     seconds for `wait`                     default: 90
@@ -37,25 +51,79 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 LIB="${KAFKA_LIB_DIR:-$HERE/lib}"
-DATA="${KAFKA_DATA_DIR:-$REPO/.kafka-data}"
-PORT="${KAFKA_PORT:-9092}"
-CPORT="${KAFKA_CONTROLLER_PORT:-9093}"
-PIDFILE="$DATA/kafka.pid"
-LOGFILE="$DATA/kafka.log"
-CONF="$DATA/server.properties"
-# ZGC, not kafka-run-class.sh's G1 (issue 15, README "Settlement latency"): a transaction is five
-# requests in series and waits out any stop-the-world pause inside it. Measured side by side on this
-# 2-core machine at a floor's real load (benchmarks/pipeline_bench.py, 240 s runs): G1 with 512 MB
-# stopped the broker 665-690 ms per run, 10-40 ms a young collection (a live set of ~200 MB to
-# scan); ZGC with 1 GB stopped it 9-21 ms per run, never 5 ms at once, for the same throughput.
-# ZGC marks and moves concurrently and needs headroom: a fixed 1 GB heap (Xms = Xmx, no resizing).
-# CDS is on by default in JDK 17.
-HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms1g -Xmx1g}"
+
+# The command, then its options: --nodes N (a cluster), --node I (one of its nodes); the rest
+# (a role, a line count) are the command's own arguments.
+CMD="${1:-}"
+(( $# )) && shift
+NODES="${KAFKA_NODES:-1}"
+ONLY_NODE=""
+ARGS=()
+while (( $# )); do
+  case "$1" in
+    --nodes) NODES="${2:-}"; shift 2 || true ;;
+    --nodes=*) NODES="${1#*=}"; shift ;;
+    --node) ONLY_NODE="${2:-}"; shift 2 || true ;;
+    --node=*) ONLY_NODE="${1#*=}"; shift ;;
+    *) ARGS+=("$1"); shift ;;
+  esac
+done
+[[ "$NODES" =~ ^[1-9]$ ]] || { echo "kafka.sh: ERROR: --nodes must be 1 to 9, got '$NODES'" >&2; exit 2; }
+if [[ -n "$ONLY_NODE" ]] && ! { [[ "$ONLY_NODE" =~ ^[1-9]$ ]] && (( ONLY_NODE <= NODES )); }; then
+  echo "kafka.sh: ERROR: --node must be 1 to $NODES, got '$ONLY_NODE'" >&2; exit 2
+fi
+
+if (( NODES == 1 )); then
+  DATA="${KAFKA_DATA_DIR:-$REPO/.kafka-data}"
+  PORT_BASE="${KAFKA_PORT:-9092}"
+  CPORT_BASE="${KAFKA_CONTROLLER_PORT:-9093}"
+  # ZGC, not kafka-run-class.sh's G1: a transaction is five requests in series and waits out any
+  # stop-the-world pause inside it. Measured side by side on a 2-core machine at a floor's real
+  # load (benchmarks/pipeline_bench.py, 240 s runs): G1 with 512 MB stopped the broker 665-690 ms
+  # per run, 10-40 ms a young collection (a live set of ~200 MB to scan); ZGC with 1 GB stopped it
+  # 9-21 ms per run, never 5 ms at once, for the same throughput. ZGC marks and moves concurrently
+  # and needs headroom: a fixed 1 GB heap (Xms = Xmx, no resizing). CDS is on by default in JDK 17.
+  HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms1g -Xmx1g}"
+  REPLICATION_FACTOR=1
+  MIN_ISR=1
+else
+  CLUSTER_DIR="${KAFKA_CLUSTER_DIR:-$REPO/.kafka-cluster}"
+  PORT_BASE="${KAFKA_PORT:-19092}"
+  CPORT_BASE="${KAFKA_CONTROLLER_PORT:-19192}"
+  # Three JVMs on a 2-core, 24 GB machine: 768 MB each (ZGC's headroom over a node's live set of
+  # about 200 MB), 2.3 GB of heap in all.
+  HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms768m -Xmx768m}"
+  # Every topic on three nodes, a write acknowledged (acks=all) once two of them have it: one node
+  # may be lost without losing a record or stopping the floor.
+  REPLICATION_FACTOR=$(( NODES < 3 ? NODES : 3 ))
+  MIN_ISR=$(( REPLICATION_FACTOR >= 3 ? 2 : 1 ))
+fi
 GC_OPTS="${KAFKA_GC_OPTS:--XX:+UseZGC}"
-# Every pause the collector takes is logged (gc.log beside kafka.log, rotated): a transaction is five
-# requests in series and waits out any pause that falls inside it (issue 15, README "Settlement latency").
-GC_LOG="-Xlog:gc,safepoint:file=$DATA/gc.log:time,uptime,level,tags:filecount=3,filesize=20M"
-JVM_OPTS="-server $GC_OPTS $GC_LOG -Djava.awt.headless=true ${KAFKA_JVM_OPTS:-}"
+# The KRaft voters, every node (node I's controller listener is on CPORT_BASE + I - 1), and where
+# clients start: every node's client port.
+QUORUM_VOTERS=""
+BOOTSTRAP_LIST=""
+for ((i = 1; i <= NODES; i++)); do
+  QUORUM_VOTERS+="${QUORUM_VOTERS:+,}$i@127.0.0.1:$((CPORT_BASE + i - 1))"
+  BOOTSTRAP_LIST+="${BOOTSTRAP_LIST:+,}127.0.0.1:$((PORT_BASE + i - 1))"
+done
+
+# The node the commands below act on: its id, data dir, ports and files.
+select_node() {
+  NODE_ID="$1"
+  (( NODES == 1 )) || DATA="$CLUSTER_DIR/node-$NODE_ID"
+  PORT=$((PORT_BASE + NODE_ID - 1))
+  CPORT=$((CPORT_BASE + NODE_ID - 1))
+  PIDFILE="$DATA/kafka.pid"
+  LOGFILE="$DATA/kafka.log"
+  CONF="$DATA/server.properties"
+  # Every pause the collector takes is logged (gc.log beside kafka.log, rotated): a transaction is
+  # five requests in series and waits out any pause that falls inside it.
+  GC_LOG="-Xlog:gc,safepoint:file=$DATA/gc.log:time,uptime,level,tags:filecount=3,filesize=20M"
+  JVM_OPTS="-server $GC_OPTS $GC_LOG -Djava.awt.headless=true ${KAFKA_JVM_OPTS:-}"
+  LOG4J="-Dlog4j2.configurationFile=file:$HERE/log4j2.properties -Dkafka.logs.dir=$DATA"
+}
+select_node 1
 SECRETS="${CRAPS_SECRETS_DIR:-$REPO/.secrets}"
 SECURITY="${KAFKA_SECURITY:-sasl_ssl}"
 # The names clients reach the broker by (its certificate's SAN). docker-compose.yml adds DNS:kafka.
@@ -65,7 +133,6 @@ BROKER_SAN="${CRAPS_BROKER_SAN:-IP:127.0.0.1,DNS:localhost}"
 # The roles of streams/kafka/settings.py; their principals' names (User:<name>) where they differ.
 ROLES=(controller worker archive audit viewer floor admin)
 principal_of() { case "$1" in controller) echo table-controller ;; floor) echo floor-view ;; *) echo "$1" ;; esac; }
-LOG4J="-Dlog4j2.configurationFile=file:$HERE/log4j2.properties -Dkafka.logs.dir=$DATA"
 
 log() { echo "kafka.sh: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -205,21 +272,25 @@ cmd_rotate_password() {
   (( ok )) || die "rotate-password ROLE: one of ${ROLES[*]}"
   # Set on the broker first (as the administrator), then written to the role's client config.
   env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m streams.kafka.access rotate "$role" --bootstrap "127.0.0.1:$PORT" \
+    python3 -m streams.kafka.access rotate "$role" --bootstrap "$BOOTSTRAP_LIST" \
     || die "could not rotate the password of $role"
 }
 
 cmd_rotate_cert() {
   cmd_secrets
   sign_broker_cert
-  log "new broker certificate in $SECRETS/broker.pem: restart the broker (kafka.sh stop && kafka.sh up)"
+  if (( NODES == 1 )); then
+    log "new broker certificate in $SECRETS/broker.pem: restart the broker (kafka.sh stop && kafka.sh up)"
+  else
+    log "new broker certificate in $SECRETS/broker.pem: restart the nodes one at a time (kafka.sh restart --nodes $NODES)"
+  fi
 }
 
 # The roles' SCRAM logins, upserted by the administrator (streams/kafka/access.py); idempotent.
 cmd_users() {
   [[ "$SECURITY" == sasl_ssl ]] || return 0
   env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m streams.kafka.access users --bootstrap "127.0.0.1:$PORT" \
+    python3 -m streams.kafka.access users --bootstrap "$BOOTSTRAP_LIST" \
     || die "could not create the roles' logins"
 }
 
@@ -275,10 +346,13 @@ render_config() {
   mkdir -p "$DATA/logs" "$DATA/metadata"
   # Keep the data dir out of git without touching the repo's .gitignore.
   [[ -f "$DATA/.gitignore" ]] || echo '*' >"$DATA/.gitignore"
+  (( NODES == 1 )) || [[ -f "$CLUSTER_DIR/.gitignore" ]] || echo '*' >"$CLUSTER_DIR/.gitignore"
   [[ "$SECURITY" == sasl_ssl || "$SECURITY" == plaintext ]] || die "KAFKA_SECURITY must be sasl_ssl or plaintext"
   [[ "$SECURITY" == plaintext ]] || cmd_secrets
   ( umask 077
     { sed -e "s#@@PORT@@#$PORT#g" -e "s#@@CONTROLLER_PORT@@#$CPORT#g" -e "s#@@DATA_DIR@@#$DATA#g" \
+        -e "s#@@NODE_ID@@#$NODE_ID#g" -e "s#@@QUORUM_VOTERS@@#$QUORUM_VOTERS#g" \
+        -e "s#@@REPLICATION_FACTOR@@#$REPLICATION_FACTOR#g" -e "s#@@MIN_ISR@@#$MIN_ISR#g" \
         "$HERE/server.properties"; render_security; } >"$CONF.tmp"
     mv -f "$CONF.tmp" "$CONF" )
   chmod 600 "$CONF"
@@ -298,7 +372,13 @@ format_storage() {
   if [[ -f "$DATA/metadata/meta.properties" ]]; then
     return 0
   fi
-  local cid; cid="$(new_cluster_id)"
+  local cid
+  if (( NODES == 1 )); then
+    cid="$(new_cluster_id)"
+  else  # every node of a cluster is formatted with the cluster's one id
+    [[ -f "$CLUSTER_DIR/cluster.id" ]] || new_cluster_id >"$CLUSTER_DIR/cluster.id"
+    cid="$(cat "$CLUSTER_DIR/cluster.id")"
+  fi
   log "formatting storage in $DATA (cluster id $cid)"
   local scram=()
   if [[ "$SECURITY" == sasl_ssl ]]; then
@@ -335,6 +415,7 @@ cmd_start() {
   # A data dir formatted for one security mode has the other's logins (or none): never mixed. One
   # from before the broker was secured is moved aside (kept, not deleted) and a new one formatted.
   if [[ -f "$DATA/metadata/meta.properties" && "$(formatted_security)" != "$SECURITY" ]]; then
+    (( NODES == 1 )) || die "node $NODE_ID ($DATA) was formatted with KAFKA_SECURITY=$(formatted_security): \`kafka.sh reset --nodes $NODES\` first"
     local aside; aside="$DATA.$(formatted_security)-$(date +%Y%m%d-%H%M%S)"
     log "$DATA was formatted with KAFKA_SECURITY=$(formatted_security): moved to $aside, formatting a new one"
     mv "$DATA" "$aside"
@@ -349,7 +430,7 @@ cmd_start() {
   setsid nohup java $HEAP_OPTS $JVM_OPTS $LOG4J -cp "$LIB/*" kafka.Kafka "$CONF" \
     >"$LOGFILE" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
-  log "started kafka $WANT_VERSION (pid $(cat "$PIDFILE")) on 127.0.0.1:$PORT, data $DATA, log $LOGFILE"
+  log "started kafka $WANT_VERSION$( ((NODES > 1)) && echo " node $NODE_ID") (pid $(cat "$PIDFILE")) on 127.0.0.1:$PORT, data $DATA, log $LOGFILE"
 }
 
 # Ready = the broker logged "Kafka Server started" (it is registered and unfenced,
@@ -363,7 +444,7 @@ cmd_wait() {
       return 1
     fi
     if grep -q 'Kafka Server started' "$LOGFILE" 2>/dev/null && port_open "$PORT"; then
-      log "broker ready on 127.0.0.1:$PORT after $((SECONDS - start))s (pid $pid)"
+      log "broker$( ((NODES > 1)) && echo " node $NODE_ID") ready on 127.0.0.1:$PORT after $((SECONDS - start))s (pid $pid)"
       return 0
     fi
     if (( SECONDS - start >= timeout )); then
@@ -406,7 +487,7 @@ cmd_status() {
     fi
     local ready="starting"
     grep -q 'Kafka Server started' "$LOGFILE" 2>/dev/null && port_open "$PORT" && ready="ready"
-    echo "running ($ready) pid=$pid port=$PORT security=$SECURITY controller_port=$CPORT data=$DATA version=$WANT_VERSION"
+    echo "running ($ready) pid=$pid port=$PORT security=$SECURITY controller_port=$CPORT data=$DATA version=$WANT_VERSION$( ((NODES > 1)) && echo " node=$NODE_ID")"
     return 0
   fi
   echo "stopped data=$DATA"
@@ -420,20 +501,142 @@ cmd_reset() {
   log "deleted $DATA"
 }
 
-usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+# A crash, for fault drills: SIGKILL, no controlled shutdown.
+cmd_kill() {
+  local pid
+  if ! pid="$(running_pid)"; then
+    log "not running"
+    return 0
+  fi
+  kill -KILL "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  rm -f "$PIDFILE"
+  log "killed pid $pid$( ((NODES > 1)) && echo " (node $NODE_ID)")"
+}
 
-case "${1:-}" in
+# ---------------------------------------------------------------- a cluster: every node, or --node I
+
+node_list() { if [[ -n "$ONLY_NODE" ]]; then echo "$ONLY_NODE"; else seq 1 "$NODES"; fi; }
+
+# Run a per-node command on each selected node in turn.
+on_nodes() {
+  local i rc=0
+  for i in $(node_list); do select_node "$i"; "$@" || rc=$?; done
+  return "$rc"
+}
+
+# Every node is told to stop at once: stopped one by one, the last two would wait out their
+# controlled shutdown with the quorum already gone.
+cluster_stop() {
+  local i pids=() rc=0
+  for i in $(node_list); do ( select_node "$i"; cmd_stop ) & pids+=($!); done
+  for i in "${pids[@]}"; do wait "$i" || rc=$?; done
+  return "$rc"
+}
+
+# 0: every selected node running and of the wanted security; 3: none running; 5: some not running
+# (4: a node of another security mode, as for one node).
+cluster_status() {
+  local i rc up=0 down=0 other=0
+  for i in $(node_list); do
+    select_node "$i"
+    printf 'node %d: ' "$i"
+    rc=0; cmd_status || rc=$?
+    case "$rc" in 0) up=$((up + 1)) ;; 3) down=$((down + 1)) ;; *) other=$((other + 1)) ;; esac
+  done
+  (( other == 0 )) || return 4
+  (( down == 0 )) && return 0
+  (( up == 0 )) && return 3
+  return 5
+}
+
+cluster_reset() {
+  cluster_stop
+  if [[ -n "$ONLY_NODE" ]]; then  # one node's disk lost: it is formatted again at its next start
+    on_nodes cmd_reset
+    return
+  fi
+  [[ -n "$CLUSTER_DIR" && "$CLUSTER_DIR" != "/" && "$CLUSTER_DIR" != "$REPO" ]] || die "refusing to delete '$CLUSTER_DIR'"
+  rm -rf "$CLUSTER_DIR"
+  log "deleted $CLUSTER_DIR"
+}
+
+# Until no partition of any topic has fewer in-sync replicas than replicas (a restarted node has
+# caught up): the next node may then go down without a partition dropping below its minimum ISR.
+wait_in_sync() {
+  [[ "$SECURITY" == sasl_ssl ]] || { sleep 5; return 0; }
+  env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 -m streams.kafka.cluster in-sync --bootstrap "$BOOTSTRAP_LIST" --timeout "${KAFKA_WAIT_TIMEOUT:-90}" \
+    || die "partitions still under-replicated after node $NODE_ID came back"
+}
+
+# One node at a time: stop, start, ready, every partition in sync again, then the next.
+cmd_restart() {
+  local i
+  if (( NODES == 1 )); then
+    cmd_stop && cmd_start && cmd_wait
+    return
+  fi
+  for i in $(node_list); do
+    select_node "$i"
+    log "rolling restart: node $i"
+    cmd_stop && cmd_start && cmd_wait && wait_in_sync
+  done
+}
+
+cluster_up() {
+  on_nodes cmd_start  # every node before waiting on any: a node is ready only with a quorum
+  on_nodes cmd_wait
+  cmd_users
+}
+
+cluster_logs() {
+  local i
+  for i in $(node_list); do
+    select_node "$i"
+    log "---- node $i: $LOGFILE ----"
+    tail -n "${ARGS[0]:-100}" "$LOGFILE" || true
+  done
+}
+
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+if (( NODES > 1 )); then
+  case "$CMD" in
+    fetch)  cmd_fetch ;;
+    start)  on_nodes cmd_start ;;
+    wait)   on_nodes cmd_wait ;;
+    up)     cluster_up ;;
+    secrets) cmd_secrets ;;
+    users)  cmd_users ;;
+    rotate-password) cmd_rotate_password "${ARGS[0]:-}" ;;
+    rotate-cert) cmd_rotate_cert ;;
+    stop)   cluster_stop ;;
+    kill)   on_nodes cmd_kill ;;
+    restart) cmd_restart ;;
+    status) cluster_status ;;
+    logs)   cluster_logs ;;
+    reset)  cluster_reset ;;
+    -h|--help|help) usage ;;
+    *) usage >&2; exit 2 ;;
+  esac
+  exit $?
+fi
+
+case "$CMD" in
   fetch)  cmd_fetch ;;
   start)  cmd_start ;;
   wait)   cmd_wait ;;
   up)     cmd_start && cmd_wait && cmd_users ;;
   secrets) cmd_secrets ;;
   users)  cmd_users ;;
-  rotate-password) cmd_rotate_password "${2:-}" ;;
+  rotate-password) cmd_rotate_password "${ARGS[0]:-}" ;;
   rotate-cert) cmd_rotate_cert ;;
   stop)   cmd_stop ;;
+  kill)   cmd_kill ;;
+  restart) cmd_restart ;;
   status) cmd_status ;;
-  logs)   tail -n "${2:-100}" "$LOGFILE" ;;
+  logs)   tail -n "${ARGS[0]:-100}" "$LOGFILE" ;;
   reset)  cmd_reset ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;

@@ -63,7 +63,7 @@ def state_from_text(text: str) -> tuple[TableState, HoldBook]:
     if "table" not in record:  # stored before the hold book joined the table's record
         return TableState.from_record(record), HoldBook()
     book = HoldBook.from_record(record["hold"])
-    book.watch = TableWatch.from_record(record.get("watch"))  # absent: stored before issue 14
+    book.watch = TableWatch.from_record(record.get("watch"))  # absent: stored before the table watch existed
     return TableState.from_record(record["table"]), book
 
 

@@ -1,4 +1,4 @@
-"""The web side's guard, shared by the worker's /metrics and the floor view's pages (issue 12, item 5).
+"""The web side's guard, shared by the worker's /metrics and the floor view's pages.
 
 - Security headers on every answer: a Content-Security-Policy that allows scripts, styles and
   connections from the page's own origin only (no inline script, no eval, no other host), plus

@@ -32,7 +32,7 @@ Timeouts (environment, milliseconds): CRAPS_SESSION_TIMEOUT_MS (10000), CRAPS_HE
 
 Why not Faust's agent (faust-streaming 0.15.3): tests/pipeline's crash test found settlements
 lost after a kill -9, its sends to sink topics bypass the partition's transactional producer and
-its exactly_once table recovery stops early; see the issue notes.
+its exactly_once table recovery stops early; see docs/decisions/transactional-loop.md.
 """
 from __future__ import annotations
 
@@ -344,7 +344,7 @@ class SettlingWorker:
     async def _written(delivered: list) -> None:
         """Wait until the batch's records are written before its offsets join the transaction.
 
-        Why (issue 15, latency): Kafka 4 verifies every transactional write with the transaction
+        Why: Kafka 4 verifies every transactional write with the transaction
         coordinator (KIP-890), the records' Produce and the offsets' TxnOffsetCommit alike, and the
         broker keeps one pending verification per transactional id: when a second arrives, the
         first is answered NETWORK_EXCEPTION (Kafka's AddPartitionsToTxnManager.addTxnData, "the

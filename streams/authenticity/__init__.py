@@ -1,5 +1,5 @@
 """Authentic events per table: table controllers' keys, the canonical bytes of an event, its
-HMAC-SHA256 tag, and the check made before the rules core sees an event (README, "Security").
+HMAC-SHA256 tag, and the check made before the rules core sees an event (docs/security.md).
 
 Pure but for `keyfile` (the key ring file) and `keyfile.new_secret` (the operating system's
 randomness)."""

@@ -1,4 +1,4 @@
-"""The tag check's fast path in native code (issue 15): `TagKeys` of the native extension
+"""The tag check's fast path in native code: `TagKeys` of the native extension
 (native/src/tags.rs, built with the native rules core into streams/rules/_native).
 
 Why: the tag check was the largest single cost of a tagged replay (42 % of `replay FILE.jsonl` on

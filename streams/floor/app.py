@@ -6,7 +6,7 @@ changelog into Faust tables keyed by table id, and a web server shows them (stre
 
 Every instance is a whole replica of the floor: its Faust app id (= consumer group) carries its
 instance name (CRAPS_FLOOR_INSTANCE), so it reads every partition and any instance serves every
-table, whichever settling worker owns it (README, "The floor view"). Delivery is at-least-once; the
+table, whichever settling worker owns it (docs/operating/index.md, the floor view). Delivery is at-least-once; the
 folds (streams/floor/folding.py) ignore what they already folded, by offset per table.
 
 The consumers read committed records only: faust-streaming turns read_committed on only for its

@@ -50,12 +50,15 @@ def table_view(state, book) -> dict:
     bonus = marked_totals(cohorts["bonus_craps"][0].marks) if cohorts["bonus_craps"] else []
     roller = cohorts["hot_roller"][0].marks if cohorts["hot_roller"] else 0
     hold = []
+    # A line stands alerted while its hold_anomaly stands: the surveillance watch's hold tail keeps
+    # that flag (streams/surveillance/table_watch.py), the book's own flag only in older records.
+    tails = dict(book.watch.holds.items()) if book is not None and book.watch is not None else {}
     for (wager, paytable), t in sorted(book.lines.items() if book is not None else ()):
         hold.append({"wager": wager, "paytable": paytable, "settled": t.settled,
                      "handle_cents": t.handle_cents, "house_win_cents": t.house_win_cents,
                      "expected_house_win_cents": round(t.expected_house_win_cents),
                      "std_dev_cents": round(t.std_dev_cents), "z_score": round(t.z_score, 2),
-                     "alerted": bool(t.alerted)})
+                     "alerted": bool(t.alerted or getattr(tails.get((wager, paytable)), "alerted", False))})
     return {
         "table_id": state.table_id, "kind": state.table_kind, "closed": state.closed,
         "shooter": state.shooter_id, "position": state.shooter_position, "hand": state.hand,
@@ -219,11 +222,15 @@ def open_alerts(view: dict | None, alerts: dict | None) -> list[dict]:
 
 
 def floor_row(table_id: str, shooter: dict | None, settlements: dict | None, alerts: dict | None) -> dict:
-    """A table's line on the floor page."""
+    """A table's line on the floor page. Beside the open alerts it carries the last alert raised,
+    open or not, and how many the table has raised, so a page that shows "no open alert" can still
+    say that the table had one a moment ago."""
     view = shooter["view"] if shooter else {"table_id": table_id, "hold": [], "suspended": False}
     return {**view, "table_id": table_id, "settled": settlements["count"] if settlements else 0,
             "last_settlement": settlements["recent"][0] if settlements and settlements["recent"] else None,
-            "alerts_open": open_alerts(shooter and shooter["view"], alerts)}
+            "alerts_open": open_alerts(shooter and shooter["view"], alerts),
+            "last_alert": alerts["recent"][0] if alerts and alerts["recent"] else None,
+            "alerts_raised": alerts["count"] if alerts else 0}
 
 
 def table_detail(table_id: str, shooter, settlements, layout, alerts) -> dict:

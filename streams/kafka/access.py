@@ -1,4 +1,4 @@
-"""Who may do what on the broker: one principal per role, least privilege by ACLs (README, Security).
+"""Who may do what on the broker: one principal per role, least privilege by ACLs (docs/security.md).
 
     python -m streams.kafka.access users               # upsert every role's SCRAM login (kafka.sh up does)
     python -m streams.kafka.access grant               # the ACLs of the floor of $CRAPS_TOPIC_PREFIX / $CRAPS_APP_ID
@@ -78,6 +78,9 @@ def floor_grants(prefix: str, app_id: str) -> list[Grant]:
     # the settlements it checks.
     topic("archive", [events], "READ", "DESCRIBE")
     topic("audit", [events, prefix + "settlements"], "READ", "DESCRIBE")
+    # ... and the worker group's committed offsets, the audit's cut of a live floor
+    # (streams/kafka/cut.py): DESCRIBE reads them, it cannot join the group or commit.
+    g += [Grant("audit", "GROUP", app_id, "DESCRIBE")]
     # Viewers (tail, dashboards): the outputs, in throwaway groups of their own.
     topic("viewer", outputs, "READ", "DESCRIBE")
     g += [Grant("viewer", "GROUP", TAIL_GROUP_PREFIX, "READ", "PREFIXED")]

@@ -68,10 +68,9 @@ async def abort_hanging(producer: AIOKafkaProducer, topics: Iterable[str], parti
     any record this producer's transactional id left open there: call it right after the producer
     started (init_transactions), before the tables and the committed offset are read.
 
-    Why (the broker-restart fault scenario, tests/faults: 71 settlements paid twice in session 7 on
-    the native core, 9 in session 8 on the Python core, each copy byte-identical, every table's
-    state right). A dump of the private broker's record batches and transaction log showed it: the
-    broker, already stopping (SIGTERM), completed one of the worker's transactions, PrepareCommit
+    Why: without it, the broker-restart fault scenario (tests/faults) pays settlements twice, each
+    copy byte-identical, every table's state right. The broker's record batches and transaction log
+    show the cause: the broker, already stopping (SIGTERM), completed one of the worker's transactions, PrepareCommit
     and CompleteCommit in the same millisecond, and the client was told it committed, but no
     commit marker reached any of its partitions (settlements, layout-markers, table-state, the
     offsets). Most likely Kafka's marker channel dropped them: it skips a partition whose leader it

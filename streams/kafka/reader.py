@@ -20,10 +20,11 @@ from streams.kafka.settings import client_settings
 
 def read_committed(topic: str, role: str, *, bootstrap: str | None = None,
                    partitions: Iterable[int] | None = None, starts: Mapping[int, int] | None = None,
-                   stall_timeout_s: float = 120.0) -> Iterator:
+                   ends: Mapping[int, int] | None = None, stall_timeout_s: float = 120.0) -> Iterator:
     """Committed records of `topic` (kafka-python ConsumerRecords: .partition .offset .key .value
     .timestamp .topic), per partition in offset order, from `starts[partition]` (default: the
-    beginning) up to the end offsets taken when the read starts.
+    beginning) up to the end offsets taken when the read starts, or up to `ends[partition]` (a cut
+    taken earlier: `streams.kafka.cut`; a partition not in `ends` is not read).
 
     `partitions`: only these (default: every partition; a topic that does not exist is a
     ValueError). Raises TimeoutError after `stall_timeout_s` without progress.
@@ -34,6 +35,8 @@ def read_committed(topic: str, role: str, *, bootstrap: str | None = None,
                              auto_offset_reset="earliest", max_partition_fetch_bytes=8 * 1024 * 1024)
     starts = starts or {}
     try:
+        if partitions is None and ends is not None:
+            partitions = sorted(ends)
         if partitions is None:
             known = consumer.partitions_for_topic(topic)
             if not known:
@@ -42,6 +45,8 @@ def read_committed(topic: str, role: str, *, bootstrap: str | None = None,
         tps = [TopicPartition(topic, p) for p in partitions]
         consumer.assign(tps)
         end = consumer.end_offsets(tps)  # the last stable offsets under read_committed
+        if ends is not None:
+            end = {tp: ends[tp.partition] for tp in tps}
         begin = consumer.beginning_offsets(tps)
         for tp in tps:
             consumer.seek(tp, min(max(starts.get(tp.partition, 0), begin[tp]), end[tp]))

@@ -1,6 +1,6 @@
 """How a craps-streams Kafka client proves who it is and whom it talks to: TLS + SASL/SCRAM-SHA-512.
 
-Each role (README, Security) has one principal and one client config file in the shape Kafka's own
+Each role (docs/security.md) has one principal and one client config file in the shape Kafka's own
 tools read (`kafka-console-consumer --consumer.config`):
 
     security.protocol=SASL_SSL
@@ -24,7 +24,7 @@ import re
 import ssl
 from functools import lru_cache
 
-# The roles of streams/kafka/settings.py; each has its own principal (README, Security).
+# The roles of streams/kafka/settings.py; each has its own principal (docs/security.md).
 ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "admin")
 CONFIG_ENV = "CRAPS_KAFKA_CONFIG"
 SECRETS_ENV = "CRAPS_SECRETS_DIR"

@@ -4,8 +4,8 @@ every transaction has ended; read_committed readers stop there).
 
 While the worker settles, the two part only for the few milliseconds of a transaction in flight.
 An LSO that stays put while records pile up above it means a transaction the broker never ended
-(a hanging transaction, which KIP-890 exists to prevent, or a broker whose marker writes stalled:
-seen once in session 4, README "Settlement latency"): every reader of the floor (dashboards, the
+(a hanging transaction, which KIP-890 exists to prevent, or a broker whose marker writes stalled):
+every reader of the floor (dashboards, the
 floor view, the archive, the audit) stops there while the worker's own commits still succeed.
 Nothing is lost or paid twice, but nobody sees the floor. This module only measures; the watch
 that turns the measurements into a stall's age is streams/app/stability.py.

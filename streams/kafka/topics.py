@@ -1,6 +1,8 @@
 """Topic admin: create the pipeline topics (idempotent), describe what the broker holds.
 
-Works with kafka-python 2.x and 3.x result shapes. Topic names and configs: streams.topics.
+Works with kafka-python 2.x and 3.x result shapes. Topic names and configs: streams.topics. On a
+cluster the replication factor is the cluster's size up to 3 (or CRAPS_REPLICATION_FACTOR), with
+min.insync.replicas=2 and no unclean leader election (streams.topics.replication_configs).
 """
 from __future__ import annotations
 
@@ -10,19 +12,14 @@ from typing import Dict, List, Mapping, Optional
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
+from streams.kafka.cluster import INTERNAL_TOPICS, admin_client, broker_count, min_isr_of, topic_health
 from streams.kafka.settings import client_settings
-from streams.topics import APP_ID, RUN_PREFIX, TOPIC_PREFIX, TOPICS, TopicSpec, replication_factor
+from streams.topics import (APP_ID, RUN_PREFIX, TOPIC_PREFIX, TOPICS, TopicSpec, replication_configs,
+                            replication_factor)
 
 
 def _admin(bootstrap: Optional[str], timeout_s: float) -> KafkaAdminClient:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return KafkaAdminClient(**client_settings("admin", bootstrap), client_id="craps-streams-topics")
-        except Exception:  # NoBrokersAvailable while the broker is still starting
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.5)
+    return admin_client(bootstrap, "craps-streams-topics", timeout_s)
 
 
 def _describe(admin, names: List[str]) -> Dict[str, dict]:
@@ -76,9 +73,9 @@ def create_topics(
     Existing topics are left alone (their partition count / configs are not changed).
     """
     specs = dict(topics if topics is not None else TOPICS)
-    rf = replication_factor()
     admin = _admin(bootstrap, timeout_s)
     try:
+        rf = replication_factor(broker_count(admin))
         existing = set(admin.list_topics())
         result: Dict[str, str] = {}
         for spec in specs.values():
@@ -89,7 +86,8 @@ def create_topics(
                 # NewTopic is deprecated in kafka-python 3.x but still accepted, and it is
                 # the only form kafka-python 2.x understands.
                 admin.create_topics(
-                    [NewTopic(spec.name, spec.partitions, rf, topic_configs=dict(spec.configs))],
+                    [NewTopic(spec.name, spec.partitions, rf,
+                              topic_configs={**spec.configs, **replication_configs(rf)})],
                     timeout_ms=int(timeout_s * 1000),
                 )
                 result[spec.name] = "created"
@@ -115,16 +113,30 @@ def create_topics(
 
 
 def describe_topics(bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> Dict[str, dict]:
-    """{topic: {"partitions": n, "configs": {...}}} for every non-internal topic."""
+    """{topic: {"partitions": n, "configs": {...}, "health": TopicHealth}} for every topic but the
+    broker's own (the transaction log and the group offsets are in `internal_health`)."""
     admin = _admin(bootstrap, timeout_s)
     try:
         names = sorted(n for n in admin.list_topics() if not n.startswith("__"))
         described = _describe(admin, names)
         configs = _topic_configs(admin, names)
+        health = topic_health(admin.describe_topics(names), min_isr_of(configs)) if names else {}
         return {
-            n: {"partitions": described.get(n, {}).get("partitions", 0), "configs": configs.get(n, {})}
+            n: {"partitions": described.get(n, {}).get("partitions", 0), "configs": configs.get(n, {}),
+                "health": health.get(n)}
             for n in names
         }
+    finally:
+        admin.close()
+
+
+def internal_health(bootstrap: Optional[str] = None, timeout_s: float = 30.0) -> Dict[str, object]:
+    """TopicHealth of the broker's transaction log and group offsets (those that exist yet)."""
+    admin = _admin(bootstrap, timeout_s)
+    try:
+        described = [t for t in admin.describe_topics(list(INTERNAL_TOPICS)) if t.get("error_code", 0) == 0]
+        names = [t.get("name", t.get("topic")) for t in described]
+        return topic_health(described, min_isr_of(_topic_configs(admin, names))) if names else {}
     finally:
         admin.close()
 

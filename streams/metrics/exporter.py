@@ -116,7 +116,7 @@ class _OwnedTables:
                                  "is suspended while above 0)", labels=("table",))
         tail_p = GaugeMetricFamily(
             "craps_hold_tail_probability", "P(house win <= observed | fair dice) over the wagers decided by "
-            "the dice: exact, or its Chernoff upper bound (issue 14); hold_anomaly at or below the threshold",
+            "the dice: exact, or its Chernoff upper bound; hold_anomaly at or below the threshold",
             labels=MONEY)
         dice_ratio = GaugeMetricFamily("craps_dice_cusum_ratio", "Largest dice CUSUM as a fraction of its "
                                        "threshold (1 = dice_bias)", labels=("table",))

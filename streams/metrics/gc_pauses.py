@@ -1,6 +1,6 @@
 """The worker's pauses for Python's cyclic garbage collector, timed and kept out of its way.
 
-Why (issue 15, settlement latency): a collection stops the whole process, the batch in flight with
+Why: a collection stops the whole process, the batch in flight with
 it. A collection of the oldest generation walks every tracked object: the modules, classes and
 functions of everything the worker imported (about 62,000 objects: aiokafka, aiohttp,
 prometheus_client, msgspec, the rules) and every owned table's state. Those imported at start

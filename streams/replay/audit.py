@@ -13,6 +13,14 @@ Wager by wager, by settlement id (`table/seq/settle/wager_id`) and by wager id:
 Each finding names the table events that explain it: the wager's WagerPlaced (`placed_seq`) and
 the deciding event (`seq`), looked up by table and seq in a second pass over the history, with
 the replay's verdict on them when it rejected them.
+
+A live floor (the table-events topic, or an archive of it, against the settlements topic) is
+audited on one consistent cut, the events the worker group has committed and the settlements of
+exactly those events (streams/kafka/cut.py says why that cut is sound): what was settled after the
+cut is the next audit's. The report names the cut (`report.cut`). An archive must reach the cut.
+
+`compare` is the audit itself, a pure function of the replayed and the recorded settlements;
+`run_audit` reads the history and the recording and calls it.
 """
 from __future__ import annotations
 
@@ -68,6 +76,7 @@ class AuditReport:
     unreadable: str = ""  # why a tampered archive could not be replayed at all
     untagged: int = 0  # events let through without a tag (--accept-untagged)
     forged: dict = field(default_factory=dict)  # reason -> events rejected before the rules
+    cut: object = None  # streams.kafka.cut.Cut of a live floor's audit
 
     def of(self, kind: str) -> list:
         return [f for f in self.findings if f.kind == kind]
@@ -88,7 +97,9 @@ class AuditReport:
                 + ", ".join(parts))
 
     def lines(self, limit: int = 50) -> list[str]:
-        out = [] if self.chain is None else self.chain.lines(limit)
+        out = [] if self.cut is None else self.cut.lines()
+        if self.chain is not None:
+            out += self.chain.lines(limit)
         if self.unreadable:
             out.append(self.unreadable)
         if self.forged:
@@ -275,7 +286,7 @@ def explain(report: AuditReport, history: Iterable, rejected: dict) -> None:
         f.events = rows
 
 
-# ---------------------------------------------------------------- the command
+# ---------------------------------------------------------------- reading the history and the recording
 
 
 def recorded_from_jsonl(path: str) -> Iterator[tuple[object, str]]:
@@ -291,11 +302,13 @@ def recorded_from_jsonl(path: str) -> Iterator[tuple[object, str]]:
                 yield line, f"{path}:{n}"
 
 
-def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[object, str]]:
+def recorded_from_topic(topic: str, bootstrap: str | None,
+                        ends: dict[int, int] | None = None) -> Iterator[tuple[object, str]]:
+    """The settlements topic read_committed, to its end or to `ends` (partition -> offset)."""
     from streams.codec import CodecError, decode_output
     from streams.kafka.reader import read_committed
 
-    for m in read_committed(topic, "audit", bootstrap=bootstrap):
+    for m in read_committed(topic, "audit", bootstrap=bootstrap, ends=ends):
         where = f"{m.topic}/{m.partition}/{m.offset}"
         try:
             record = decode_output(m.value)
@@ -308,22 +321,48 @@ def recorded_from_topic(topic: str, bootstrap: str | None) -> Iterator[tuple[obj
 
 def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str | None = None,
               recorded: str | None = None, settlements_topic: str | None = None,
-              bootstrap: str | None = None, tags=None, archive_key: bytes | None = None):
+              bootstrap: str | None = None, tags=None, archive_key: bytes | None = None,
+              group: str | None = None):
     """Replay `history` (an archive directory, a .jsonl or .avro file, "-"; or with `from_topic`
     the table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
     settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
-    settlements topic). `tags` checks every event's tag before the core (TagCheck). An archive's
-    hash chain is verified first (its seal with `archive_key` when given) (`report.chain`): a tampered archive is a finding, and one that
-    cannot be read as it is gives a report with the chain's findings only. Returns the report
-    (`.clean`, `.lines(limit)`, `.summary()`); raises OSError or ValueError for a history or
-    recording it cannot read."""
+    settlements topic). `tags` checks every event's tag before the core (TagCheck).
+
+    The table-events topic (or an archive of it) against the settlements topic is a live floor:
+    both are read on the consistent cut of the worker group `group` (default $CRAPS_APP_ID)
+    (`report.cut`); an archive that ends before the cut is a ValueError. An
+    archive's hash chain is verified first (its seal with `archive_key` when given)
+    (`report.chain`): a tampered archive is a finding, and one that cannot be read as it is gives
+    a report with the chain's findings only. Returns the report (`.clean`, `.lines(limit)`,
+    `.summary()`); raises OSError or ValueError for a history or recording it cannot read."""
     from streams.replay.sources import open_history
+    from streams.topics import APP_ID, SETTLEMENTS, TABLE_EVENTS
+
+    if not recorded and not settlements_topic:
+        settlements_topic = SETTLEMENTS
+    is_archive = not from_topic and history not in (None, "-") and (Path(history) / "index.json").exists()
+    cut = None
+    if not recorded and (from_topic or is_archive):
+        from streams.kafka.cut import committed_cut
+
+        if from_topic:
+            events_topic = topic or TABLE_EVENTS
+        else:
+            from streams.archive import archive_topic
+
+            events_topic = archive_topic(history)
+        cut = committed_cut(events_topic, settlements_topic, group or APP_ID, bootstrap=bootstrap)
+        if is_archive:
+            _archive_reaches(history, cut)
 
     def history_items(fast=True):
-        return open_history(history, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl, fast=fast)
+        if is_archive and cut is not None:
+            return _archive_to(history, sl, cut.events)
+        return open_history(history, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl, fast=fast,
+                            ends=None if cut is None else cut.events)
 
     chain = None
-    if not from_topic and history not in (None, "-") and (Path(history) / "index.json").exists():
+    if is_archive:
         # An archive's hash chain first: a changed, removed or inserted file or record is a finding.
         from streams.archive.chain import verify_chain
         from streams.archive.index import load_index
@@ -339,20 +378,47 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     if recorded:
         recorded_items = recorded_from_jsonl(recorded)
     else:
-        if not settlements_topic:
-            from streams.topics import SETTLEMENTS
-
-            settlements_topic = SETTLEMENTS
-        recorded_items = recorded_from_topic(settlements_topic, bootstrap)
+        recorded_items = recorded_from_topic(settlements_topic, bootstrap, None if cut is None else cut.settlements)
     if sl.active:
         recorded_items = ((r, w) for r, w in recorded_items if not _settlement_of(r) or _in_slice(r, sl))
     report = compare(replayed, recorded_items)
+    if cut is not None and not cut.committed and report.recorded:
+        raise ValueError(f"worker group {cut.group} has committed no offset on {cut.events_topic}, yet "
+                         f"{cut.settlements_topic} holds settlements: name the floor's worker group "
+                         f"(--group, or CRAPS_APP_ID: `source .run/floor.env` for a `make run` floor)")
+    report.cut = cut
     report.chain = chain
     report.untagged = tally.untagged
     report.forged = {r: n for r, n in tally.rejections_by_reason.items() if r in ("bad_signature", "unknown_key")}
     if report.findings and (from_topic or history != "-"):
         explain(report, history_items(fast=False), rejected)
     return report
+
+
+def _archive_reaches(path: str, cut) -> None:
+    """An archive audited against the live settlements topic must hold every event of the cut:
+    the settlements of events it lacks would otherwise be "extra"."""
+    from streams.archive.index import load_index
+
+    held = {int(p): v["next_offset"] for p, v in load_index(path)["partitions"].items()}
+    short = [f"partition {p}: the archive ends at offset {held.get(p, 0):,}, the worker has committed "
+             f"{o:,}" for p, o in sorted(cut.events.items()) if held.get(p, 0) < o]
+    if short:
+        raise ValueError(f"the archive {path} ends before the events worker group {cut.group} has settled ("
+                         + "; ".join(short) + "): archive again first (`craps-streams archive --out "
+                         f"{path}`), or audit --from-topic")
+
+
+def _archive_to(path: str, sl, ends: dict) -> Iterator[tuple[object, str]]:
+    """An archive's records below the cut's offsets, partition by partition."""
+    from streams.archive import archive_topic, iter_archive
+
+    topic = archive_topic(path)
+    tables = set(sl.tables) if sl is not None and sl.tables is not None else None
+    until = sl.until if sl is not None else None
+    for p, offset, item in iter_archive(path, tables=tables, until=until):
+        if offset < ends.get(p, 0):
+            yield item, f"{topic}/{p}/{offset}"
 
 
 def report_record(report) -> dict:
@@ -362,7 +428,8 @@ def report_record(report) -> dict:
             "chain": None if report.chain is None else
             [{"kind": f.kind, "file": f.file, "message": f.message, "position": f.position, "offset": f.offset}
              for f in report.chain.findings],
-            "untagged": report.untagged, "rejected_before_the_rules": report.forged}
+            "untagged": report.untagged, "rejected_before_the_rules": report.forged,
+            "cut": None if report.cut is None else report.cut.to_record()}
 
 
 def _in_slice(record: dict, sl) -> bool:

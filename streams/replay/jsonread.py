@@ -1,4 +1,4 @@
-"""Read JSON Lines straight into the core's events: the fast path of JSON Lines replays (issue 15).
+"""Read JSON Lines straight into the core's events: the fast path of JSON Lines replays.
 
 The plain path is `json.loads` (a dict per line), then the contract check `record_to_event`, field
 by field in Python: together most of a JSON Lines replay's time. Here msgspec decodes each line

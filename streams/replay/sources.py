@@ -127,7 +127,9 @@ def container_source(paths: Iterable[str]) -> Iterator[tuple[object, str]]:
             yield record, f"{path}:{n}"
 
 
-def topic_source(topic: str | None = None, bootstrap: str | None = None) -> Iterator[tuple[object, str]]:
+def topic_source(topic: str | None = None, bootstrap: str | None = None,
+                 ends: dict[int, int] | None = None) -> Iterator[tuple[object, str]]:
+    """The table-events topic read_committed, up to its end or to `ends` (partition -> offset)."""
     from streams.codec import decode_event
     from streams.kafka.reader import read_committed
 
@@ -135,7 +137,7 @@ def topic_source(topic: str | None = None, bootstrap: str | None = None) -> Iter
         from streams.topics import TABLE_EVENTS
 
         topic = TABLE_EVENTS
-    for m in read_committed(topic, "audit", bootstrap=bootstrap):
+    for m in read_committed(topic, "audit", bootstrap=bootstrap, ends=ends):
         where = f"{m.topic}/{m.partition}/{m.offset}"
         try:
             item = decode_event(m.value)
@@ -166,13 +168,15 @@ def history_kind(spec: str | None, *, from_topic: bool = False, extra_files: Ite
 
 def open_history(spec: str | None, *, from_topic: bool = False, topic: str | None = None,
                  bootstrap: str | None = None, sl: Slice | None = None,
-                 extra_files: Iterable[str] = (), fast: bool = True) -> Iterator[tuple[object, str]]:
+                 extra_files: Iterable[str] = (), fast: bool = True,
+                 ends: dict[int, int] | None = None) -> Iterator[tuple[object, str]]:
     """The history named by `spec`: "-" or a .jsonl file, an archive directory, .avro files (more
-    in `extra_files`), or the table-events topic with `from_topic`. `fast=False` gives records,
-    never core events (for readers that look at the records themselves)."""
+    in `extra_files`), or the table-events topic with `from_topic` (up to `ends`, partition ->
+    offset, when given). `fast=False` gives records, never core events (for readers that look at
+    the records themselves)."""
     kind = history_kind(spec, from_topic=from_topic, extra_files=extra_files)
     if kind == "topic":
-        return topic_source(topic, bootstrap)
+        return topic_source(topic, bootstrap, ends)
     if kind == "archive":
         return archive_source(spec, sl, fast)
     if kind == "avro":

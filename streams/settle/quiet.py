@@ -1,4 +1,4 @@
-"""A run of quiet events in one native call: the fast path of the replay's batches (issue 15), for
+"""A run of quiet events in one native call: the fast path of the replay's batches, for
 events (`quiet_run`) and for the raw lines of a JSON Lines history (`lane_run`).
 
 Most of a history is wagers placed and shooters changed. The settling step (step.py

@@ -1,4 +1,4 @@
-"""Dice fairness per table: sequential CUSUM tests over the 36 ordered outcomes (issue 14).
+"""Dice fairness per table: sequential CUSUM tests over the 36 ordered outcomes.
 
 Fair dice give each ordered outcome (die1, die2) probability 1/36. Page's CUSUM for a stated bias
 keeps S = max(0, S + log(p1(x) / p0(x))) per throw and alarms when S >= h; for a test built on the

@@ -1,4 +1,5 @@
-"""The hold's tail probability per wager kind and paytable (issue 14; replaces the z-score alert).
+"""The hold's tail probability per wager kind and paytable: what raises `hold_anomaly`
+(the z-score is for display only).
 
 For one table, wager kind and paytable, the house win over the wagers decided by the dice is
 

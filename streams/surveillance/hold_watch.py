@@ -1,4 +1,4 @@
-"""A table's hold book (issue 4, hold versus theory) and the surveillance settings.
+"""A table's hold book (hold versus theory) and the surveillance settings.
 
 For each wager kind and paytable of a table: handle, stakes collected and returned, amounts won,
 outcomes, and the sum of squared stakes per decision, so that the house win can be set against its
@@ -7,7 +7,7 @@ sqrt(sum of squared stakes)). Wagers of one kind decided by one event saw the sa
 are one outcome, not independent ones: their stakes are added before squaring (treating the players
 at a table as independent understates the spread). z = (house win - expected) / std dev is a
 display figure; the `hold_anomaly` alert is raised from the exact tail probability of the house
-win (`streams.surveillance.table_watch`, issue 14), whose state the book carries as `watch`.
+win (`streams.surveillance.table_watch`), whose state the book carries as `watch`.
 
 The book is stored with the table's state in the same Kafka transaction as the settlements, so the
 exported counters are exactly once too: a worker that takes a table over exports its whole history,

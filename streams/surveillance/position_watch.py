@@ -1,4 +1,4 @@
-"""Positions that win improbably (issue 14): per table, position, wager kind and paytable.
+"""Positions that win improbably: per table, position, wager kind and paytable.
 
 A position's wagers of one kind are decided in different windows (one cohort per window), so their
 results are independent draws from the exact distribution of `streams.odds`. Two families of

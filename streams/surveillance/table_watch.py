@@ -1,4 +1,4 @@
-"""One table's surveillance: its dice, its hold's tail probabilities, its positions (issue 14).
+"""One table's surveillance: its dice, its hold's tail probabilities, its positions.
 
 `observe(settings, watch, state, applied, outputs)` takes the input events the rules core applied
 for one input (the input itself, then any held events its arrival released, in seq order) and the

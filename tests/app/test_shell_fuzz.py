@@ -1,4 +1,4 @@
-"""Bad input at volume (issue 6, item 5): random and adversarial messages through the whole
+"""Bad input at volume: random and adversarial messages through the whole
 per-message path (Avro decode, the contract, the feed, the rules, the hold books). Never a crash;
 every message accounted for as applied, held, duplicate or rejected; a rejection leaves the game as
 it was; no wager is settled twice; nothing is left held once the gaps are filled."""
@@ -69,7 +69,7 @@ FEED_ALERTS = ("sequence_resumed", "sequence_gap")
 
 @FUZZ
 @given(seed=st.integers(0, 10_000), rate=st.floats(0.0, 0.5), values=st.lists(FIELD_VALUES, max_size=64))
-# Found in CI (issue 10): a rejected WagerPlaced (seq 36, out_of_window) fills a gap, releases the
+# A pinned case: a rejected WagerPlaced (seq 36, out_of_window) fills a gap, releases the
 # held 37 and 38 (both rejected too), and the sequence_resumed alert carries seq 36.
 @example(seed=606, rate=0.484375, values=[])
 # Found by the derandomized run: a WagerPlaced re-sent with a later seq (24) is held, then applied
@@ -129,8 +129,8 @@ def test_adversarial_feed_never_crashes_and_every_message_is_accounted_for(seed,
         assert all(len(m) == 3 and isinstance(m[2], bytes) for m in handled.messages)
     assert sum(verdicts.values()) == len(items)
     # A wager id is unique among the wagers in action on its table (duplicate_wager_id); a forged or
-    # mistaken placement that reuses the id of a wager already settled is another wager (README,
-    # readings). So each placement, told apart by its seq, is settled at most once.
+    # mistaken placement that reuses the id of a wager already settled is another wager (docs/rules.md,
+    # the readings). So each placement, told apart by its seq, is settled at most once.
     for item in items:
         if isinstance(item, dict) and item.get("type") == "WagerPlaced":
             placements[(item.get("table_id"), item.get("wager_id"))].add(item.get("seq"))

@@ -1,5 +1,5 @@
 """What a person reads: the terminal feed in fixed columns, and a worker log without the expected
-retries of Kafka 4's transaction verification (issue 10)."""
+retries of Kafka 4's transaction verification."""
 from __future__ import annotations
 
 import logging

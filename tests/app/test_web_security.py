@@ -1,4 +1,4 @@
-"""The web side's guard (issue 12, item 5): the worker's /metrics under an exporter-toolkit web config
+"""The web side's guard: the worker's /metrics under an exporter-toolkit web config
 file (TLS and bcrypt basic auth), refused without the right credentials or over plain HTTP, the
 security headers on every answer, and the real Prometheus scraping it with the config
 streams/metrics/scrape_config.py writes. No broker: the worker's web app over a real metrics

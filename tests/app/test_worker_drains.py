@@ -1,4 +1,4 @@
-"""The worker settles each partition in a task of its own (issue 15, latency): an event waits for
+"""The worker settles each partition in a task of its own: an event waits for
 its own partition's transaction in flight, never for a slow commit on another partition, and each
 partition's batches still commit one after the other, in offset order. Pure: the consumer and
 the producers are recording doubles (the real broker's version: tests/pipeline and tests/faults)."""

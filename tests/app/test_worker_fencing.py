@@ -1,4 +1,4 @@
-"""A fenced producer costs the worker only that partition (issue 10): it is released, not taken
+"""A fenced producer costs the worker only that partition: it is released, not taken
 over again in the same group generation until the hold-off has passed, and the worker keeps
 running. Pure: the Kafka clients are replaced by recording doubles; the real broker's version of
 this is tests/faults (fencing and broker restart)."""

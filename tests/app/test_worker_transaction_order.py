@@ -1,4 +1,4 @@
-"""The order of a batch's transaction (issue 15, latency): the batch's records are written before
+"""The order of a batch's transaction: the batch's records are written before
 its offsets join the transaction, so the records' produce never races AddOffsetsToTxn at the
 coordinator (Kafka 4's KIP-890 verification answers that race with a retriable error, a backoff
 and a retry). A write that fails aborts the batch: its offsets never commit. Pure: a recording

@@ -1,5 +1,5 @@
 """The rules core, the odds and the surveillance books import only the standard library and msgspec
-(the core's events are msgspec Structs: the README, "The core's one outside import"), and each
+(the core's events are msgspec Structs: docs/architecture.md, "The core's one outside import"), and each
 other, inward; imports point inward."""
 from __future__ import annotations
 

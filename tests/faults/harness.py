@@ -1,4 +1,4 @@
-"""The fault tests' harness (issue 6): a floor and what `craps-streams replay` makes of it, a paced
+"""The fault tests' harness: a floor and what `craps-streams replay` makes of it, a paced
 feeder, a concurrent read_committed collector, the group's committed offsets, the worker's metrics,
 a private broker, and the checks.
 
@@ -588,8 +588,7 @@ def settle_everything(run: FaultRun, floor: Floor, collector: Collector, watch: 
 
 
 def duplicate_evidence(run: FaultRun, final: list[dict], counts: collections.Counter) -> list[str]:
-    """What a failed run must leave for its cause to be found (session 7 saw 71 settlements
-    twice once, and the run was gone): where each copy of the first duplicated settlements lies
+    """What a failed run must leave for its cause to be found once the run is gone: where each copy of the first duplicated settlements lies
     (partition, offset), and the settling workers' own log lines about those partitions."""
     copies = collections.defaultdict(list)
     for r in final:

@@ -1,4 +1,4 @@
-"""The fault scenarios of issue 6, each on the real broker, sized by the caller: tests/faults runs
+"""The fault scenarios, each on the real broker, sized by the caller: tests/faults runs
 them small enough for CI, benchmarks/faults.py bigger. Each returns a harness.Verdict."""
 from __future__ import annotations
 
@@ -246,9 +246,9 @@ def fencing(run: FaultRun, size: Size, attempts: int = 3) -> Verdict:
             time.sleep(rng.uniform(1, 3))
             zombie, mark, zombie_mark = a, len(log_text(b)), len(log_text(a))
             target = watch.wait_ends()
-            # A wider window than the crash scenario's: on a slow phase of this machine the
-            # worker's transactions are short beside the gaps between them, and 3 s found none
-            # open in all three tries of one CI run (frozen between transactions, never fenced).
+            # A wider window than the crash scenario's: on a loaded machine the
+            # worker's transactions are short beside the gaps between them, and 3 s can find none
+            # open in three tries (frozen between transactions, never fenced).
             in_txn = _freeze_in_transaction(txn, [zombie], seconds=10.0) is not None
             if not in_txn:
                 zombie.send_signal(signal.SIGSTOP)

@@ -1,4 +1,4 @@
-"""Reliability under faults on the real broker (issue 6): worker crashes, a broker restart,
+"""Reliability under faults on the real broker: worker crashes, a broker restart,
 rebalances, a fenced zombie, lost local state. Each scenario ends with the exactly-once check
 (settlements read read_committed, concurrently and at the end, equal `craps-streams replay` of the
 same input: none lost, none twice, byte for byte; table states equal the replay's) and the money

@@ -15,7 +15,7 @@ COMPARED = ("table_id", "kind", "closed", "shooter", "position", "hand", "point"
             "come_bets_only", "last_seq", "suspended", "held_events", "held_seqs", "wagers_in_action",
             "throws", "last_throw_ts", "fire_points", "bonus_marked", "hot_roller_combos",
             "hot_roller_numbers", "hot_shooter_throws", "hold", "settled", "last_settlement",
-            "alerts_open", "recent_settlements", "observed", "hand_markers", "recent_alerts")
+            "alerts_open", "last_alert", "alerts_raised", "recent_settlements", "observed", "hand_markers", "recent_alerts")
 
 
 def replayed_views(lines: list[str]) -> dict[str, dict]:

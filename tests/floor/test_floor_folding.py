@@ -165,3 +165,28 @@ def test_a_gap_is_an_open_alert_while_the_table_is_suspended(floor_lines):
     assert view["suspended"] and view["held_events"] > 0
     assert [a["alert"] for a in view["alerts_open"]] == ["sequence_gap"]
     assert replayed_views(floor_lines)["T002"]["alerts_open"] == []
+
+
+def test_a_hold_anomaly_is_open_while_its_line_stands_alerted():
+    """All Small paid hand after hand (tests/surveillance/test_table_watch.py): the hold_anomaly is
+    raised, and the floor shows it open, its line alerted, while the watch's tail stands alerted."""
+    ts0 = 1_700_000_000_000
+    seq = 0
+
+    def rec(r):
+        nonlocal seq
+        seq += 1
+        return {"table_id": "T1", "seq": seq, "ts": ts0 + seq * 1000, **r}
+
+    lines = [rec({"type": "TableOpened", "table_kind": "fully_automated"}),
+             rec({"type": "ShooterChanged", "shooter_id": "ann", "position": 1, "reason": "table_open"})]
+    for hand in range(10):
+        lines.append(rec({"type": "WagerPlaced", "wager_id": f"a{hand}", "position": 2, "wager": "all_small",
+                          "amount_cents": 1000}))
+        for a, b in ((1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 3), (1, 3), (3, 4)):
+            lines.append(rec({"type": "DiceThrown", "die1": a, "die2": b, "valid": True}))
+        lines.append(rec({"type": "ShooterChanged", "shooter_id": f"s{hand}", "position": 1, "reason": "seven_out"}))
+    view = replayed_views([to_json_line(r) for r in lines])["T1"]
+    assert [a["alert"] for a in view["recent_alerts"]].count("hold_anomaly") == 1
+    assert [h["wager"] for h in view["hold"] if h["alerted"]] == ["all_small"]
+    assert [a["alert"] for a in view["alerts_open"]] == ["hold_anomaly"]

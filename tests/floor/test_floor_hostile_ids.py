@@ -1,4 +1,4 @@
-"""Hostile strings reach the floor view's pages as text (issue 12, item 5): table ids, shooter ids
+"""Hostile strings reach the floor view's pages as text: table ids, shooter ids
 and wager ids carrying `<script>`, `<img src=x onerror=...>`, `<svg onload=...>` and quotes, and
 headless Chromium shows them verbatim: no element made from them, no script run, no CSP violation.
 The pages also carry the Content-Security-Policy header that forbids inline script.

@@ -1,4 +1,4 @@
-"""The floor view in a real browser (issue 13): headless Chromium over the DevTools Protocol loads
+"""The floor view in a real browser: headless Chromium over the DevTools Protocol loads
 the floor page, a table page and the plots page of a view instance while a settling worker settles a
 simulated floor. The pages show what the view's data says, follow new throws without a reload
 (pushed, server-sent events), show a table suspended by a sequence gap and its open alert, and the

@@ -1,4 +1,4 @@
-"""The floor view on the real broker (issue 13): two settling workers share the table partitions, two
+"""The floor view on the real broker: two settling workers share the table partitions, two
 view instances each show the whole floor with the same values as a replay of the history (state and
 hold to the cent, settlements counted, outcomes observed, markers, alerts). A view killed with
 kill -9 mid-stream and restarted rebuilds its tables and counts nothing twice; a rebalance of the

@@ -1,4 +1,4 @@
-"""A deterministic corpus of odd and hostile JSON Lines for the contract check (issue 15).
+"""A deterministic corpus of odd and hostile JSON Lines for the contract check.
 
 Every rejection reason and message the contract gives, and the lines it must accept however they
 are written (keys in any order, escapes, whitespace, duplicate keys), in one file of bytes. The

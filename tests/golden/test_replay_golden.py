@@ -1,7 +1,6 @@
-"""The replay of a fixed simulated floor gives the same bytes as before the architecture change (issue 11).
+"""The replay of a fixed simulated floor gives pinned bytes.
 
-The digests were taken from commit 67f2672 (before the Kafka adapter, the archive split and the
-explicit verdict): any refactor that changes a settlement, a marker, an alert, a rejection, the
+Any refactor that changes a settlement, a marker, an alert, a rejection, the
 summary or the simulator's history fails here. If a rule change is meant to change the bytes,
 regenerate with the commands below and say so in the commit.
 

@@ -1,5 +1,5 @@
-"""The replay command's bytes, pinned before the speed work of issue 15 (digests taken at 742de50 with the RecursionError fix; re-pinned after merging the authenticity
-contract of issue 12 from main's own plain path with the same fix: the same bytes).
+"""The replay command's bytes, pinned from the plain path (json.loads, the contract check, the
+Python core).
 
 A faster decoder, contract check, core or output formatting must not change one byte: of the
 outputs (settlements, markers, alerts, rejections with their reasons, messages and the raw

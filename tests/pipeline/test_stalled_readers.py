@@ -1,6 +1,6 @@
 """A transaction nobody ends holds the last stable offset of its partition: every read_committed
-reader of the floor stops there, while the worker's own commits still succeed (the broker stall of
-session 4, README "Settlement latency"). The worker's /metrics must show it, on the real broker:
+reader of the floor stops there, while the worker's own commits still succeed (a hanging
+transaction, or a broker whose marker writes stalled). The worker's /metrics must show it, on the real broker:
 records waiting above the LSO, and the stall's age growing until the transaction ends."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The JSON Lines fast paths (issue 15) against the plain ones they stand for.
+"""The JSON Lines fast paths against the plain ones they stand for.
 
 Reading: msgspec's decoding straight into core events (`streams.replay.jsonread`) must give, line
 by line, what `json.loads` + `record_to_event` give: the same event for every line it decodes, and

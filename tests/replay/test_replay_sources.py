@@ -62,7 +62,7 @@ def test_jsonl_replay_still_works(history):
     assert "events read" in r.stderr
     r = cli("replay", "-", "--only", "settlements", input=(d / "floor.jsonl").read_text())
     assert r.returncode == 0 and settlements(r.stdout) == replay_settlements_of(lines)
-    assert cli("replay", str(d / "nope.jsonl")).returncode == 2
+    assert cli("replay", str(d / "nope.jsonl")).returncode == 3  # a file that cannot be read
 
 
 def test_archive_replay_equals_jsonl_replay(history):

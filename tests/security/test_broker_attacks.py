@@ -1,4 +1,4 @@
-"""Attacks on the real broker (issue 12): each is refused, and nothing is written.
+"""Attacks on the real broker: each is refused, and nothing is written.
 
 Every attack runs on a floor of its own (topic prefix, app id, ACLs granted by the administrator as
 streams.topics does for any floor). "Nothing written" is checked by the administrator: the floor's

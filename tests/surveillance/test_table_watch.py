@@ -183,7 +183,7 @@ def test_the_watch_is_stored_with_the_table_and_old_records_load():
     a = run(records[cut:], states, books)
     b = run(records[cut:], restored_states, restored_books)
     assert [repr(o) for o in a] == [repr(o) for o in b]
-    # A record stored before issue 14 (no "watch"): a fresh watch from there on.
+    # A record stored before the table watch existed (no "watch"): a fresh watch from there on.
     old = json.loads(texts["T001"])
     del old["watch"]
     state, book = state_from_text(json.dumps(old))

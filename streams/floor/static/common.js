@@ -22,6 +22,8 @@ function el(tag, props, ...children) {
 }
 
 const money = c => (c < 0 ? "-" : "") + "$" + (Math.abs(c) / 100).toLocaleString("en-US", {minimumFractionDigits: 2, maximumFractionDigits: 2});
+// Whole dollars (the floor's cards; their tooltips and the table page give the cents).
+const dollars = c => (c < 0 ? "-" : "") + "$" + Math.round(Math.abs(c) / 100).toLocaleString("en-US");
 const timeOf = ms => ms ? new Date(ms).toLocaleTimeString("en-US", {hour12: false}) : "—";
 const tableHref = id => "table?id=" + encodeURIComponent(id);
 
@@ -34,15 +36,54 @@ function marks(all, on) {
   return all.map(x => el("span", {class: "mk" + (set.has(String(x)) ? " on" : "")}, x));
 }
 
-function holdTable(hold) {
+const pct = (part, whole) => {
+  if (!whole) return "—";
+  const x = 100 * part / whole;
+  return x.toFixed(Math.abs(x) < 100 ? 1 : 0) + "%";
+};
+const WAGER_NAMES = {fire: "Fire Bet", all_small: "All Small", all_tall: "All Tall", all_or_nothing: "All or Nothing",
+                     hot_roller: "Hot Roller", hot_shooter: "Hot Shooter"};
+// A paytable id names its wager, then its section and variant (hot-roller-623c.1h-A): under the
+// wager's name the section and variant suffice; the cell's tooltip has the whole id.
+const paytableShort = id => String(id).replace(/^[a-z_-]+-(?=\d)/, "");
+const HOLD_HEADS = [
+  ["wager", "The side wager; below it the paytable it settles by (its section and variant) and the wagers settled"],
+  ["handle", "Stakes of the settled wagers"],
+  ["house win", "Stakes the house collected minus what players won: what the house kept"],
+  ["hold", "Hold: house win ÷ handle"],
+  ["theory", "The exact house edge of this wager and paytable: the hold expected over many decisions " +
+             "(the cell's tooltip gives the expected house win in dollars)"],
+  ["z", "How many standard deviations the house win lies from theory. Amber beyond ±2; " +
+        "red while surveillance's hold alert stands on the line"],
+];
+
+// Hold against theory per wager and paytable, and the table's total (a z needs independent lines,
+// and a table's wagers share its dice, so the total has none). `whole`: amounts in whole dollars,
+// the cents in each cell's tooltip (the floor's narrow cards).
+function holdTable(hold, whole = false) {
+  const lines = hold || [];
+  const amount = (c, cls) => el("td", {class: cls, title: whole ? money(c) : undefined}, whole ? dollars(c) : money(c));
+  const sum = k => lines.reduce((s, h) => s + h[k], 0);
+  const total = lines.length > 1 ? el("tr", {class: "total", data: {field: "hold_total"}},
+    el("td", {class: "wager"}, "all wagers", el("span", {class: "paytable"}, sum("settled"), " settled")),
+    amount(sum("handle_cents")), amount(sum("house_win_cents"), sum("house_win_cents") < 0 ? "neg" : "pos"),
+    el("td", {data: {field: "hold_pct"}}, pct(sum("house_win_cents"), sum("handle_cents"))),
+    el("td", {title: "expected house win " + money(sum("expected_house_win_cents"))},
+       pct(sum("expected_house_win_cents"), sum("handle_cents"))),
+    el("td", {})) : null;
   return el("table", {class: "hold"},
-    el("tr", {}, el("th", {}, "wager"), el("th", {}, "paytable"), el("th", {}, "settled"), el("th", {}, "handle"),
-       el("th", {}, "house win"), el("th", {}, "theory"), el("th", {}, "z")),
-    (hold || []).map(h => el("tr", {data: {wager: h.wager}},
-      el("td", {}, h.wager), el("td", {}, h.paytable), el("td", {}, h.settled), el("td", {}, money(h.handle_cents)),
-      el("td", {class: h.house_win_cents < 0 ? "neg" : "pos"}, money(h.house_win_cents)),
-      el("td", {}, money(h.expected_house_win_cents)),
-      el("td", {class: h.alerted ? "alerted" : ""}, h.z_score))));
+    el("tr", {}, HOLD_HEADS.map(([h, tip]) => el("th", {title: tip}, h))),
+    lines.map(h => el("tr", {data: {wager: h.wager}},
+      el("td", {class: "wager", title: h.wager + " · paytable " + h.paytable}, WAGER_NAMES[h.wager] || h.wager,
+         el("span", {class: "paytable"}, paytableShort(h.paytable), " · ", h.settled, " settled")),
+      amount(h.handle_cents), amount(h.house_win_cents, h.house_win_cents < 0 ? "neg" : "pos"),
+      el("td", {data: {field: "hold_pct"}}, pct(h.house_win_cents, h.handle_cents)),
+      el("td", {title: "expected house win " + money(h.expected_house_win_cents)},
+         pct(h.expected_house_win_cents, h.handle_cents)),
+      el("td", {class: h.alerted ? "alerted" : Math.abs(h.z_score) >= 2 ? "outside" : "",
+                title: `house win ${money(h.house_win_cents)} against ${money(h.expected_house_win_cents)} expected, ` +
+                       `standard deviation ${money(h.std_dev_cents)}`}, Number(h.z_score).toFixed(2)))),
+    total);
 }
 
 function alertList(alerts, field) {
@@ -50,6 +91,27 @@ function alertList(alerts, field) {
   return el("ul", {class: "alerts", data: {field}},
     alerts.map(a => el("li", {data: {alert: a.alert}}, el("b", {}, a.alert), " seq ", a.seq, " ", timeOf(a.ts), ": ", a.message)));
 }
+
+// What each line of a table's layout means, for its tooltip (the floor page's legend says the same).
+const TIPS = {
+  shooter: "The shooter now, the position they throw from, the hand's number at this table, and how many valid " +
+           "throws this hand has had",
+  point: "The pass-line point (off: the next throw is a come-out roll); wagers in action: side wagers placed and " +
+         "not yet settled; settled: side wagers settled at this table",
+  fire: "Fire Bet (§ 623a.11): the distinct points this shooter has made. Pays from 4 points, at the seven-out",
+  bonus: "Bonus Craps (§ 623a.12): the totals rolled since the last 7. All Small needs 2-6, All Tall 8-12, " +
+         "All or Nothing all ten",
+  roller: "Hot Roller (§ 623c.1): the 14 dice combinations of 4, 5, 6, 8, 9, 10 thrown since the last 7; a number " +
+          "is complete when all its combinations are. Pays at the seven-out from 2 complete numbers",
+  shooterJackpot: "Hot Shooter (§ 623c.4): the throws counted so far by each group of open wagers (wagers placed " +
+                  "at different come-outs count from their own come-out). Pushes at 8-15 throws, pays from 16",
+};
+
+const OPEN_ALERTS = "An alert is open while what raised it still stands: a sequence gap while the table is suspended, " +
+  "a hold anomaly while its line is beyond the threshold, a four-point Fire Bet while that shooter's Fire layout " +
+  "shows four points or more. Large wins, resumptions, dice bias and position anomalies are news, not open matters: " +
+  "they show as the last alert and under the table page's recent alerts.";
+
 
 // A pushed stream (server-sent events): `snapshot` first, then `update`s; reconnects by itself.
 function follow(url, onSnapshot, onUpdate, onStatus) {

@@ -5,6 +5,8 @@ const rows = new Map();
 let status = "connecting…", instance = "", lastPush = 0;
 
 function card(t) {
+  const hs = t.hot_shooter_throws || [];
+  const last = t.last_alert;
   return el("div", {class: ["table", t.closed ? "closed" : "", t.suspended ? "suspended" : "",
                             (t.alerts_open || []).length ? "alerting" : ""].join(" "),
                     data: {table: t.table_id, seq: t.last_seq ?? ""}},
@@ -12,21 +14,33 @@ function card(t) {
     el("span", {class: "kind"}, t.kind ?? "", t.closed ? " · closed" : ""),
     t.suspended ? el("div", {class: "suspended-note", data: {field: "suspended"}},
                      "SUSPENDED: sequence gap, ", t.held_events, " events held") : null,
-    el("div", {class: "row"}, "shooter ", el("span", {data: {field: "shooter"}}, t.shooter ?? "—"),
-       " (pos ", el("span", {data: {field: "position"}}, t.position || "—"), "), hand ",
-       el("span", {data: {field: "hand"}}, t.hand ?? "—"), ", throws this hand ",
+    el("div", {class: "row", title: TIPS.shooter}, "shooter ", el("span", {data: {field: "shooter"}}, t.shooter ?? "—"),
+       " · position ", el("span", {data: {field: "position"}}, t.position || "—"), " · hand ",
+       el("span", {data: {field: "hand"}}, t.hand ?? "—"), " · throws this hand ",
        el("b", {data: {field: "throws_this_hand"}}, t.throws_this_hand ?? "—")),
-    el("div", {class: "row"}, "point ", el("b", {data: {field: "point"}}, t.point ?? "off"),
+    el("div", {class: "row", title: TIPS.point}, "point ", el("b", {data: {field: "point"}}, t.point ?? "off"),
        t.come_bets_only ? " · come bets only" : "", " · wagers in action ", t.wagers_in_action ?? 0,
        " · settled ", el("span", {data: {field: "settled"}}, t.settled)),
-    el("div", {class: "row", data: {field: "fire_points"}}, "Fire ", marks(FIRE, t.fire_points)),
-    el("div", {class: "row", data: {field: "bonus_marked"}}, "Bonus ", marks(BONUS, t.bonus_marked)),
-    el("div", {class: "row", data: {field: "hot_roller_combos"}}, "Hot Roller ", marks(COMBOS, t.hot_roller_combos),
-       " numbers ", el("span", {data: {field: "hot_roller_numbers"}}, (t.hot_roller_numbers || []).join(",") || "—")),
-    el("div", {class: "row"}, "Hot Shooter throws ",
-       el("span", {data: {field: "hot_shooter_throws"}}, (t.hot_shooter_throws || []).join(", ") || "—")),
-    holdTable(t.hold),
-    el("div", {class: "row"}, "open alerts: ", alertList(t.alerts_open, "alerts_open")),
+    el("div", {class: "row marked", title: TIPS.fire, data: {field: "fire_points"}},
+       el("span", {class: "lbl"}, "Fire Bet points"), el("span", {class: "marks"}, marks(FIRE, t.fire_points))),
+    el("div", {class: "row marked", title: TIPS.bonus, data: {field: "bonus_marked"}},
+       el("span", {class: "lbl"}, "Bonus Craps"), el("span", {class: "marks"}, marks(BONUS, t.bonus_marked))),
+    el("div", {class: "row marked", title: TIPS.roller, data: {field: "hot_roller_combos"}},
+       el("span", {class: "lbl"}, "Hot Roller"), el("span", {class: "marks"}, marks(COMBOS, t.hot_roller_combos))),
+    el("div", {class: "row marked", title: TIPS.roller}, el("span", {class: "lbl"}, ""),
+       el("span", {}, "numbers complete: ", el("b", {data: {field: "hot_roller_numbers"}},
+                                                (t.hot_roller_numbers || []).join(", ") || "none"))),
+    el("div", {class: "row marked", title: TIPS.shooterJackpot}, el("span", {class: "lbl"}, "Hot Shooter"),
+       el("span", {}, hs.length ? "throws so far, per group of open wagers: " :
+                      t.kind === "live" ? "not offered on a live table" : "no open wager",
+          el("b", {data: {field: "hot_shooter_throws"}}, hs.join(" · ")))),
+    holdTable(t.hold, true),
+    el("div", {class: "row", title: OPEN_ALERTS}, "open alerts ", el("span", {class: "hint"}, "(still standing)"), ": ",
+       alertList(t.alerts_open, "alerts_open")),
+    el("div", {class: "row last-alert", data: {field: "last_alert"}}, "last alert: ",
+       last ? [el("b", {}, last.alert), " seq ", last.seq, " ", timeOf(last.ts),
+               (t.alerts_raised || 0) > 1 ? ` (${t.alerts_raised} raised)` : ""]
+            : el("span", {class: "none"}, "none raised")),
   );
 }
 
@@ -45,8 +59,9 @@ function put(t) {
 function meta() {
   const suspended = [...rows.values()].filter(t => t.suspended).length;
   const alerting = [...rows.values()].filter(t => (t.alerts_open || []).length).length;
+  const raised = [...rows.values()].reduce((n, t) => n + (t.alerts_raised || 0), 0);
   document.getElementById("meta").textContent =
-    `${rows.size} tables · ${suspended} suspended · ${alerting} with open alerts · view ${instance} · ${status}` +
+    `${rows.size} tables · ${suspended} suspended · ${alerting} with open alerts (${raised} raised) · view ${instance} · ${status}` +
     (lastPush ? ` · last push ${timeOf(lastPush)}` : "");
 }
 

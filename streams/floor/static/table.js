@@ -21,13 +21,16 @@ function now(t) {
        t.come_bets_only ? " · COME BETS ONLY" : "", t.closed ? " · CLOSED" : ""),
     el("div", {class: "row"}, "last seq ", t.last_seq ?? "—", " · last throw ", timeOf(t.last_throw_ts),
        " · wagers in action ", t.wagers_in_action ?? 0, " · settled ", t.settled),
-    el("div", {class: "row layout", data: {field: "fire_points"}}, "Fire Bet ", marks(FIRE, t.fire_points),
-       " ", (t.fire_points || []).length, " points"),
-    el("div", {class: "row layout", data: {field: "bonus_marked"}}, "Bonus Craps ", marks(BONUS, t.bonus_marked)),
-    el("div", {class: "row layout", data: {field: "hot_roller_combos"}}, "Hot Roller ", marks(COMBOS, t.hot_roller_combos),
-       " numbers complete ", el("b", {data: {field: "hot_roller_numbers"}}, (t.hot_roller_numbers || []).join(",") || "—")),
-    el("div", {class: "row layout"}, "Hot Shooter throws ",
-       el("b", {data: {field: "hot_shooter_throws"}}, (t.hot_shooter_throws || []).join(", ") || "—")));
+    el("div", {class: "row layout", title: TIPS.fire, data: {field: "fire_points"}}, "Fire Bet points ",
+       marks(FIRE, t.fire_points), " ", (t.fire_points || []).length, " made"),
+    el("div", {class: "row layout", title: TIPS.bonus, data: {field: "bonus_marked"}}, "Bonus Craps ", marks(BONUS, t.bonus_marked)),
+    el("div", {class: "row layout", title: TIPS.roller, data: {field: "hot_roller_combos"}}, "Hot Roller ",
+       marks(COMBOS, t.hot_roller_combos), " numbers complete: ",
+       el("b", {data: {field: "hot_roller_numbers"}}, (t.hot_roller_numbers || []).join(", ") || "none")),
+    el("div", {class: "row layout", title: TIPS.shooterJackpot}, "Hot Shooter ",
+       (t.hot_shooter_throws || []).length ? "throws so far, per group of open wagers: " :
+         t.kind === "live" ? "not offered on a live table" : "no open wager",
+       el("b", {data: {field: "hot_shooter_throws"}}, (t.hot_shooter_throws || []).join(" · "))));
 }
 
 function handLog(markers) {

@@ -1,0 +1,59 @@
+# Stopping what infra/run-floor.sh started, whatever became of its terminal. Sourced by
+# infra/run-floor.sh (and by tests/operating/test_run_floor_cleanup.py, which runs it with stdout a
+# closed pipe).
+#
+# `make run 2>&1 | tee run.log` and Ctrl-C: the Ctrl-C ends `tee` too, so stdout and stderr are a
+# pipe nobody reads any more. A status line written there kills the shell (SIGPIPE), or fails
+# under `set -e` (EPIPE), and whatever the cleanup had not stopped yet keeps running: the broker
+# above all. So the cleanup ignores SIGPIPE, runs without `set -e`, stops the processes first,
+# writes its own lines and kafka.sh's into $RUN/stop.log, and tells the terminal last, `|| true`.
+#
+# The caller sets:
+#   pids            the background processes it started (stopped with TERM, KILL after STOP_TIMEOUT s)
+#   started_kafka   1 when this run started the broker (then `kafka.sh stop`); anything else: left running
+#   RUN             the run's directory (default .run), for stop.log
+#   KAFKA_SH        the broker script (default infra/kafka/kafka.sh)
+#   STOP_TIMEOUT    seconds a process has to end after TERM (default 20)
+
+_floor_alive() {  # a process that still runs (a zombie waiting to be reaped has ended)
+  local state
+  kill -0 "$1" 2>/dev/null || return 1
+  state="$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)"
+  [[ -n $state && $state != Z ]]
+}
+
+floor_cleanup() {
+  trap - INT TERM HUP EXIT
+  trap '' PIPE
+  set +e
+  local log="${RUN:-.run}/stop.log" pid deadline left
+  mkdir -p "$(dirname "$log")" 2>/dev/null
+  {
+    echo "$(date -u +%FT%TZ) stopping: ${pids[*]:-no processes}"
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    deadline=$((SECONDS + ${STOP_TIMEOUT:-20}))
+    while :; do
+      left=()
+      for pid in "${pids[@]}"; do _floor_alive "$pid" && left+=("$pid"); done
+      ((${#left[@]} == 0)) && break
+      if ((SECONDS >= deadline)); then
+        echo "still running after ${STOP_TIMEOUT:-20} s, killed: ${left[*]}"
+        kill -KILL "${left[@]}" 2>/dev/null
+        break
+      fi
+      sleep 0.2
+    done
+    ((${#pids[@]})) && wait "${pids[@]}" 2>/dev/null
+    if [[ ${started_kafka:-0} == 1 ]]; then "${KAFKA_SH:-infra/kafka/kafka.sh}" stop; fi
+    echo "$(date -u +%FT%TZ) stopped"
+  } >>"$log" 2>&1 </dev/null
+  echo "craps-streams stopped (what was stopped: $log)" >&2 2>/dev/null || true
+}
+
+# The traps: Ctrl-C, TERM, a closed terminal (HUP) and the script's own end all stop everything.
+floor_stop_on_exit() {
+  trap 'floor_cleanup; exit 130' INT
+  trap 'floor_cleanup; exit 143' TERM
+  trap 'floor_cleanup; exit 129' HUP
+  trap floor_cleanup EXIT
+}

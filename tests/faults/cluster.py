@@ -1,0 +1,125 @@
+"""A three-node KRaft cluster of the fault tests' own (infra/kafka/kafka.sh --nodes 3): its own data
+directories and loopback ports, secured as every broker here (the developer's .secrets/: its CA,
+certificate and role logins, only read). The shared broker on 9092 is never touched. Always stopped
+at the end."""
+from __future__ import annotations
+
+import collections
+import os
+import pathlib
+import random
+import socket
+import subprocess
+import time
+
+from kafka import KafkaAdminClient
+
+from streams.kafka.settings import client_settings
+from tests.faults.harness import KAFKA_SH, log
+
+NODES = 3
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port_runs(count: int, runs: int = 2) -> list[int]:
+    """`runs` bases of `count` consecutive free loopback ports each (node I's port is base + I - 1)."""
+    rng = random.Random()
+    while True:
+        base = rng.randrange(20000, 30000, 10)
+        bases = [base + 100 * k for k in range(runs)]
+        if all(_free(b + i) for b in bases for i in range(count)):
+            return bases
+
+
+class Cluster:
+    """`kafka.sh --nodes 3` on a private directory and free ports; `kill(i)`, `start(i)` for faults."""
+
+    def __init__(self, tmp: pathlib.Path, heap: str = "-Xms512m -Xmx512m"):
+        self.port, self.controller_port = free_port_runs(NODES)
+        self.dir = tmp / "kafka-cluster"
+        self.env = {**os.environ, "KAFKA_NODES": str(NODES), "KAFKA_CLUSTER_DIR": str(self.dir),
+                    "KAFKA_PORT": str(self.port), "KAFKA_CONTROLLER_PORT": str(self.controller_port),
+                    "KAFKA_HEAP_OPTS": heap}
+        self.env.pop("KAFKA_DATA_DIR", None)
+        self.bootstrap = ",".join(f"127.0.0.1:{self.port + i}" for i in range(NODES))
+        self._admin: KafkaAdminClient | None = None
+
+    def sh(self, command: str, node: int | None = None, timeout: float = 240) -> str:
+        args = ["bash", str(KAFKA_SH), command] + (["--node", str(node)] if node else [])
+        r = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=timeout)
+        assert r.returncode == 0, f"kafka.sh {command} {node or ''} (test cluster) failed:\n{r.stderr[-3000:]}"
+        return r.stdout + r.stderr
+
+    def __enter__(self) -> Cluster:
+        t0 = time.monotonic()
+        try:
+            self.sh("up")
+        except BaseException:
+            self.sh("stop")  # started but never ready: never leave it running
+            raise
+        log(f"cluster: three nodes up on {self.bootstrap} in {time.monotonic() - t0:.1f} s")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._admin is not None:
+            try:
+                self._admin.close()
+            except Exception:  # noqa: BLE001
+                pass
+        self.sh("stop")
+
+    def node_of_port(self, port: int) -> int:
+        return port - self.port + 1
+
+    def pid(self, node: int) -> int | None:
+        try:
+            return int((self.dir / f"node-{node}" / "kafka.pid").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def kill(self, node: int) -> float:
+        """kill -9 node `node`; returns the monotonic time of the kill."""
+        pid = self.pid(node)
+        assert pid, f"node {node} has no pid"
+        t = time.monotonic()
+        os.kill(pid, 9)
+        self.sh("kill", node)  # waits until it is gone, removes the pid file
+        return t
+
+    def start(self, node: int) -> None:
+        self.sh("start", node)
+        self.sh("wait", node)
+
+    def admin(self) -> KafkaAdminClient:
+        if self._admin is None:
+            self._admin = KafkaAdminClient(**{**client_settings("admin", self.bootstrap),
+                                              "request_timeout_ms": 5000, "client_id": "craps-faults-cluster"})
+        return self._admin
+
+    def leaders(self, topics: list[str]) -> collections.Counter:
+        """How many partitions of `topics` each node leads."""
+        count: collections.Counter = collections.Counter()
+        for t in self.admin().describe_topics(topics):
+            for p in t.get("partitions") or []:
+                if p.get("leader_id", -1) >= 0:
+                    count[p["leader_id"]] += 1
+        return count
+
+    def active_controller(self) -> int:
+        """The node id of the active KRaft controller: the leader of the metadata quorum (a broker's
+        DescribeCluster names any broker as the controller in KRaft)."""
+        quorum = self.admin().describe_metadata_quorum()
+        return quorum["topics"][0]["partitions"][0]["leader_id"]
+
+    def in_sync(self, timeout: float = 120) -> float:
+        from streams.kafka.cluster import wait_in_sync
+
+        return wait_in_sync(self.bootstrap, timeout)

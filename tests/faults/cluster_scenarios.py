@@ -1,0 +1,370 @@
+"""Fault scenarios on a three-node cluster (tests/faults/cluster.py): a node lost while the workers
+settle. Each is checked as the single-broker scenarios are (harness.check: settlements read
+read_committed equal `craps-streams replay` of the same input wager by wager, none lost, none
+twice, table states equal the replay's, the money equals the workers' /metrics), and reports the
+time from the fault to the next settlement a reader sees."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import signal
+import subprocess
+import threading
+import time
+
+from tests.faults.cluster import Cluster
+from tests.faults.harness import (
+    FaultRun,
+    Feeder,
+    GroupWatch,
+    Verdict,
+    check,
+    log,
+    make_floor,
+    owned_partitions,
+    settle_everything,
+    wait_until,
+)
+
+
+@dataclasses.dataclass
+class Size:
+    tables: int = 40
+    hours: float = 1.0
+    seed: int = 83
+    rate: float = 5000.0  # events/s fed: the backlog is in the topic before the workers start
+    settled_first: float = 0.15  # share of the table events settled and committed when the fault comes
+
+
+BUSY = ("table-events", "settlements", "table-state")
+
+
+def _busiest(cluster: Cluster, run: FaultRun) -> tuple[int, dict]:
+    leaders = cluster.leaders([run.topic(t) for t in BUSY])
+    node = max(sorted(leaders), key=lambda n: leaders[n])
+    return node, dict(sorted(leaders.items()))
+
+
+def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
+    """kill -9 the node that leads most of the busy partitions (the table events, settlements and
+    table states of the run) while the workers settle a backlog. The two surviving nodes hold every
+    partition's in-sync copy (min.insync.replicas=2): the workers, the reader and the producer move
+    to the new leaders by themselves, and nothing acknowledged is lost."""
+    with Cluster(tmp) as cluster:
+        run = FaultRun(tmp, cluster.bootstrap)
+        watch = progress = None
+        try:
+            run.create_topics()
+            floor = make_floor(run, size.tables, size.hours, size.seed)
+            feeder = Feeder(run, floor.lines, size.rate).start()
+            feeder.wait()
+            collector = run.collector("settlements")
+            started = [run.start_worker(f"w{i}") for i in range(workers)]
+            watch = GroupWatch(run)
+            progress = Progress(run)
+            progress.start()
+            wait_until(lambda: all(owned_partitions(w) for w in started), 60, "every worker to own partitions")
+            wait_until(lambda: watch.settled_count() >= size.settled_first * len(floor.lines), 120,
+                       "the backlog to be settling", interval=0.05)
+            node, leaders = _busiest(cluster, run)
+            mark = progress.mark()
+            settled = sum(mark[0].values())
+            t_kill = cluster.kill(node)
+            next_s, every_s = progress.settling_again(mark, t_kill)
+            log(f"leader kill: node {node} (leads {leaders}) killed with {settled:,} of {len(floor.lines):,} "
+                f"events settled; the next settlement committed {next_s:.2f} s later, every partition with "
+                f"work left {every_s:.2f} s later")
+            settle_everything(run, floor, collector, watch, timeout=240)
+            settled_all = time.monotonic() - t_kill
+            after = cluster.leaders([run.topic(t) for t in BUSY])
+            dead = [w.log_path.name for w in started if w.poll() is not None]
+            notes = [f"node {node} killed (partition leaders before: {leaders}, after: {dict(sorted(after.items()))})",
+                     f"{settled:,} of {len(floor.lines):,} events settled at the kill",
+                     f"the backlog settled {settled_all:.1f} s after the kill"]
+            if dead:
+                notes.append(f"workers exited: {dead}")
+            v = check(run, floor, collector, "cluster: kill -9 the busiest leader",
+                      f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the kill", notes)
+            v.next_settlement_s = next_s  # type: ignore[attr-defined]
+            v.every_partition_s = every_s  # type: ignore[attr-defined]
+            v.killed_node = node  # type: ignore[attr-defined]
+            v.leaders_after = after  # type: ignore[attr-defined]
+            return v
+        finally:
+            if progress is not None:
+                progress.stop()
+            if watch is not None:
+                watch.close()
+            run.close()
+
+
+# ------------------------------------------------------------------ the drills (`make faults`)
+
+
+class Progress(threading.Thread):
+    """The workers' progress as the group's committed offsets (what is settled and committed), and
+    the table events' end offsets, sampled every 100 ms by a watch of its own: from them, the time
+    from a fault to the next settlement committed, to every partition with work left settling
+    again, and the longest stretch without a commit."""
+
+    def __init__(self, run: FaultRun):
+        super().__init__(daemon=True)
+        self.watch = GroupWatch(run)
+        self.samples: list[tuple[float, dict[int, int], dict[int, int]]] = []  # (t, committed, ends)
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            committed, ends = self.watch.committed(), self.watch.ends()
+            if committed is not None and ends is not None:
+                self.samples.append((time.monotonic(), committed, ends))
+            time.sleep(0.1)
+
+    def mark(self, timeout: float = 30) -> tuple[dict[int, int], dict[int, int]]:
+        """The newest sample (committed, ends): taken just before a fault."""
+        wait_until(lambda: self.samples, timeout, "the first progress sample")
+        _, committed, ends = self.samples[-1]
+        return committed, ends
+
+    @staticmethod
+    def busy(mark) -> set[int]:
+        committed, ends = mark
+        return {p for p, end in ends.items() if committed.get(p, 0) < end}
+
+    def _firsts(self, mark, since: float) -> tuple[float | None, dict[int, float]]:
+        committed, _ = mark
+        first, firsts = None, {}
+        for t, now, _ in self.samples:
+            if t < since:
+                continue
+            moved = [p for p, o in now.items() if o > committed.get(p, 0)]
+            if moved and first is None:
+                first = t
+            for p in moved:
+                firsts.setdefault(p, t)
+        return first, firsts
+
+    def settling_again(self, mark, since: float, timeout: float = 180) -> tuple[float, float]:
+        """Seconds from `since` (the fault, `mark` taken just before) to the next settlement
+        committed, and until every partition with work left at the mark committed again (the
+        partitions the lost node led are the last)."""
+        busy = self.busy(mark)
+
+        def done():
+            first, firsts = self._firsts(mark, since)
+            return first is not None and busy <= firsts.keys()
+
+        wait_until(done, timeout, f"partitions {sorted(busy)} to settle again after the fault", interval=0.1)
+        first, firsts = self._firsts(mark, since)
+        return first - since, max([firsts[p] for p in busy] or [first]) - since
+
+    def longest_gap(self, since: float, until: float) -> float:
+        """The longest time without a new commit between `since` and the last commit before
+        `until`: the quiet after the feed's end is not a pause."""
+        gap, last_t, last_total = 0.0, since, None
+        for t, committed, _ in self.samples:
+            total = sum(committed.values())
+            if t < since:
+                last_total = total
+                continue
+            if t > until:
+                break
+            if last_total is not None and total > last_total:
+                gap = max(gap, t - last_t)
+                last_t = t
+            last_total = total
+        return gap
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(5)
+        self.watch.close()
+
+
+@dataclasses.dataclass
+class LiveSize:
+    tables: int = 40
+    hours: float = 1.0
+    seed: int = 89
+    rate: float = 150.0  # events/s fed while the fault happens (a feed of about 100 s)
+
+
+def live_drill(tmp, size: LiveSize, name: str, fault, prepare=None, workers: int = 2) -> Verdict:
+    """A floor fed at `size.rate` into a three-node cluster, two workers settling; `fault(cluster,
+    run, progress)` is done a few seconds in and returns (recovery text, notes). `prepare(cluster)`
+    runs before the cluster starts (a node's data directory on a small disk, unmounted at the end)."""
+    cluster = Cluster(tmp)
+    try:
+        if prepare is not None:
+            prepare(cluster)
+        return _drill(cluster, tmp, size, name, fault, workers)
+    finally:
+        unmount(cluster)
+
+
+def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int) -> Verdict:
+    with cluster:
+        run = FaultRun(tmp, cluster.bootstrap)
+        watch = progress = feeder = None
+        try:
+            run.create_topics()
+            floor = make_floor(run, size.tables, size.hours, size.seed)
+            collector = run.collector("settlements")
+            started = [run.start_worker(f"w{i}") for i in range(workers)]
+            watch = GroupWatch(run)
+            wait_until(lambda: all(owned_partitions(w) for w in started), 60, "every worker to own partitions")
+            feeder = Feeder(run, floor.lines, size.rate).start()
+            progress = Progress(run)
+            progress.start()
+            wait_until(lambda: watch.settled_count() > 500, 60, "settlements flowing", interval=0.1)
+            recovery, notes = fault(cluster, run, progress)
+            feeder.wait(timeout=600)
+            settle_everything(run, floor, collector, watch, timeout=300)
+            dead = [w.log_path.name for w in started if w.poll() is not None]
+            if dead:
+                notes.append(f"workers exited: {dead}")
+            return check(run, floor, collector, name, recovery, notes)
+        finally:
+            for thing in (progress, feeder, watch):
+                if thing is not None:
+                    (thing.stop if thing is progress else thing.kill if thing is feeder else thing.close)()
+            run.close()
+
+
+def controller_kill(cluster: Cluster, run: FaultRun, progress: Progress):
+    """kill -9 the active KRaft controller, then start it again once the floor settles on."""
+    node = cluster.active_controller()
+    mark = progress.mark()
+    t = cluster.kill(node)
+    next_s, every_s = progress.settling_again(mark, t)
+    new = wait_until(lambda: _try(cluster.active_controller), 60, "a new active controller")
+    time.sleep(5)
+    cluster.start(node)
+    synced = cluster.in_sync()
+    gap = progress.longest_gap(t, time.monotonic())
+    log(f"controller kill: node {node} killed, node {new} active, next settlement {next_s:.1f} s, every "
+        f"partition {every_s:.1f} s, longest pause {gap:.1f} s, node {node} back in sync {synced:.1f} s after its start")
+    return (f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the kill",
+            [f"active controller node {node} killed; node {new} took over",
+             f"longest pause in settlements {gap:.1f} s", f"node {node} restarted, in sync {synced:.1f} s later"])
+
+
+def _try(fn):
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - the quorum still electing
+        return None
+
+
+def rolling_restart(cluster: Cluster, run: FaultRun, progress: Progress):
+    """Every node stopped (SIGTERM, controlled shutdown), started and back in sync, one at a time,
+    as an operator upgrades, under load."""
+    t0 = time.monotonic()
+    per_node = []
+    for node in (1, 2, 3):
+        t = time.monotonic()
+        cluster.sh("stop", node)
+        cluster.start(node)
+        cluster.in_sync()
+        per_node.append(time.monotonic() - t)
+    gap = progress.longest_gap(t0, time.monotonic())
+    log(f"rolling restart: {', '.join(f'{s:.0f} s' for s in per_node)} per node; longest pause {gap:.1f} s")
+    return (f"longest pause {gap:.1f} s",
+            ["each node stopped, started and back in sync in " + ", ".join(f"{s:.0f} s" for s in per_node)])
+
+
+def frozen_node(cluster: Cluster, run: FaultRun, progress: Progress, seconds: float = 20.0):
+    """The node leading most busy partitions frozen (SIGSTOP) for `seconds`, then resumed: it stops
+    answering everyone, as a hung JVM or a long pause does. It is fenced after the broker session
+    timeout and catches up on its return."""
+    node, leaders = _busiest(cluster, run)
+    pid = cluster.pid(node)
+    mark = progress.mark()
+    t = time.monotonic()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep(seconds)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    next_s, every_s = progress.settling_again(mark, t)
+    synced = cluster.in_sync()
+    gap = progress.longest_gap(t, time.monotonic())
+    log(f"frozen node: node {node} ({leaders}) stopped {seconds:.0f} s; next settlement {next_s:.1f} s, every "
+        f"partition {every_s:.1f} s, in sync {synced:.1f} s after SIGCONT")
+    return (f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the freeze",
+            [f"node {node} (leader of {leaders}) SIGSTOPped {seconds:.0f} s", f"longest pause {gap:.1f} s",
+             f"in sync {synced:.1f} s after SIGCONT"])
+
+
+DISK_MB = 400
+
+
+def small_disk(node: int):
+    """prepare: node `node`'s data directory on a loop-mounted ext4 file system of DISK_MB."""
+    def prepare(cluster: Cluster) -> None:
+        image = cluster.dir.parent / f"node-{node}.img"
+        mount = cluster.dir / f"node-{node}"
+        mount.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["truncate", "-s", f"{DISK_MB}M", str(image)], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-m", "0", "-F", str(image)], check=True, capture_output=True)
+        subprocess.run(["mount", "-o", "loop", str(image), str(mount)], check=True)
+        cluster.mounts = getattr(cluster, "mounts", []) + [mount]  # type: ignore[attr-defined]
+    return prepare
+
+
+def unmount(cluster: Cluster) -> None:
+    for mount in getattr(cluster, "mounts", []):
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def disk_full(node: int):
+    def fault(cluster: Cluster, run: FaultRun, progress: Progress):
+        """Node `node`'s disk filled up (a file taking every free block) until the node stops
+        itself (its only log directory failed), then the file removed and the node started again."""
+        mount = cluster.dir / f"node-{node}"
+        filler, tail = mount / "filler", mount / "filler.tail"
+        st = os.statvfs(mount)
+        subprocess.run(["fallocate", "-l", str(st.f_bavail * st.f_frsize - (4 << 20)), str(filler)], check=True)
+        # The last blocks by writing until the file system refuses (dd's ENOSPC is the point).
+        subprocess.run(["dd", "if=/dev/zero", f"of={tail}", "bs=64k"], check=False, capture_output=True)
+        t = time.monotonic()
+        pid = cluster.pid(node)
+        wait_until(lambda: not _alive(pid), 180, f"node {node} to stop on the full disk", interval=0.2)
+        stopped = time.monotonic() - t
+        next_s, every_s = progress.settling_again(progress.mark(), time.monotonic())
+        reason = _failure_line(mount / "kafka.log")
+        filler.unlink()
+        tail.unlink()
+        t_start = time.monotonic()
+        cluster.start(node)
+        synced = cluster.in_sync()
+        back = time.monotonic() - t_start
+        gap = progress.longest_gap(t, time.monotonic())
+        log(f"disk full: node {node} stopped {stopped:.1f} s after its disk filled ({reason}); back in sync "
+            f"{back:.1f} s after the disk was freed; longest pause {gap:.1f} s")
+        return (f"longest pause {gap:.1f} s",
+                [f"node {node}'s {DISK_MB} MB disk filled: it stopped {stopped:.1f} s later ({reason})",
+                 f"the next settlement {next_s:.1f} s, every partition {every_s:.1f} s after it stopped",
+                 f"freed, restarted and in sync {back:.1f} s later ({synced:.1f} s of that catching up)"])
+    return fault
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    status = pathlib.Path(f"/proc/{pid}/status")
+    return status.exists() and "State:\tZ" not in status.read_text()
+
+
+def _failure_line(log_path: pathlib.Path) -> str:
+    try:
+        lines = log_path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "no log"
+    for line in lines:
+        if "No space left" in line or "all log dirs" in line.lower() or "Shutdown broker because" in line:
+            return line.split("] ", 1)[-1][:160]
+    return "its log holds no reason: it could not be written to the full disk either"

@@ -1,0 +1,75 @@
+"""Every command's --help names every option it takes, with its default, and the environment it
+reads; `craps-streams --version` says the version and the rules core."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+from streams.cli import _debug_everywhere, build_parser
+from tests.conftest import ROOT
+
+
+def commands(parser: argparse.ArgumentParser, path=("craps-streams",)):
+    """(path, parser) of the top-level parser and every subcommand, nested ones too."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from commands(sub, path + (name,))
+
+
+def parser() -> argparse.ArgumentParser:
+    p = build_parser()
+    _debug_everywhere(p)
+    return p
+
+
+def test_every_option_of_every_command_has_help_and_says_its_default():
+    missing, no_default = [], []
+    for path, p in commands(parser()):
+        for action in p._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            name = "/".join(action.option_strings) or action.dest
+            if not action.help or action.help == argparse.SUPPRESS or not action.help.strip():
+                missing.append(f"{' '.join(path)} {name}")
+                continue
+            shown = action.default not in (None, False, argparse.SUPPRESS)
+            if action.option_strings and shown and "default" not in action.help:
+                no_default.append(f"{' '.join(path)} {name} (default {action.default!r})")
+    assert not missing, "options without help: " + ", ".join(missing)
+    assert not no_default, "help that does not say the default: " + ", ".join(no_default)
+
+
+def test_every_command_has_a_description():
+    bare = [" ".join(path) for path, p in commands(parser()) if not p.description]
+    assert not bare, "commands without a description: " + ", ".join(bare)
+
+
+def test_the_help_names_every_environment_variable_the_code_reads():
+    """Each CRAPS_* variable read under streams/ appears in some command's help (but those of
+    `python -m streams.metrics.scrape_config`, which infra/run-floor.sh runs for Prometheus)."""
+    read = set()
+    for path in (ROOT / "streams").rglob("*.py"):
+        if path.name != "scrape_config.py":
+            read |= set(re.findall(r"\bCRAPS_[A-Z_]+\b", path.read_text()))
+    shown = "\n".join(p.format_help() for _, p in commands(parser()))
+    assert read - {"CRAPS_EXPLORE_SCALE"} <= set(re.findall(r"\bCRAPS_[A-Z_]+\b", shown)), \
+        sorted(read - set(re.findall(r"\bCRAPS_[A-Z_]+\b", shown)))
+    assert ".run/floor.env" in shown and ".secrets/table-keys.json" in shown
+
+
+def test_version_says_the_rules_core():
+    from streams.rules import CORE
+
+    r = subprocess.run([sys.executable, "-m", "streams.cli", "--version"], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert re.fullmatch(r"craps-streams \d+\.\d+\.\d+.*", lines[0]) and lines[1].startswith(f"rules core: {CORE}")
+    r = subprocess.run([sys.executable, "-m", "streams.cli", "--version"], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "CRAPS_CORE": "python"}, timeout=60)
+    assert r.stdout.splitlines()[1] == "rules core: python"

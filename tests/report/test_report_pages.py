@@ -1,0 +1,150 @@
+"""The report's files: the HTML page in headless Chromium with its plots drawn (data points counted
+in the SVG), nothing fetched from a network; the PDF's pages (pdftotext); the CSV columns."""
+from __future__ import annotations
+
+import asyncio
+import base64
+import csv
+import os
+import re
+import shutil
+import subprocess
+from datetime import date
+
+import aiohttp
+import pytest
+
+from streams.report import files
+from streams.report.figures import COLUMNS
+from tests.chromium import open_page, start_chromium, stop_chromium
+from tests.report.report_fixtures import floor, ms, report, write
+
+PAGE_JS = """(() => {
+  const hold = [...document.querySelectorAll('#hold-plots .plot')].map(p => {
+    const t = p.dataset.table, line = document.getElementById('hold-line-' + t);
+    const path = line && line.querySelector('path');
+    const box = p.querySelector('svg').getBoundingClientRect();
+    return {table: t, points: +p.dataset.points, markers: line ? line.querySelectorAll('use').length : -1,
+            vertices: path ? (path.getAttribute('d').match(/[ML]/g) || []).length : -1,
+            band: !!document.getElementById('hold-band-' + t), width: box.width, height: box.height};
+  });
+  const bars = [...document.querySelectorAll('[id^="handle-bar-"]')].map(g => g.querySelector('path'));
+  return {
+    hold,
+    bars: bars.length, barsWanted: +document.getElementById('handle-plot').dataset.bars,
+    barHeights: bars.filter(b => b && b.getBBox().height > 0).length,
+    outcomes: [...document.querySelectorAll('#outcome-plots .plot')].map(p => ({
+      wager: p.dataset.wager, results: +p.dataset.results,
+      bars: p.querySelectorAll('[id^="outcome-' + p.dataset.wager + '-"]').length})),
+    tables: [...document.querySelectorAll('#table-rows tr[data-table]')].map(r => [r.dataset.table, +r.dataset.houseWinCents]),
+    fetched: document.querySelectorAll('script[src], link[href], img[src], iframe').length,
+    rejections: +document.getElementById('rejections-count').textContent,
+  };
+})()"""
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report-pages")
+    records = floor(3, 4.0, ms("2026-01-05T15:00:00-05:00"), seed=12, bad_rate=0.02)
+    rep = report(write(tmp / "floor.jsonl", records), date(2026, 1, 5))
+    files.write_csv(rep, tmp / "out")
+    html = files.write_html(rep, tmp / "out" / "report.html")
+    return rep, html, tmp
+
+
+def test_the_csv_files_have_their_documented_columns(made):
+    rep, _, tmp = made
+    for grain, columns in COLUMNS.items():
+        with open(tmp / "out" / f"{grain}.csv", newline="") as fo:
+            rows = list(csv.reader(fo))
+        assert rows[0] == list(columns)
+        assert len(rows) - 1 == len(rep[grain]) > 0
+    with open(tmp / "out" / "tables.csv", newline="") as fo:
+        rows = list(csv.DictReader(fo))
+    assert [int(r["house_win_cents"]) for r in rows] == [r["house_win_cents"] for r in rep["tables"]]
+    assert {r["investigate"] for r in rows} <= {"yes", "no"}
+    # the documented columns are those written (docs/reports.md lists every one)
+    doc = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "reports.md")).read()
+    for columns in COLUMNS.values():
+        for c in columns:
+            assert f"`{c}`" in doc, c
+
+
+@pytest.mark.timeout(300)
+def test_chromium_draws_the_report_with_its_plots(made):
+    rep, html, tmp = made
+    assert re.search(r"""(src|href)=["']https?:""", html.read_text()) is None
+    chromium, port = start_chromium(tmp)
+    try:
+        page, shot = asyncio.run(_look(port, html.as_uri()))
+    finally:
+        stop_chromium(chromium)
+    hold = rep["plots"]["hold"]
+    assert [h["table"] for h in page["hold"]] == sorted(hold) == ["T001", "T002", "T003"]
+    for h in page["hold"]:
+        n = len(hold[h["table"]])
+        assert n > 20 and h["points"] == n and h["markers"] == n and h["vertices"] == n, h
+        assert h["band"] and h["width"] > 100 and h["height"] > 50
+    assert page["bars"] == page["barsWanted"] == len(rep["plots"]["handle_by_hour"]["floor_cents"]) == 24
+    assert page["barHeights"] == sum(1 for c in rep["plots"]["handle_by_hour"]["floor_cents"] if c)
+    assert [(o["wager"], o["results"]) for o in page["outcomes"]] == \
+        [(o["wager"], len(o["results"])) for o in rep["plots"]["outcomes"]]
+    assert all(o["bars"] == o["results"] for o in page["outcomes"])
+    assert page["tables"] == [[r["table_id"], r["house_win_cents"]] for r in rep["tables"]]
+    assert page["fetched"] == 0
+    assert page["rejections"] == rep["exceptions"]["rejections"]["count"] > 0
+    png = tmp / "report.png"
+    png.write_bytes(shot)
+    assert png.stat().st_size > 50_000
+    if os.environ.get("CRAPS_REPORT_SCREENSHOT"):  # to look at it
+        shutil.copy(png, os.environ["CRAPS_REPORT_SCREENSHOT"])
+
+
+async def _look(port: int, url: str):
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+        dt, ws = await open_page(http, port, url)
+        try:
+            for _ in range(100):
+                if await dt.evaluate("document.readyState") == "complete":
+                    break
+                await asyncio.sleep(0.2)
+            page = await dt.evaluate(PAGE_JS)
+            await dt.call("Emulation.setDeviceMetricsOverride", width=1400, height=2000, deviceScaleFactor=1,
+                          mobile=False)
+            shot = await dt.call("Page.captureScreenshot", format="png")
+            assert not dt.errors(), dt.errors()
+            return page, base64.b64decode(shot["data"])
+        finally:
+            await ws.close()
+
+
+@pytest.mark.timeout(300)
+def test_the_pdf_has_the_expected_pages(made):
+    rep, html, tmp = made
+    assert shutil.which("pdftotext"), "pdftotext is not installed: apt-get install -y poppler-utils (infra/setup.sh test)"
+    pdf = files.print_pdf(html, tmp / "report.pdf")
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    pages = int(re.search(r"Pages:\s+(\d+)", info).group(1))
+    texts = [subprocess.run(["pdftotext", "-layout", "-f", str(i), "-l", str(i), str(pdf), "-"],
+                            capture_output=True, text=True, check=True).stdout for i in range(1, pages + 1)]
+    # each section starts a page, in order
+    starts = {}
+    for heading in ("Side wagers: gaming day 2026-01-05", "Per table", "Per shift", "Hold against theory",
+                    "Exceptions", "Rules Submission in force", "Provenance"):
+        found = [i for i, t in enumerate(texts) if t.lstrip().startswith(heading)]
+        assert found, f"no page starts with {heading!r}"
+        starts[heading] = found[0]
+    assert list(starts.values()) == sorted(starts.values())
+    assert starts["Side wagers: gaming day 2026-01-05"] == 0
+    first = texts[0]
+    assert "Floor totals" in first and "month_to_date" in first and "year_to_date" in first
+    total = next(r for r in rep["floor"] if r["scope"] == "day:2026-01-05" and r["wager"] == "all")
+    assert files.dollars(total["house_win_cents"]) in first
+    tables_page = texts[starts["Per table"]]
+    for row in rep["tables"]:
+        assert row["table_id"] in tables_page and files.dollars(row["handle_cents"]) in tables_page
+    plots = "".join(texts[starts["Hold against theory"]:starts["Exceptions"]])
+    for t in ("T001", "T002", "T003"):
+        assert f"{t}: hold % through the period" in plots
+    assert "Floor handle by hour" in plots

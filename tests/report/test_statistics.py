@@ -1,0 +1,58 @@
+"""The report's tails against the surveillance's exact convolution (itself held to exact fractions
+in tests/surveillance): the lattice by Fourier transforms, the upper tail by the mirrored unit."""
+from __future__ import annotations
+
+import pytest
+
+from streams.odds import wager_odds
+from streams.report.statistics import Tail, bonferroni, lattice_distribution, line_tail, mirrored
+from streams.surveillance.tails import exact_distribution, unit_distribution
+
+STAKES = [{100: 3, 300: 2}, {500: 7}, {100: 1, 200: 1, 500: 4, 2500: 1}]
+
+
+def exact_tails(unit, stakes, h):
+    dist = exact_distribution(unit, stakes, limit=10**6)
+    return sum(p for x, p in dist.items() if x <= h), sum(p for x, p in dist.items() if x >= h)
+
+
+@pytest.mark.parametrize("wager", ["fire", "all_small", "all_or_nothing", "hot_roller", "hot_shooter"])
+@pytest.mark.parametrize("stakes", STAKES)
+def test_the_lattice_gives_the_exact_tails(wager, stakes):
+    unit = unit_distribution(wager_odds(wager))
+    dist, origin, step = lattice_distribution(unit, stakes, limit=10**7)
+    assert abs(dist.sum() - 1) < 1e-9
+    exact = exact_distribution(unit, stakes, limit=10**6)
+    for h in sorted(exact)[:: max(1, len(exact) // 15)]:
+        k = (h - origin) // step
+        low, high = dist[:k + 1].sum(), dist[k:].sum()
+        want_low, want_high = exact_tails(unit, stakes, h)
+        assert low == pytest.approx(want_low, abs=1e-12)
+        assert high == pytest.approx(want_high, abs=1e-12)
+
+
+def test_the_upper_tail_is_the_mirrored_lower_tail():
+    unit = unit_distribution(wager_odds("all_small"))
+    m = mirrored(unit)
+    assert m.values == tuple(sorted(-v for v in unit.values))
+    assert m.mean == pytest.approx(-unit.mean)
+    stakes = {100: 4, 500: 2}
+    for h in (-5000, 0, 700, 1400):
+        tail = line_tail(wager_odds("all_small"), stakes, h, lattice=False)
+        low, high = exact_tails(unit, stakes, h)
+        assert (tail.p_low, tail.p_high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+        assert tail.method == "exact"
+
+
+def test_the_two_sided_probability_and_bonferroni():
+    assert Tail(0.01, 0.999, "exact").p == pytest.approx(0.02)
+    assert Tail(0.7, 0.6, "exact").p == 1.0
+    assert bonferroni([0.01, 0.5, 0.9]) == pytest.approx(0.03)
+    assert bonferroni([]) == 1.0
+    # a line far from theory on many decisions: the lattice, and a small p
+    stakes = {500: 400}
+    odds = wager_odds("hot_shooter")
+    fair = line_tail(odds, stakes, round(float(odds.house_edge) * 500 * 400))
+    lucky_players = line_tail(odds, stakes, -150_000)
+    assert fair.method == lucky_players.method == "lattice_fft"
+    assert fair.p > 0.5 and lucky_players.p < 1e-3 and lucky_players.p_low < lucky_players.p_high
