@@ -205,7 +205,8 @@ def stage_of(stack: list[str]) -> str:
 
 def breakdown(path: Path) -> tuple[dict[str, int], int]:
     """Samples per stage of one py-spy raw file (`frame;frame;... count` a line), and the
-    samples of CPU (all but the idle ones)."""
+    samples of the asyncio loop's thread, the worker's path (all but the idle ones and the other
+    threads')."""
     counts: dict[str, int] = {}
     total = 0
     for line in path.read_text().splitlines():
@@ -214,7 +215,7 @@ def breakdown(path: Path) -> tuple[dict[str, int], int]:
             continue
         stage = stage_of(stack.split(";"))
         counts[stage] = counts.get(stage, 0) + int(n)
-        if stage != "idle":
+        if stage != "idle" and stage != THREADS:
             total += int(n)
     return counts, total
 
@@ -232,9 +233,9 @@ def print_breakdown(label: str, paths: list[Path], events: int) -> None:
         return
     # py-spy samples a thread that runs or waits for a core alike: on a loaded machine the samples
     # are time on the path, not CPU seconds; the shares are what compares.
-    print(f"{label}: {total:,} samples on the path over {events:,} events ({counts.get('idle', 0):,} idle "
-          f"samples left out)")
-    for name in [n for n, _ in STAGES] + [REST, THREADS]:
+    print(f"{label}: {total:,} samples of the asyncio loop's thread over {events:,} events (besides: "
+          f"{counts.get(THREADS, 0):,} on other threads, {counts.get('idle', 0):,} idle)")
+    for name in [n for n, _ in STAGES] + [REST]:
         if counts.get(name, 0) >= total / 1000:
             print(f"  {name:<72}{counts[name] / total:>7.1%}")
 
