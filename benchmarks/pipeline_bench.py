@@ -179,10 +179,12 @@ STAGES = (
                                                   "_proc_fetch_request (aiokafka/", "fetched_records (aiokafka/")),
     ("network (aiokafka connections, SSL)", ("aiokafka/conn.py", "ssl.py", "sslproto.py", "selector_events.py")),
     ("garbage collector", ("gc_collect_main",)),
-    ("start-up and takeover (ACLs, fencing, changelog)", ("grant (pipeline_bench.py", "own (streams/app/worker.py",
-                                                          "recover_partition (streams/app/", "__init__ (streams/app/worker.py",
-                                                          "(kafka/")),  # kafka-python: the ACLs, the changelog read
-    ("settle_batch's own loop (worker.py)", ("_settle_batch (streams/app/worker.py", "settle_batch (pipeline_bench.py")),
+    # "(kafka/": kafka-python, the administrator's ACLs and the changelog's reader
+    ("start-up and takeover (ACLs, fencing, changelog)",
+     ("grant (pipeline_bench.py", "own (streams/app/worker.py", "recover_partition (streams/app/",
+      "__init__ (streams/app/worker.py", "(kafka/")),
+    ("settle_batch's own loop (worker.py)",
+     ("_settle_batch (streams/app/worker.py", "settle_batch (pipeline_bench.py")),
 )
 IDLE = ("epoll_wait", "_queue_SimpleQueue_get", "pthread_cond_timedwait", "PyThread_acquire_lock_timed")
 REST = "asyncio loop and the rest"

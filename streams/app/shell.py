@@ -82,7 +82,8 @@ def _fast_decoder():
     in use), one message as a block of one record. None (the generic path: `decode_event`, then
     `record_to_event`) for anything it is not sure of: another writer schema, a TableOpened, a
     check of the contract failing, bytes left over or missing. The events are the generic path's
-    (tests/app/test_shell.py compares both). None when the schema's shape has no fast decoder."""
+    (tests/app/test_settlement_shell.py compares both). None when the schema's shape has no fast
+    decoder. Its caches of table ids and strings are bounded (20,000 values, as the replay's)."""
     codec = default_codec()
     _plan, generated, native = _setup(codec)
     read = native.decode if native else generated
