@@ -330,6 +330,7 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
     if fausts and fausts[0] in medians and fausts[0].guarantee == "exactly_once":
         print("note: faust pass-through writes its outputs outside its transactions (only its offsets "
               "commit in them); the aiokafka loops commit outputs and offsets together")
+    delete_floor(PREFIX)  # the broker as the run found it (the latency runs have floors of their own)
 
 
 def loadavg() -> float:
