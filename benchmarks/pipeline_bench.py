@@ -15,6 +15,9 @@
    --faust-tx-sink adds a fourth contender whose outputs go through Faust's per-partition
    transactional producers, the same work as our loops.
    Target: the pipeline at 50% or more of the pass-through rate.
+   --profile DIR samples this process with py-spy (https://github.com/benfred/py-spy, native frames
+   too) while each contender drains, one raw collapsed-stack file per contender and round in DIR,
+   and prints where the settling worker's CPU went, stage by stage (`STAGES`).
 2. Latency at a floor's real load: 200 tables, a throw every ~20 s each, fed live; p50/p99 from the
    event time (send time) to the settlement read by a read_committed consumer; --latency-runs runs,
    each on topics of its own and lasting until --min-settlements settlements (target: p99 < 50 ms
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,7 +53,9 @@ import stolen_time  # noqa: E402
 import faust_passthrough  # noqa: E402  (imports faust only in its worker subprocess)
 from kafka import KafkaConsumer, TopicPartition  # noqa: E402
 
+from streams.app.shell import SettlementShell  # noqa: E402
 from streams.app.worker import SettlingWorker  # noqa: E402
+from streams.metrics.gc_pauses import freeze_start_up  # noqa: E402
 from streams.codec import decode_output  # noqa: E402
 from streams.ingest.producer import make_producer, produce  # noqa: E402
 from streams.sim.floor import floor_events  # noqa: E402
@@ -64,6 +70,21 @@ def grant(app_id: str) -> None:
     """The worker role's group and transactional ids for one more application id (each round runs
     on a fresh group), granted by the administrator as for any floor."""
     grant_application(PREFIX, app_id)
+
+
+class FreshTablesWorker(SettlingWorker):
+    """The settling worker, every round from empty tables. The rounds share the table-state
+    changelog, so a worker of a later round would take over the tables as the round before left
+    them, at the end of the backlog, and pass every event as a duplicate (no outputs, nothing to
+    encode): what it measured then was the duplicate check. Each round settles the backlog as the
+    first one does."""
+
+    async def own(self, tp):
+        owner = await super().own(tp)
+        if owner is not None:
+            owner.shell = SettlementShell(lambda table_id: None, tags=self.tags)
+            owner.recovered = {}
+        return owner
 
 
 class PassThroughWorker(SettlingWorker):
@@ -135,8 +156,114 @@ class FaustContender:
         self.runs.append(eps)
 
 
+# The live path's stages, each named by the frames that run it ("function (file" as py-spy's raw
+# format writes a frame, the file as py-spy shortens it; native frames by their Rust path). A sample
+# is charged to the innermost frame of its stack that names a stage (for one frame, the first stage
+# naming it): a JSON dump under the table-state write is the table-state write, an Avro encode
+# under the worker's send is the encode. Samples matching none are the asyncio loop and the rest
+# of the process (the benchmark's observer, the interpreter). A thread waiting (a lock, an empty
+# queue, epoll) is not CPU: `IDLE` samples are counted apart.
+STAGES = (
+    ("tag check", ("problem (streams/authenticity/", "craps_native::tags::")),
+    ("decode (Avro -> event)", ("decode_event (streams/codec/", "record_to_event (streams/rules/",
+                                "decode (streams/app/shell.py", "craps_native::avro::")),
+    ("rules core (apply)", ("apply (streams/rules/", "craps_native::")),
+    ("surveillance and hold book", ("settled (streams/settle/step.py",)),
+    ("encode (output -> Avro)", ("_messages (streams/app/shell.py",)),
+    ("table-state write (state -> JSON)", ("stored_text (streams/app/shell.py",)),
+    ("produce (aiokafka send, batching, compression)", ("send (aiokafka/producer/producer.py",)),
+    ("transaction round trips (begin, offsets, commit, wait for the writes)",
+     ("send_offsets_to_transaction (aiokafka/", "_written (streams/app/worker.py", "transaction (aiokafka/",
+      "commit_transaction (aiokafka/", "__aexit__ (contextlib.py")),
+    ("consumer fetch (getmany, records parsed)", ("getmany (aiokafka/consumer/", "_fetch_requests_routine (aiokafka/",
+                                                  "_proc_fetch_request (aiokafka/", "fetched_records (aiokafka/")),
+    ("network (aiokafka connections, SSL)", ("aiokafka/conn.py", "ssl.py", "sslproto.py", "selector_events.py")),
+    ("garbage collector", ("gc_collect_main",)),
+    # "(kafka/": kafka-python, the administrator's ACLs and the changelog's reader
+    ("start-up and takeover (ACLs, fencing, changelog)",
+     ("grant (pipeline_bench.py", "own (streams/app/worker.py", "recover_partition (streams/app/",
+      "__init__ (streams/app/worker.py", "(kafka/")),
+    ("settle_batch's own loop (worker.py)",
+     ("_settle_batch (streams/app/worker.py", "settle_batch (pipeline_bench.py")),
+)
+IDLE = ("epoll_wait", "_queue_SimpleQueue_get", "pthread_cond_timedwait", "PyThread_acquire_lock_timed")
+REST = "asyncio loop and the rest"
+
+
+THREADS = "other threads (the changelog read, kafka-python's clients)"
+
+
+def stage_of(stack: list[str]) -> str:
+    if any(mark in frame for frame in stack[-4:] for mark in IDLE):
+        return "idle"
+    if any("Thread._bootstrap (threading.py" in frame for frame in stack[:4]):
+        return THREADS  # the worker's path is the asyncio loop's thread
+    for frame in reversed(stack):  # innermost first
+        for name, marks in STAGES:
+            if any(mark in frame for mark in marks):
+                return name
+    return REST
+
+
+def breakdown(path: Path) -> tuple[dict[str, int], int]:
+    """Samples per stage of one py-spy raw file (`frame;frame;... count` a line), and the
+    samples of the asyncio loop's thread, the worker's path (all but the idle ones and the other
+    threads')."""
+    counts: dict[str, int] = {}
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not stack or not n.isdigit():
+            continue
+        stage = stage_of(stack.split(";"))
+        counts[stage] = counts.get(stage, 0) + int(n)
+        if stage != "idle" and stage != THREADS:
+            total += int(n)
+    return counts, total
+
+
+def print_breakdown(label: str, paths: list[Path], events: int) -> None:
+    counts: dict[str, int] = {}
+    total = 0
+    for path in paths:
+        c, t = breakdown(path)
+        total += t
+        for k, v in c.items():
+            counts[k] = counts.get(k, 0) + v
+    if not total:
+        print(f"{label}: no samples")
+        return
+    # py-spy samples a thread that runs or waits for a core alike: on a loaded machine the samples
+    # are time on the path, not CPU seconds; the shares are what compares.
+    print(f"{label}: {total:,} samples of the asyncio loop's thread over {events:,} events (besides: "
+          f"{counts.get(THREADS, 0):,} on other threads, {counts.get('idle', 0):,} idle)")
+    for name in [n for n, _ in STAGES] + [REST]:
+        if counts.get(name, 0) >= total / 1000:
+            print(f"  {name:<72}{counts[name] / total:>7.1%}")
+
+
+class Profile:
+    """py-spy recording this process while it is entered (nothing when `out` is None)."""
+
+    def __init__(self, out: Path | None):
+        self.out, self.spy = out, None
+
+    def __enter__(self):
+        if self.out is not None:
+            self.spy = subprocess.Popen(["py-spy", "record", "--native", "--rate", "100", "--format", "raw",
+                                         "--pid", str(os.getpid()), "-o", str(self.out)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.0)  # attached before the round begins
+        return self
+
+    def __exit__(self, *exc):
+        if self.spy is not None:
+            self.spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+            self.spy.wait(60)
+
+
 def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust_tx_sink: bool = False,
-               faust_guarantee: str = "exactly_once") -> None:
+               faust_guarantee: str = "exactly_once", profile: Path | None = None) -> None:
     # Tagged as the floor's controllers send them (the dev floor's key ring; the worker checks
     # every tag before the rules, so the figures include the check).
     signer = TableSigner(keyfile.init()[0])
@@ -145,6 +272,10 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
     produce(records, producer)
     producer.close()
     total = len(records)
+    del records
+    # The worker's process as `craps-streams worker` runs it (streams/app/service.py): what start-up
+    # made frozen out of the garbage collector's walks, and no backlog held in memory.
+    freeze_start_up()
     print(f"backlog: {total:,} table events in {TABLE_EVENTS}")
     fausts = []
     if faust:
@@ -152,10 +283,22 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
         if faust_tx_sink:
             fausts.append(FaustContender("faust pass-through tx sink", "transaction", faust_guarantee))
     pipeline, bare = [], []
+    if profile is not None:
+        profile.mkdir(parents=True, exist_ok=True)
+    spied = {"pipeline": [], "bare": []}
+
+    def spy(name: str, r: int) -> Profile:
+        if profile is None:
+            return Profile(None)
+        spied[name].append(profile / f"{name}-{r}.txt")
+        return Profile(spied[name][-1])
+
     for r in range(rounds):  # interleaved, each on a fresh consumer group over the same backlog
-        eps, n = asyncio.run(drain(SettlingWorker, f"bench-pipeline-{r}-{uuid.uuid4().hex[:4]}", total))
+        with spy("pipeline", r):
+            eps, n = asyncio.run(drain(FreshTablesWorker, f"bench-pipeline-{r}-{uuid.uuid4().hex[:4]}", total))
         pipeline.append(eps)
-        eps, n2 = asyncio.run(drain(PassThroughWorker, f"bench-bare-{r}-{uuid.uuid4().hex[:4]}", total))
+        with spy("bare", r):
+            eps, n2 = asyncio.run(drain(PassThroughWorker, f"bench-bare-{r}-{uuid.uuid4().hex[:4]}", total))
         bare.append(eps)
         for contender in fausts:  # a worker subprocess each, its own app id and sink topic
             contender.round(r, total)
@@ -179,9 +322,15 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
         print(f"ratio pipeline / bare aiokafka pass-through: {p / b:.2f}")
         for c, f in medians.items():
             print(f"ratio bare aiokafka pass-through / {c.name}: {b / f:.2f}")
+    if profile is not None:
+        print(f"where the time went (py-spy, native frames; raw stacks in {profile}; share of the samples "
+              f"while each drained, its worker's start-up and shutdown included):")
+        print_breakdown("settling pipeline", spied["pipeline"], total * rounds)
+        print_breakdown("bare pass-through", spied["bare"], total * rounds)
     if fausts and fausts[0] in medians and fausts[0].guarantee == "exactly_once":
         print("note: faust pass-through writes its outputs outside its transactions (only its offsets "
               "commit in them); the aiokafka loops commit outputs and offsets together")
+    delete_floor(PREFIX)  # the broker as the run found it (the latency runs have floors of their own)
 
 
 def loadavg() -> float:
@@ -476,6 +625,9 @@ def main() -> int:
     p.add_argument("--faust-guarantee", choices=("exactly_once", "at_least_once"), default="exactly_once",
                    help="processing_guarantee of the Faust contenders (default exactly_once)")
     p.add_argument("--skip-throughput", action="store_true", help="run the latency part only")
+    p.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                   help="sample each throughput round with py-spy (as root, or with ptrace allowed) into DIR "
+                        "and print the settling worker's CPU by stage")
     args = p.parse_args()
     # The worker checks every event's tag and the live floor tags what it sends: both need the
     # dev floor's key ring, made here on a fresh clone (as `make run` does).
@@ -483,7 +635,7 @@ def main() -> int:
     create_topics()
     if not args.skip_throughput:
         throughput(args.tables, args.hours, args.rounds, faust=not args.no_faust,
-                   faust_tx_sink=args.faust_tx_sink, faust_guarantee=args.faust_guarantee)
+                   faust_tx_sink=args.faust_tx_sink, faust_guarantee=args.faust_guarantee, profile=args.profile)
     if args.latency_seconds > 0:
         latency(args.latency_seconds, args.latency_tables, args.latency_runs, args.min_settlements,
                 args.second_reader_wait_ms)

@@ -11,7 +11,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from streams.codec import CodecError, decode_event, encode_output
+from streams.codec import HEADER_LEN, CodecError, decode_event, default_codec, encode_output
+from streams.codec.fastread import _Odd, _setup
 from streams.rules import (
     ContractError,
     EventRejected,
@@ -67,6 +68,41 @@ def state_from_text(text: str) -> tuple[TableState, HoldBook]:
     return TableState.from_record(record["table"]), book
 
 
+class _Generic(Exception):
+    """The fast decoder left this message to the generic path."""
+
+
+def _generic(data, start, n):
+    raise _Generic
+
+
+def _fast_decoder():
+    """`decode(value) -> event or None` straight from the Avro bytes into the core's event: the
+    archive replay's decoder (streams/codec/fastread.py, its native form where the native code is
+    in use), one message as a block of one record. None (the generic path: `decode_event`, then
+    `record_to_event`) for anything it is not sure of: another writer schema, a TableOpened, a
+    check of the contract failing, bytes left over or missing. The events are the generic path's
+    (tests/app/test_settlement_shell.py compares both). None when the schema's shape has no fast
+    decoder. Its caches of table ids and strings are bounded (20,000 values, as the replay's)."""
+    codec = default_codec()
+    _plan, generated, native = _setup(codec)
+    read = native.decode if native else generated
+    if not read:
+        return None
+    header = codec._event_header
+
+    def decode(value):
+        if value.__class__ is not bytes or not value.startswith(header):
+            return None
+        try:
+            items = read(value[HEADER_LEN:], 1, 0, _generic)
+        except (_Generic, _Odd, IndexError, UnicodeDecodeError):
+            return None
+        return None if items is None else items[0]
+
+    return decode
+
+
 def _messages(outputs: list) -> list:
     return [(TOPIC_OF[type(o)], o.table_id.encode(), encode_output(output_to_record(o))) for o in outputs]
 
@@ -82,6 +118,7 @@ class SettlementShell:
         self.watch = watch or HoldWatch.from_settings(os.environ)
         self.states: dict[str, TableState] = {}
         self.books: dict[str, HoldBook] = {}  # table id -> its hold book, beside its state
+        self.fast_decode = _fast_decoder()
 
     def state_of(self, table_id: str) -> TableState | None:
         state = self.states.get(table_id)
@@ -97,11 +134,13 @@ class SettlementShell:
         return state_to_text(self.states[table_id], self.books.get(table_id))
 
     def handle(self, value: bytes, topic: str, partition: int, offset: int) -> Handled:
-        try:
-            record = decode_event(value)
-            event = record_to_event(record)
-        except (CodecError, ContractError) as e:
-            return self.undecodable(value, e, topic, partition, offset)
+        event = self.fast_decode(value) if self.fast_decode is not None else None
+        if event is None:
+            try:
+                record = decode_event(value)
+                event = record_to_event(record)
+            except (CodecError, ContractError) as e:
+                return self.undecodable(value, e, topic, partition, offset)
         self.state_of(event.table_id)  # loaded from the changelog on first sight
         verdict, state, outputs = settle_event(self.states, self.books, self.watch, event, self.tags)
         return Handled(verdict, event.table_id, outputs, _messages(outputs), state, event)
