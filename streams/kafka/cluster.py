@@ -43,15 +43,12 @@ class TopicHealth:
 
 
 def admin_client(bootstrap: Optional[str], client_id: str, timeout_s: float = 30.0) -> KafkaAdminClient:
-    """The administrator's client; retried while no broker answers yet (one starting)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return KafkaAdminClient(**client_settings("admin", bootstrap), client_id=client_id)
-        except Exception:  # NoBrokersAvailable while the brokers are still starting
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.5)
+    """The administrator's client (streams.kafka.access.admin_client, retried while no broker
+    answers yet), on the default bootstrap servers when none are given."""
+    from streams.kafka.access import admin_client as administrator
+    from streams.kafka.settings import default_bootstrap
+
+    return administrator(bootstrap or default_bootstrap(), timeout_s, client_id)
 
 
 def broker_count(admin: KafkaAdminClient) -> int:
