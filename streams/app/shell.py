@@ -7,12 +7,14 @@ the floor's input is lost.
 """
 from __future__ import annotations
 
+import threading
+
 import json
 import os
 from dataclasses import dataclass, field
 
 from streams.codec import HEADER_LEN, CodecError, decode_event, default_codec, encode_output
-from streams.codec.fastread import _Odd, _setup
+from streams.codec.fastread import _native_reader, _Odd, _setup
 from streams.rules import (
     ContractError,
     EventRejected,
@@ -85,9 +87,19 @@ def _fast_decoder():
     (tests/app/test_settlement_shell.py compares both). None when the schema's shape has no fast
     decoder. Its caches of table ids and strings are bounded (20,000 values, as the replay's)."""
     codec = default_codec()
-    _plan, generated, native = _setup(codec)
-    read = native.decode if native else generated
-    if not read:
+    # The native reader may be used only by the thread that made it (PyO3 `unsendable`): one per
+    # thread, made on that thread's first message.
+    local = threading.local()
+
+    def reader():
+        read = getattr(local, "read", None)
+        if read is None:
+            plan, generated, native = _setup(codec)
+            native = native and _native_reader(codec, plan)  # this thread's own, not the shared one
+            read = local.read = native.decode if native else generated
+        return read
+
+    if not reader():
         return None
     header = codec._event_header
 
@@ -95,7 +107,7 @@ def _fast_decoder():
         if value.__class__ is not bytes or not value.startswith(header):
             return None
         try:
-            items = read(value[HEADER_LEN:], 1, 0, _generic)
+            items = (getattr(local, "read", None) or reader())(value[HEADER_LEN:], 1, 0, _generic)
         except (_Generic, _Odd, IndexError, UnicodeDecodeError):
             return None
         return None if items is None else items[0]
