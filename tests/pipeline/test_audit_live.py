@@ -33,7 +33,7 @@ def cut_of(stdout: str) -> dict[int, int]:
 
 @pytest.fixture
 def live_floor(pipeline, tmp_path):
-    """A worker and the `make run` floor (8 tables at 20x real time) fed live."""
+    """A worker and a floor of 8 tables fed live at 60x real time."""
     pipeline.start_worker()
     log = open(tmp_path / "floor.log", "wb")
     feed = subprocess.Popen([sys.executable, "-m", "streams.cli", "simulate", "--live", "--tables", "8",
@@ -43,12 +43,7 @@ def live_floor(pipeline, tmp_path):
         wait_for(lambda: len(settlements(pipeline)) >= 300, 180, "the first settlements of the live floor")
         yield feed
     finally:
-        feed.send_signal(signal.SIGINT)
-        try:
-            feed.wait(20)
-        except subprocess.TimeoutExpired:
-            feed.kill()
-            feed.wait(10)
+        pipeline.stop_worker(feed, signal.SIGINT, 20)  # the feed stops as a worker does: signal, wait, kill
         log.close()
 
 
