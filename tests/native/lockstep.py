@@ -722,6 +722,7 @@ def avro_inputs(floor: Floor) -> list:
     for r in records_of(floor.lines):
         try:
             codec.event_datum(r)
+            json.dumps(r, ensure_ascii=False).encode()  # lone surrogates: no Avro string holds them
         except (CodecError, KeyError, TypeError, ValueError):
             continue
         records.append(r)

@@ -103,7 +103,7 @@ def test_a_divergence_names_its_step_input_and_both_results():
 # What each run must have met, by (path, floor): `steps` and the sides' counts.
 def _core(counts, floor):
     nat, py = counts["native"], counts["python"]
-    assert py["outputs"] > 100, py
+    assert py["outputs"] > (10 if floor == "contract-corpus" else 100), py  # the corpus: mostly refused lines
     if floor.startswith("bad-input"):
         assert py["rejected"] > 20 and py["duplicate"] > 0, py
         assert nat["native"] > 0.9 * counts["steps"], nat
@@ -139,7 +139,8 @@ def _tags(counts, floor):
 def _replay(counts, floor):
     f, nat = floor_of(floor), counts["native"]
     quiet = sum(1 for e in events_of(f.lines) if type(e) in (WagerPlaced, ShooterChanged))
-    assert nat["settled"] > quiet // 2, (counts, quiet)  # the run did settle most of them
+    if floor != "contract-corpus":  # the corpus: mostly refused lines, few quiet runs
+        assert nat["settled"] > quiet // 2, (counts, quiet)  # the run did settle most of them
     if floor in HOSTILE_HISTORIES:
         # The forged, misbound, copied and untagged events were there, and met the tag check.
         assert nat["rejected bad_signature"] > 10, nat
@@ -158,17 +159,18 @@ HOSTILE_HISTORIES = ("forged-tags", "untagged-accepted", "untagged-accepted-2", 
 
 def _lane(counts, floor):
     _replay(counts, floor)
-    assert counts["native"]["throws_native"] > 100, counts  # throws applied natively
+    if floor != "contract-corpus":
+        assert counts["native"]["throws_native"] > 100, counts  # throws applied natively
     if floor.startswith("odd-lines"):
         assert counts["native"]["throws_python"] > 0, counts  # and some the Python core's
 
 
 def _avro(counts, floor):
-    assert counts["native"]["blocks read natively"] > counts["steps"] // 4, counts
+    assert counts["native"]["blocks read natively"] > (0 if floor == "contract-corpus" else counts["steps"] // 4), counts
 
 
 def _writer(counts, floor):
-    assert counts["native"]["written"] > counts["steps"] // 2, counts
+    assert counts["native"]["written"] > (0 if floor == "contract-corpus" else counts["steps"] // 2), counts
 
 
 EXPECT = {"core": _core, "watch": _watch, "watch-touchy": _touchy_watch, "tags": _tags, "quiet-run": _replay,
