@@ -10,8 +10,8 @@ HMAC-SHA256 over its canonical bytes under a key of the ring bound to its table 
 time. Everything else is False, and `TagCheck.problem` then asks `problem_plain`, the reference,
 which words every problem and accepts, by the definition, what the native code leaves to it
 (TableOpened, text that is not printable ASCII, ints beyond 64 bits, odd types). So the native
-code can only say yes where the definition does; tests/native/test_native_tags.py holds it
-to `problem_plain` on honest, forged and odd events, and its canonical bytes to canonical.py's.
+code can only say yes where the definition does; tests/native/test_lockstep.py (the `tags` path)
+holds it to `problem_plain` on honest, forged and odd events, and its canonical bytes to canonical.py's.
 
 Used where the native code is chosen (the default where it is built; `CRAPS_CORE`, streams/rules/__init__.py: one switch
 for the native rules core and this); otherwise the Python fast path of `TagCheck.problem` runs.

@@ -89,8 +89,9 @@ _NATIVE_LINES = _native_lines()
 def output_lines(outputs: list) -> str:
     """The JSON lines of outputs, each ended by a newline: the text `LINE_OF` gives them one by
     one; natively for a batch the native writer takes whole, else in one msgspec call for a batch
-    without a rejection when the batch's text is plain (tests/replay/test_json_fast_read.py
-    compares them to the json module's text on floors and odd strings)."""
+    without a rejection when the batch's text is plain (compared to the json module's text on
+    floors and odd strings: msgspec's in tests/replay/test_json_fast_read.py, the native writer's
+    in tests/native/test_lockstep.py)."""
     if _NATIVE_LINES is not None and outputs and type(outputs) is list:
         text = _NATIVE_LINES(outputs)
         if text is not None:

@@ -2,9 +2,11 @@
 rules (its cohort module), and the registry of every kind the engine offers.
 
 Adding a wager kind: a module with its cohort class (how a throw marks and settles it) and its
-`SPECS`, and one line in `REGISTRY` below. The table (streams/rules/table.py), the Rules
-Submission (submission.py) and the odds catalog read the kinds from here; only a kind whose wagers
-react to a throw in a way no existing group does also needs its call in `_on_dice_thrown`.
+`SPECS`, one line in `_registry()` below, its paytable in the Rules Submission and its odds in
+streams/odds (docs/native-core.md, "Adding a wager kind", lists every file). The table
+(streams/rules/table.py) and the Rules Submission (submission.py) read the kinds from here; only a
+kind whose wagers react to a throw in a way no existing group does also needs its call in
+`_on_dice_thrown`.
 """
 from __future__ import annotations
 

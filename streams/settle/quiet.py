@@ -13,8 +13,9 @@ through events with nothing to say.
 
 Why: each such event cost a Python call of `settle_event` (tag check, apply, filing, the verdict's
 count) at about a microsecond; in one native call the run costs what the tag check and the core
-cost. Checked against the plain path: tests/native/test_quiet_run.py (outputs, verdicts, tallies, the
-tables' records, on floors with bad input, forged and untagged events).
+cost. Checked against the plain path in lockstep: tests/native/test_lockstep.py, the `quiet-run`
+and `json-lane` paths (outputs, tallies, the tables' records after every batch, on floors with bad
+input, forged and untagged events, odd lines).
 """
 from __future__ import annotations
 

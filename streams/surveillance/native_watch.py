@@ -15,7 +15,7 @@ stores its watch with the table as a record in each transaction and keeps the Py
 Where the native watch declines (an input that is not what the core makes: a field of another
 type, a die off 1..6), `observe` returns None with nothing changed; the step (streams/settle/step.py)
 then turns that table's watch into the Python `TableWatch` (`table_watch_of`) for good.
-Checked against the plain path: tests/native/test_native_watch.py.
+Checked against the plain path in lockstep: tests/native/test_lockstep.py, the `watch` paths.
 """
 from __future__ import annotations
 

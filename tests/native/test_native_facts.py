@@ -11,9 +11,8 @@ from streams.rules import table as python_table
 from streams.rules.events import MarkerPlaced, SurveillanceAlerted, WagerSettled
 from streams.rules.paytables import PUSH, BonusPaytable, Paytable
 from streams.sim.floor import floor_events
-from tests.native.lockstep import requires_accelerator
+from tests.native.lockstep import CORE_PATH, lockstep, requires_accelerator
 from tests.native.lockstep import events_of as _events
-from tests.native.lockstep import lockstep
 
 pytestmark = requires_accelerator
 
@@ -60,8 +59,8 @@ def changed_facts(monkeypatch):
 
 def test_the_accelerator_settles_and_words_as_the_python_core_after_a_change(changed_facts):
     events = list(_events(floor_events(6, 3, 21, bad_rate=0.02, rules=RULES, voluntary_rate=0.02)))
-    counts = lockstep(events)
-    assert counts["native"] > 0.9 * counts["events"], counts
+    counts = lockstep(CORE_PATH, events)
+    assert counts["native"]["native"] > 0.9 * counts["steps"], counts
     # The changes are in force (so the comparison above is of the changed facts, on both sides).
     from streams.rules.table import apply
 
@@ -131,8 +130,8 @@ def test_structs_laid_out_otherwise_are_refused_and_the_accelerator_in_use_stays
         fake.INPUT_TYPES = {**events.INPUT_TYPES, "DiceThrown": odd}
         with pytest.raises(TypeError, match=reason):
             native._native.init(fake, APPLIED, native._fallback, native._view, rules_from_record, native.facts())
-    counts = lockstep(_events(floor_events(2, 1, 4, bad_rate=0.02)))
-    assert counts["native"] > 0.9 * counts["events"], counts
+    counts = lockstep(CORE_PATH, _events(floor_events(2, 1, 4, bad_rate=0.02)))
+    assert counts["native"]["native"] > 0.9 * counts["steps"], counts
 
 
 def test_a_refused_accelerator_leaves_the_python_core_saying_why():

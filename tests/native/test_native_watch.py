@@ -1,35 +1,20 @@
 """The native surveillance watch (native/src/watch.rs, streams/surveillance/native_watch.py)
-against the Python `TableWatch`, its reference: the same outputs (every alert, word for word) and
-the same state after every throw, on floors with loaded dice, a drifting shaker, a past-poster and
-bad input, under the casino's thresholds and under thresholds low enough to alert all the time;
-its decline (nothing changed) and the hand-over to the Python watch."""
+beyond its lockstep with the Python `TableWatch` (tests/native/test_lockstep.py: the same outputs
+and state after every throw of every floor, under the casino's thresholds and touchy ones): its
+state read back both ways, its decline (nothing changed) and the hand-over to the Python watch."""
 from __future__ import annotations
 
 import pytest
 
-from streams.rules import CORE, DiceThrown, SurveillanceAlerted, TableOpened, WagerSettled, ContractError
-from streams.rules import record_to_event
+from streams.rules import CORE, ContractError, DiceThrown, WagerSettled, record_to_event
 from streams.settle.step import settle_event
-from streams.sim.floor import Fault, floor_events
+from streams.sim.floor import floor_events
 from streams.surveillance import HoldWatch
-from streams.surveillance.dice_watch import DiceWatch
 from streams.surveillance.native_watch import dump_of, table_watch_of, watch_factory
 from streams.surveillance.table_watch import TableWatch, Thresholds
+from tests.native.lockstep import FAULTS, TOUCHY, normal
 
 pytestmark = pytest.mark.skipif(CORE != "native", reason="the native code is not in use (CRAPS_CORE=python)")
-
-FAULTS = {"T001": Fault.parse("loaded-dice:4/36"), "T002": Fault.parse("shaker-drift:0.2"),
-          "T003": Fault.parse("past-posting:16")}
-# Low enough that every kind of alert fires many times (and re-arms) on a few hours of play.
-TOUCHY = Thresholds(tail_alert=0.2, check_z=0.0, position_alert=1e-2, dice=DiceWatch(4.0, 5.0, 5.0))
-
-
-def normal(dump) -> tuple:
-    """A dump with its lines in a fixed order (the native positions are a hash map)."""
-    dice, holds, positions, prev, last, raised = dump
-    return (tuple(map(lambda v: tuple(v) if isinstance(v, list) else v, dice)),
-            sorted((h[0], h[1], h[2:5], tuple(h[5]), h[6:]) for h in holds),
-            sorted((p[:5], tuple(p[5]), p[6:]) for p in positions), prev, last, sorted(raised))
 
 
 def events(tables: int, hours: float, seed: int, bad_rate: float):
@@ -39,35 +24,6 @@ def events(tables: int, hours: float, seed: int, bad_rate: float):
                 yield record_to_event(r)
             except ContractError:
                 pass
-
-
-def side_by_side(thresholds: Thresholds, tables=4, hours=3.0, seed=7, bad_rate=0.02) -> dict:
-    python = HoldWatch(thresholds)
-    native = HoldWatch(thresholds, table_watch=watch_factory(thresholds))
-    py_tables, py_books, nat_tables, nat_books = {}, {}, {}, {}
-    alerts: dict = {}
-    for event in events(tables, hours, seed, bad_rate):
-        _, _, expected = settle_event(py_tables, py_books, python, event)
-        _, _, got = settle_event(nat_tables, nat_books, native, event)
-        assert got == expected, event
-        for o in got:
-            if type(o) is SurveillanceAlerted:
-                alerts[o.alert] = alerts.get(o.alert, 0) + 1
-        if type(event) in (DiceThrown, TableOpened) and event.table_id in nat_books:
-            theirs = nat_books[event.table_id].watch
-            assert type(theirs) is not TableWatch  # it never declined: the core's outputs only
-            assert normal(theirs.dump()) == normal(dump_of(py_books[event.table_id].watch)), event
-    return alerts
-
-
-def test_the_casino_thresholds_give_the_same_alerts_and_state_after_every_throw():
-    alerts = side_by_side(Thresholds.from_settings({}), tables=4, hours=6.0)
-    assert alerts.get("dice_bias", 0) >= 1 and alerts.get("position_anomaly", 0) >= 1
-
-
-def test_touchy_thresholds_alert_and_rearm_alike_on_every_kind():
-    alerts = side_by_side(TOUCHY, tables=5, hours=3.0, seed=11)
-    assert min(alerts.get(k, 0) for k in ("dice_bias", "hold_anomaly", "position_anomaly")) >= 5, alerts
 
 
 def test_table_watch_of_and_load_round_trip():

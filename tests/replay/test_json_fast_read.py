@@ -3,7 +3,8 @@
 Reading: msgspec's decoding straight into core events (`streams.replay.jsonread`) must give, line
 by line, what `json.loads` + `record_to_event` give: the same event for every line it decodes, and
 for every other line the plain path's item. Writing: `output_lines` (msgspec, a batch at a time)
-must give the text of `dumps(output_to_record(o))`, output by output.
+must give the text of `dumps(output_to_record(o))`, output by output (the native writer: the
+`writer` path of tests/native/test_lockstep.py).
 """
 from __future__ import annotations
 
@@ -133,7 +134,12 @@ def outputs_with(text: str) -> list:
     ]
 
 
-def test_output_lines_are_the_json_modules_text():
+def test_output_lines_are_the_json_modules_text(monkeypatch):
+    """msgspec's lines (the native writer set aside: tests/native/test_lockstep.py holds it to the
+    same text, the `writer` path)."""
+    from streams.replay import run
+
+    monkeypatch.setattr(run, "_NATIVE_LINES", None)
     replay = Replay()
     outputs = []
     for record, where in json_lines(floor_lines(0.05), "f"):
@@ -149,8 +155,8 @@ def test_output_lines_are_the_json_modules_text():
         assert output_lines(batch[:4]) == "".join(_general_line(o) + "\n" for o in batch[:4]), repr(text)
         for o in batch:
             assert LINE_OF[type(o)](o) == _general_line(o), (repr(text), type(o).__name__)
-    # Values the native writer leaves to msgspec (an int beyond 64 bits, a list where a tuple
-    # belongs), alone and beside plain ones.
+    # Values msgspec's batch leaves to the json module (an int beyond 64 bits, a None where text
+    # belongs, a list where a tuple belongs), alone and beside plain ones.
     s = outputs_with("x")[0]
     for odd in (msgspec.structs.replace(s, won_cents=2 ** 70), msgspec.structs.replace(s, detail=None),
                 msgspec.structs.replace(outputs_with("x")[3], wager_ids=["w1", "w2"])):

@@ -1,10 +1,10 @@
 """Tail probabilities against brute force: exact enumeration with Fractions on small cases; the
-Chernoff bound is never below the exact probability; binomial tails and their floors."""
+Chernoff bound is never below the exact probability; binomial tails and their floors. The native
+Chernoff minimum is held to `chernoff_minimum` bit for bit in tests/native/test_lockstep.py."""
 from __future__ import annotations
 
 import itertools
 import math
-import random
 from fractions import Fraction
 
 import pytest
@@ -13,15 +13,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from streams.odds import wager_odds
-from streams.rules import CORE
 from streams.rules.submission import DEFAULT_RULES
 from streams.surveillance.tails import (
     UnitDistribution,
     binomial_tail,
     binomial_tail_floor,
-    _minimum,
     chernoff_lower_tail,
-    chernoff_minimum,
     exact_distribution,
     house_win_tail,
     lower_tail_of,
@@ -134,31 +131,3 @@ def test_binomial_tail_equals_the_exact_sum_and_its_floor_is_below_it(n, p, frac
     got = binomial_tail(n, x, p, lower)
     assert math.isclose(got, float(truth), rel_tol=1e-9, abs_tol=1e-300)
     assert binomial_tail_floor(n, x, p) <= float(truth) * (1 + 1e-9)
-
-
-@pytest.mark.skipif(CORE != "native", reason="the native minimum is the native code's (CRAPS_CORE=python runs)")
-@pytest.mark.parametrize("kind", KINDS)
-def test_the_native_chernoff_minimum_is_the_same_double(kind):
-    """native/src/tails.rs against `chernoff_minimum` on pinned random lines (many stakes, long
-    lines, house wins from the far tail to the mean, ints and floats for h): bit-equal, or an
-    alert and its message could differ between the native and Python runs of one history."""
-    from streams.rules import native
-
-    unit = unit_distribution(wager_odds(kind, DEFAULT_RULES))
-    draw = random.Random(f"chernoff-{kind}")  # pinned: the same lines every run
-    checked = 0
-    for _ in range(300):
-        stakes = {draw.choice((100, 250, 500, 1000, 2500, 10_000)) * draw.randint(1, 9): draw.randint(1, 400)
-                  for _ in range(draw.randint(1, 60))}
-        items = sorted(stakes.items())
-        low = sum(s * c * unit.values[0] for s, c in items)
-        mean = sum(s * c for s, c in items) * unit.mean
-        h = draw.uniform(low, mean)
-        if draw.random() < 0.5:
-            h = int(h)
-        scale = max(stakes)
-        python = chernoff_minimum(unit.floats, items, h, scale)
-        assert native._native.chernoff_minimum(unit.floats, items, h, scale).hex() == python.hex(), (stakes, h)
-        checked += python < 0
-    assert checked > 100  # most lines have a bound below 1 (the comparison is not of zeros)
-    assert _minimum is native._native.chernoff_minimum  # and the surveillance uses it
