@@ -15,6 +15,7 @@ import time
 from kafka import KafkaAdminClient
 
 from streams.kafka.settings import client_settings
+from tests.faults import network_cut
 from tests.faults.harness import KAFKA_SH, log
 
 NODES = 3
@@ -42,7 +43,9 @@ def free_port_runs(count: int, runs: int = 2) -> list[int]:
 class Cluster:
     """`kafka.sh --nodes 3` on a private directory and free ports; `kill(i)`, `start(i)` for faults."""
 
-    def __init__(self, tmp: pathlib.Path, heap: str = "-Xms512m -Xmx512m"):
+    def __init__(self, tmp: pathlib.Path, heap: str = "-Xms512m -Xmx512m", cuttable: bool = False):
+        """`cuttable`: each node runs in a cgroup of its own, so `cut_off(node)` can cut it off by
+        the network (tests/faults/network_cut.py)."""
         self.port, self.controller_port = free_port_runs(NODES)
         self.dir = tmp / "kafka-cluster"
         self.env = {**os.environ, "KAFKA_NODES": str(NODES), "KAFKA_CLUSTER_DIR": str(self.dir),
@@ -51,19 +54,33 @@ class Cluster:
         self.env.pop("KAFKA_DATA_DIR", None)
         self.bootstrap = ",".join(f"127.0.0.1:{self.port + i}" for i in range(NODES))
         self._admin: KafkaAdminClient | None = None
+        self.cgroups: dict[int, pathlib.Path] = {}
+        if cuttable:
+            why = network_cut.available()
+            assert why is None, f"a node cannot be cut off by the network here: {why}"
+            self.cgroups = {i: network_cut.make_cgroup(f"craps-cluster-{self.port}-node-{i}")
+                            for i in range(1, NODES + 1)}
 
     def sh(self, command: str, node: int | None = None, timeout: float = 240) -> str:
         args = ["bash", str(KAFKA_SH), command] + (["--node", str(node)] if node else [])
-        r = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=timeout)
+        # A node started in its cgroup (kafka.sh and the JVM it launches): its sockets are the cut's.
+        preexec = network_cut.enter(self.cgroups[node]) if command == "start" and node in self.cgroups else None
+        r = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=timeout,
+                           preexec_fn=preexec)
         assert r.returncode == 0, f"kafka.sh {command} {node or ''} (test cluster) failed:\n{r.stderr[-3000:]}"
         return r.stdout + r.stderr
 
     def __enter__(self) -> Cluster:
         t0 = time.monotonic()
         try:
+            for node in self.cgroups:  # each in its cgroup first; `up` then waits for them all
+                self.sh("start", node)
             self.sh("up")
         except BaseException:
-            self.sh("stop")  # started but never ready: never leave it running
+            try:
+                self.sh("stop")  # started but never ready: never leave it running
+            finally:
+                self._remove_cgroups()
             raise
         log(f"cluster: three nodes up on {self.bootstrap} in {time.monotonic() - t0:.1f} s")
         return self
@@ -74,7 +91,19 @@ class Cluster:
                 self._admin.close()
             except Exception:  # noqa: BLE001
                 pass
-        self.sh("stop")
+        try:
+            self.sh("stop")
+        finally:
+            self._remove_cgroups()
+
+    def _remove_cgroups(self) -> None:
+        for cgroup in self.cgroups.values():
+            network_cut.remove_cgroup(cgroup)
+
+    def cut_off(self, node: int) -> network_cut.Cut:
+        """The cut of node `node` (not yet in place): `with cluster.cut_off(n): ...` heals on leaving."""
+        assert node in self.cgroups, "the cluster was not started cuttable"
+        return network_cut.Cut(self.cgroups[node])
 
     def node_of_port(self, port: int) -> int:
         return port - self.port + 1

@@ -190,11 +190,13 @@ class LiveSize:
     rate: float = 150.0  # events/s fed while the fault happens (a feed of about 100 s)
 
 
-def live_drill(tmp, size: LiveSize, name: str, fault, prepare=None, workers: int = 2) -> Verdict:
+def live_drill(tmp, size: LiveSize, name: str, fault, prepare=None, workers: int = 2,
+               cuttable: bool = False) -> Verdict:
     """A floor fed at `size.rate` into a three-node cluster, two workers settling; `fault(cluster,
     run, progress)` is done a few seconds in and returns (recovery text, notes). `prepare(cluster)`
-    runs before the cluster starts (a node's data directory on a small disk, unmounted at the end)."""
-    cluster = Cluster(tmp)
+    runs before the cluster starts (a node's data directory on a small disk, unmounted at the end).
+    `cuttable`: each node in a cgroup of its own, for `cluster.cut_off(node)`."""
+    cluster = Cluster(tmp, cuttable=cuttable)
     try:
         if prepare is not None:
             prepare(cluster)
@@ -295,6 +297,88 @@ def frozen_node(cluster: Cluster, run: FaultRun, progress: Progress, seconds: fl
     return (f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the freeze",
             [f"node {node} (leader of {leaders}) SIGSTOPped {seconds:.0f} s", f"longest pause {gap:.1f} s",
              f"in sync {synced:.1f} s after SIGCONT"])
+
+
+def partition(seconds: float = 30.0):
+    def fault(cluster: Cluster, run: FaultRun, progress: Progress):
+        """The node leading most busy partitions cut off by the network for `seconds` (nothing it
+        sends leaves, nothing sent to it arrives: tests/faults/network_cut.py), then healed. Unlike
+        a frozen node it keeps running on its own side: it still thinks it leads until it learns
+        otherwise, and on its return it follows the new leaders and truncates what it alone wrote."""
+        node, leaders = _busiest(cluster, run)
+        controller = _try(cluster.active_controller)
+        pid = cluster.pid(node)
+        node_log = cluster.dir / f"node-{node}" / "kafka.log"
+        seen = node_log.stat().st_size
+        others = [n for n in (1, 2, 3) if n != node]
+        mark = progress.mark()
+        cut = cluster.cut_off(node)
+        try:
+            cut.cut()
+            t = time.monotonic()
+            # Only the one node is cut off: the shared broker and the other nodes still answer.
+            answers = {"the shared broker 127.0.0.1:9092": _answers(9092),
+                       **{f"node {n}": _answers(cluster.port + n - 1) for n in others},
+                       f"node {node} (cut)": _answers(cluster.port + node - 1)}
+            time.sleep(max(0.0, seconds - (time.monotonic() - t)))
+            alive_in_cut = _alive(pid)
+            during = _node_says(node_log, seen)
+            seen_heal = node_log.stat().st_size
+        finally:
+            cut.heal()
+        t_heal = time.monotonic()
+        assert answers[f"node {node} (cut)"] is False and all(v for k, v in answers.items() if "(cut)" not in k), \
+            f"the cut did not cut off exactly node {node}: {answers}"
+        next_s, every_s = progress.settling_again(mark, t)
+        synced = cluster.in_sync()
+        back = time.monotonic() - t_heal
+        gap = progress.longest_gap(t, time.monotonic())
+        after = _node_says(node_log, seen_heal)
+        still = _alive(pid)
+        log(f"partition: node {node} ({leaders}; active controller {controller}) cut off {seconds:.0f} s; next "
+            f"settlement {next_s:.1f} s, every partition {every_s:.1f} s after the cut, longest pause {gap:.1f} s, "
+            f"in sync {back:.1f} s after the heal; node running through the cut: {alive_in_cut}, after: {still}; "
+            f"its log during the cut: {during}; after the heal: {after}")
+        return (f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the cut",
+                [f"node {node} (leader of {leaders}; the active controller was node {controller}) cut off "
+                 f"{seconds:.0f} s, then healed",
+                 "while cut: " + ", ".join(f"{k} {'answered' if v else 'did not answer'}" for k, v in answers.items()),
+                 f"longest pause {gap:.1f} s", f"in sync {back:.1f} s after the heal",
+                 f"node {node} {'kept running' if alive_in_cut and still else 'EXITED'}; its log while cut: "
+                 f"{during or 'nothing of note'}; after the heal: {after or 'nothing of note'}"])
+    return fault
+
+
+def _answers(port: int, timeout: float = 3.0) -> bool:
+    """A TCP connection and a TLS handshake to 127.0.0.1:`port` within `timeout`."""
+    import socket
+
+    from streams.kafka.settings import client_settings
+
+    ctx = client_settings("viewer")["ssl_context"]
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            with ctx.wrap_socket(s, server_hostname="127.0.0.1"):
+                return True
+    except OSError:
+        return False
+
+
+# What a node's log says of its side of a partition: the quorum, its fencing, its leadership, truncation.
+_SAYS = {"fenced": ("fenced",), "truncated": ("Truncating", "truncat"), "raft election": ("Transitioning to",
+         "Completed transition to"), "ISR shrunk": ("Shrinking ISR", "ISR updated"),
+         "timeouts": ("TimeoutException", "timed out"), "disconnected": ("Disconnecting from node",
+                                                                         "disconnected")}
+
+
+def _node_says(log_path: pathlib.Path, offset: int) -> str:
+    """Counts of the lines of `_SAYS` the node logged after `offset` bytes."""
+    with open(log_path, "rb") as f:
+        f.seek(offset)
+        text = f.read().decode(errors="replace")
+    counts = {what: sum(1 for line in text.splitlines() if any(w in line for w in words))
+              for what, words in _SAYS.items()}
+    return ", ".join(f"{what} x{n}" for what, n in counts.items() if n)
 
 
 DISK_MB = 400

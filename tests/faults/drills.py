@@ -2,7 +2,7 @@
 a three-node cluster of its own, under a live feed, checked as every fault scenario is (settlements
 = replay wager by wager, none lost, none twice, state = replay, money = /metrics):
 
-    python3 -m tests.faults.drills [leader controller rolling frozen disk]
+    python3 -m tests.faults.drills [leader controller rolling frozen disk partition]
 
 Prints the table of figures (docs/reliability/cluster.md) and exits 1 if any drill failed.
 """
@@ -24,6 +24,8 @@ DRILLS = {
     "frozen": lambda tmp: cs.live_drill(tmp, LIVE, "cluster: a node frozen 20 s (SIGSTOP)", cs.frozen_node),
     "disk": lambda tmp: cs.live_drill(tmp, LIVE, f"cluster: node 3's disk full ({cs.DISK_MB} MB)", cs.disk_full(3),
                                       prepare=cs.small_disk(3)),
+    "partition": lambda tmp: cs.live_drill(tmp, LIVE, "cluster: a node cut off by the network 30 s",
+                                           cs.partition(30.0), cuttable=True),
 }
 
 
