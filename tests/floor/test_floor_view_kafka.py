@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import wait_for
 from tests.floor.replayed import compared, replayed_views
-from tests.floor.views import floor_of, get_json, last_seqs, start_view, wait_view
+from tests.floor.views import floor_of, get_json, last_seqs, start_view, wait_view, what_it_shows
 from tests.pipeline.test_pipeline import write_floor
 
 pytestmark = pytest.mark.kafka
@@ -84,7 +84,10 @@ def test_two_views_over_two_workers_equal_the_replay_through_kill_9_and_a_rebala
 
     want2 = replayed_views(lines)
     for view in (va2, vb):
-        wait_for(lambda: shows(view, want2), 240, f"view {view.log_path.name} to show the whole floor")
+        try:
+            wait_for(lambda: shows(view, want2), 240, f"view {view.log_path.name} to show the whole floor")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n{what_it_shows(view, want2)}") from None
         assert settle(view, want2) == {}, view.log_path
     assert w1.poll() is None
     # The restarted view rebuilt its tables from its changelogs (it did not start from nothing).

@@ -55,3 +55,15 @@ def wait_view(view, done, timeout: float, what: str) -> dict:
 
 def last_seqs(floor: dict) -> dict[str, int]:
     return {t["table_id"]: t.get("last_seq") for t in floor["tables"]}
+
+
+def what_it_shows(view, want: dict[str, dict]) -> str:
+    """For a failure message: the tables whose (last_seq, settled) differ from `want`, and the tail
+    of the view's log (CI prints only the message)."""
+    floor = floor_of(view) if view.poll() is None else None
+    got = {t["table_id"]: (t.get("last_seq"), t["settled"]) for t in (floor or {}).get("tables", [])}
+    differ = {t: (got.get(t), (v["last_seq"], v["settled"])) for t, v in want.items()
+              if got.get(t) != (v["last_seq"], v["settled"])}
+    tail = view.log_path.read_text(errors="replace").splitlines()[-40:]
+    return (f"exit code {view.poll()}; tables (shown, wanted): {differ}\n--- {view.log_path.name}, last lines:\n"
+            + "\n".join(tail))
