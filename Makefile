@@ -83,7 +83,7 @@ distclean: clean
 	rm -rf .secrets infra/kafka/lib streams/floor/static/vendor streams/rules/_native*.so
 # The cluster fault drills, each on a three-node cluster of its own (about 3 minutes each; not CI,
 # which runs the busiest leader's kill -9 in tests/faults/test_cluster.py): docs/reliability/cluster.md.
-DRILLS ?= leader controller rolling frozen disk
+DRILLS ?= leader controller rolling frozen disk partition
 faults:
 	@bash infra/setup.sh run
 	$(PYTHON) -m tests.faults.drills $(DRILLS)
