@@ -20,11 +20,12 @@ deciding event (`seq`), not once per wager: the wagers of one cohort share the d
 """
 from __future__ import annotations
 
+import json
+import math
 import re
 from fractions import Fraction
 from functools import lru_cache
 
-from streams.app.shell import state_from_text
 from streams.odds.bonus_craps import TARGETS, all_before_seven
 from streams.odds.fire_bet import distinct_points_distribution
 from streams.odds.hot_roller import seven_distribution
@@ -76,6 +77,61 @@ def table_view(state, book) -> dict:
     }
 
 
+def _first_cohort(table: dict, group: str) -> dict | None:
+    """The cohort `table_view` reads a group's markers from: the open one, else the first in action."""
+    return table["open_cohorts"][group] or (table["cohorts"][group] or [None])[0]
+
+
+def view_of_record(record: dict) -> dict:
+    """`table_view` of a stored table-state record (streams/app/shell.py `state_to_text`, parsed),
+    read straight from the record: only the fields the pages show, without rebuilding the table's
+    state, its cohorts, its wagers, its held events, its hold book and its surveillance.
+    tests/floor/test_floor_folding.py holds it equal to `table_view` at every state of a floor."""
+    if "table" in record:
+        table, lines, watch = record["table"], record["hold"], record.get("watch")
+    else:  # stored before the hold book joined the table's record
+        table, lines, watch = record, {}, None
+    tails = watch["holds"] if watch else {}
+    fire, bonus, roller = (_first_cohort(table, g) for g in ("fire", "bonus_craps", "hot_roller"))
+    roller_marks = roller["marks"] if roller else 0
+    shooter_cohorts = ([table["open_cohorts"]["hot_shooter"]] if table["open_cohorts"]["hot_shooter"] else []) \
+        + table["cohorts"]["hot_shooter"]
+    wagers = set()
+    for group, cohorts in table["cohorts"].items():
+        opened = table["open_cohorts"][group]
+        for cohort in ([opened] if opened else []) + cohorts:
+            wagers.update(w[0] for w in cohort["wagers"])
+    held = sorted({e["seq"] for e in table.get("held", ())})
+    hold = []
+    for (wager, paytable), line in sorted((tuple(k.split("|", 1)), v) for k, v in lines.items()):
+        # A HoldLine record (streams/surveillance/hold_watch.py): house_edge, std_dev_per_unit, then
+        # settled, wins, losses, pushes, handle, stake_squares, collected, returned, won, alerted.
+        edge, unit_sd, settled, handle, stake_squares = line[0], line[1], line[2], line[6], line[7]
+        house_win = line[8] - line[10]
+        expected = edge * handle
+        sd = unit_sd * math.sqrt(stake_squares)
+        tail = tails.get(f"{wager}|{paytable}")
+        hold.append({"wager": wager, "paytable": paytable, "settled": settled, "handle_cents": handle,
+                     "house_win_cents": house_win, "expected_house_win_cents": round(expected),
+                     "std_dev_cents": round(sd), "z_score": round((house_win - expected) / sd if sd else 0.0, 2),
+                     "alerted": bool(line[11] or (tail[4] if tail is not None else False))})
+    return {
+        "table_id": table["table_id"], "kind": table["table_kind"], "closed": table["closed"],
+        "shooter": table["shooter_id"], "position": table["shooter_position"], "hand": table["hand"],
+        "point": table["point"] or None, "throws_this_hand": table["shooter_throws"],
+        "come_bets_only": table["come_bets_only"], "last_seq": table["last_seq"],
+        "suspended": bool(held), "held_events": len(held),
+        "held_seqs": held[:20], "wagers_in_action": len(wagers),
+        "throws": table.get("throws", 0), "last_throw_ts": table.get("last_throw_ts", 0),
+        "fire_points": list(fire["marks"]) if fire else [],
+        "bonus_marked": marked_totals(sum(1 << t for t in bonus["marks"])) if bonus else [],
+        "hot_roller_combos": [f"{lo}-{hi}" for (lo, hi), bit in COMBO_BIT.items() if roller_marks & bit],
+        "hot_roller_numbers": completed_numbers(roller_marks),
+        "hot_shooter_throws": [c["marks"] for c in shooter_cohorts],
+        "hold": hold,
+    }
+
+
 def _thin(points: list) -> list:
     """Keep a long series bounded: drop every other point of its older half."""
     if len(points) <= SERIES_POINTS:
@@ -84,19 +140,40 @@ def _thin(points: list) -> list:
     return points[:half:2] + points[half:]
 
 
+_JSON = json.JSONDecoder()
+_HOLD, _TABLE, _DICE, _HOLDS = '{"hold":', ',"table":', ',"watch":{"dice":', ',"holds":'
+
+
+def page_record(text: str) -> dict:
+    """The parts of a table-state record `view_of_record` reads: the table, its hold book and its
+    surveillance's hold tails. The record is JSON with sorted keys and no spaces (`state_to_text`):
+    `{"hold":..,"table":..,"watch":{"dice":[..],"holds":{..},"positions":..}}`; the dice book is
+    numbers only, so the first `,"holds":` after it starts the hold tails, and the dice book and the
+    position lines (most of the record) are never parsed. A record of any other shape is parsed whole."""
+    if text.startswith(_HOLD):
+        hold, i = _JSON.raw_decode(text, len(_HOLD))
+        if text.startswith(_TABLE, i):
+            table, i = _JSON.raw_decode(text, i + len(_TABLE))
+            if text.startswith(_DICE, i):
+                j = text.find(_HOLDS, i)
+                if j > 0 and '"' not in text[i + len(_DICE):j]:
+                    holds, _ = _JSON.raw_decode(text, j + len(_HOLDS))
+                    return {"hold": hold, "table": table, "watch": {"holds": holds}}
+    return json.loads(text)
+
+
 def fold_state(shooter: dict | None, offset: int, text: str) -> dict | None:
     """Fold a `table-state` record (at `offset` of its partition). None: nothing to change."""
     if shooter is not None and offset <= shooter["offset"]:
         return None
-    state, book = state_from_text(text)
-    view = table_view(state, book)
+    view = view_of_record(page_record(text))
     series = dict(shooter["series"]) if shooter else {}
     for h in view["hold"]:
         line = f"{h['wager']}|{h['paytable']}"
         points = series.get(line, [])
         if points and points[-1][1] == h["settled"]:
             continue  # nothing new settled on this line
-        point = [state.last_throw_ts, h["settled"], h["house_win_cents"], h["expected_house_win_cents"],
+        point = [view["last_throw_ts"], h["settled"], h["house_win_cents"], h["expected_house_win_cents"],
                  h["std_dev_cents"]]
         series[line] = _thin(points + [point])
     return {"offset": offset, "view": view, "series": series}

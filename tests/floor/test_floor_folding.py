@@ -1,12 +1,13 @@
 """The floor view's folds, without a broker: a replay's outputs and states folded into table views."""
 from __future__ import annotations
 
+import json
 import random
 from collections import defaultdict
 
 import pytest
 
-from streams.app.shell import state_to_text
+from streams.app.shell import state_from_text, state_to_text
 from streams.codec import to_json_line
 from streams.floor import folding
 from streams.replay.engine import Replay, json_lines
@@ -81,6 +82,39 @@ def test_the_folded_topics_equal_the_replayed_view(floor_lines, floor_records):
         assert got == {k: v for k, v in want[t].items() if k != "series"}, t
     assert any(v["settled"] for v in views.values())
     assert any(v["observed"].get("fire_points") for v in views.values())
+
+
+def test_a_state_record_read_directly_gives_the_view_of_the_rebuilt_state(floor_lines):
+    """The fold reads a table-state record's fields straight from its JSON (`view_of_record`); at
+    every state of the floor (a gap and its held events included) that is the view `table_view`
+    gives of the state and hold book the record rebuilds."""
+    lines = list(floor_lines)
+    t2 = [i for i, x in enumerate(lines) if '"table_id":"T002"' in x.replace(" ", "")]
+    del lines[t2[len(t2) // 2]]  # everything of T002 after it is held
+    states = [value for topic, _, _, value in topic_records(lines) if topic == "state"]
+    assert len(states) > 1000
+    for text in states:
+        want = folding.table_view(*state_from_text(text))
+        assert folding.view_of_record(json.loads(text)) == want
+        assert folding.view_of_record(folding.page_record(text)) == want
+        assert len(folding.page_record(text)["watch"]) == 1  # the record's shape is the one expected
+    views = [folding.view_of_record(json.loads(text)) for text in states]
+    assert any(v["held_events"] for v in views) and any(v["wagers_in_action"] for v in views)
+    assert any(v["fire_points"] for v in views) and any(v["bonus_marked"] for v in views)
+    assert any(v["hot_roller_combos"] for v in views) and any(v["hot_shooter_throws"] for v in views)
+    assert any(h["settled"] for v in views for h in v["hold"])
+
+
+def test_a_state_record_of_another_shape_is_read_whole(floor_records):
+    """Records stored before the hold book or the watch joined the table's record are parsed whole,
+    and give the view of the state they rebuild."""
+    text = next(value for topic, _, _, value in reversed(floor_records) if topic == "state")
+    record = json.loads(text)
+    for older in (record["table"], {**record, "watch": None}, {"hold": record["hold"], "table": record["table"]}):
+        older_text = json.dumps(older, separators=(",", ":"), sort_keys=True)
+        assert folding.page_record(older_text) == older
+        want = folding.table_view(*state_from_text(older_text))
+        assert folding.view_of_record(folding.page_record(older_text)) == want
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
