@@ -12,6 +12,13 @@ that table's settled count first reaches it. Both clocks are this process's. The
 Memory: the view process's RSS before the floor starts and at the end, per table; and the JSON size
 of each table's detail (the Faust tables' values, what a restart recovers).
 
+CPU: the seconds of CPU the view and the settling worker took while the floor ran (/proc), and
+the machine's load average before and at the end.
+
+--profile FILE samples the view with py-spy (https://github.com/benfred/py-spy; as root, or where
+ptrace is allowed) while the floor runs, writes its raw stacks to FILE and prints the view's
+samples by stage (`STAGES`).
+
 Environment: CRAPS_KAFKA_BOOTSTRAP (default 127.0.0.1:9092); topics and groups of its own.
 """
 from __future__ import annotations
@@ -21,6 +28,7 @@ import asyncio
 import json
 import os
 import pathlib
+import signal
 import statistics
 import subprocess
 import sys
@@ -41,6 +49,57 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """The user and system CPU time a process has taken, in seconds."""
+    fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# The view's stages, each named by the frames that run it ("function (file" as py-spy's raw format
+# writes a frame). A sample is charged to the innermost frame of its stack that names a stage.
+STAGES = (
+    ("folds (streams/floor/folding.py)", ("(streams/floor/folding.py",)),
+    ("decoding the outputs (Avro)", ("decode_output (streams/codec/",)),
+    ("changelog writes (JSON, produce)", ("write_due (streams/floor/app.py", "_store (streams/floor/app.py")),
+    ("pages and pushes (streams/floor/web.py, JSON)", ("(streams/floor/web.py",)),
+    ("Faust's streams, events and acks", ("(faust/streams.py", "(faust/events.py", "(faust/channels.py",
+                                         "(faust/topics.py", "(faust/transport/conductor.py",
+                                         "(faust/transport/consumer.py", "(faust/agents/")),
+    ("aiokafka consumer (fetch, records parsed)", ("(aiokafka/consumer/",)),
+    ("aiokafka producer", ("(aiokafka/producer/",)),
+    ("network (connections, TLS)", ("(aiokafka/conn.py", "ssl.py", "sslproto.py", "selector_events.py")),
+    ("garbage collector", ("gc_collect_main", "collect (gc")),
+)
+IDLE = ("epoll_wait", "select (selectors.py", "_queue_SimpleQueue_get", "pthread_cond_timedwait",
+        "PyThread_acquire_lock_timed", "wait (threading.py")
+REST = "the event loop and the rest"
+
+
+def stage_of(stack: list[str]) -> str:
+    if any(mark in frame for frame in stack[-3:] for mark in IDLE):
+        return "idle"
+    for frame in reversed(stack):
+        for name, marks in STAGES:
+            if any(mark in frame for mark in marks):
+                return name
+    return REST
+
+
+def print_profile(path: pathlib.Path) -> None:
+    counts: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if stack and n.isdigit():
+            stage = stage_of(stack.split(";"))
+            counts[stage] = counts.get(stage, 0) + int(n)
+    busy = sum(v for k, v in counts.items() if k != "idle")
+    print(f"the view's samples (py-spy, every thread; raw stacks in {path}): {busy:,} busy, "
+          f"{counts.get('idle', 0):,} idle")
+    for name in [n for n, _ in STAGES] + [REST]:
+        if counts.get(name):
+            print(f"  {name:<50}{counts[name] / max(busy, 1):>7.1%}")
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -102,7 +161,9 @@ def main() -> int:
     p.add_argument("--speed", type=float, default=20)
     p.add_argument("--seconds", type=float, default=120)
     p.add_argument("--warmup", type=float, default=20)
+    p.add_argument("--profile", type=pathlib.Path, help="sample the view with py-spy into this file")
     args = p.parse_args()
+    load_before = os.getloadavg()
     bootstrap = os.environ.get("CRAPS_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
     tag = uuid.uuid4().hex[:8]
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="craps-floor-bench-"))
@@ -119,6 +180,7 @@ def main() -> int:
                                 env={**env, "CRAPS_FLOOR_DATADIR": str(tmp / "view")}, cwd=ROOT,
                                 stdout=open(tmp / "view.log", "wb"), stderr=subprocess.STDOUT)
         procs.append(view)
+        worker = procs[0]
         for _ in range(120):
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{view_port}/api/floor", timeout=2).read()
@@ -127,6 +189,12 @@ def main() -> int:
                 time.sleep(0.5)
         time.sleep(2)
         rss_start = rss_mb(view.pid)
+        cpu_start = cpu_seconds(view.pid), cpu_seconds(worker.pid)
+        spy = None
+        if args.profile:
+            spy = subprocess.Popen(["py-spy", "record", "--rate", "50", "--format", "raw", "--threads",
+                                    "--pid", str(view.pid), "-o", str(args.profile)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
         committed = Committed(f"fb{tag}.settlements", bootstrap)
         committed.start()
@@ -151,6 +219,12 @@ def main() -> int:
         asyncio.run(watch())
         committed.stop.set()
         committed.join(10)
+        cpu = cpu_seconds(view.pid) - cpu_start[0], cpu_seconds(worker.pid) - cpu_start[1]
+        elapsed = time.time() - started
+        load_end = os.getloadavg()
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+            spy.wait(60)
         rss_end = rss_mb(view.pid)
         floor = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{view_port}/api/floor", timeout=60).read())
         sizes = [len(urllib.request.urlopen(f"http://127.0.0.1:{view_port}/api/table?id={t['table_id']}",
@@ -186,6 +260,11 @@ def main() -> int:
     print(f"view memory: RSS {rss_start:.1f} MB before the floor, {rss_end:.1f} MB after: "
           f"{(rss_end - rss_start) * 1024 / max(tables, 1):.0f} KB per table")
     print(f"a table's detail as served (JSON, what its Faust tables hold): median {statistics.median(sizes) / 1024:.1f} KB")
+    print(f"CPU over the {elapsed:.0f} s of the floor: the view {cpu[0]:.1f} s ({cpu[0] / elapsed:.0%} of a core), "
+          f"the settling worker {cpu[1]:.1f} s ({cpu[1] / elapsed:.0%}); load average "
+          f"{load_before[0]:.1f} before, {load_end[0]:.1f} at the end")
+    if args.profile:
+        print_profile(args.profile)
     return 0
 
 

@@ -9,6 +9,12 @@ instance name (CRAPS_FLOOR_INSTANCE), so it reads every partition and any instan
 table, whichever settling worker owns it (docs/operating/index.md, the floor view). Delivery is at-least-once; the
 folds (streams/floor/folding.py) ignore what they already folded, by offset per table.
 
+A fold changes the table in memory and the pages at once; its changelog record is written later,
+at most every WRITE_EVERY_S per table (`ChangelogWrites`), and Faust's commit of the source records
+is held until the record that holds their fold is written: so after a crash the view rebuilds each
+table from its changelog and reads again every record folded since, and the folds skip the ones
+the changelog already holds.
+
 The consumers read committed records only: faust-streaming turns read_committed on only for its
 own exactly_once mode (faust/transport/drivers/aiokafka.py, `_create_worker_consumer`), which the
 view does not want (it writes no outputs); ReadCommittedTransport sets it for this app.
@@ -25,6 +31,7 @@ import asyncio
 import logging
 import os
 import tempfile
+import time
 
 import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
@@ -52,6 +59,18 @@ class _ReadCommittedThread(faust_aiokafka.AIOKafkaConsumerThread):
 class _ReadCommittedConsumer(faust_aiokafka.Consumer):
     def _new_consumer_thread(self):
         return _ReadCommittedThread(self, loop=self.loop, beacon=self.beacon)
+
+    async def wait_empty(self) -> None:
+        """Faust waits here, before a rebalance and at shutdown, for every record taken to be acked.
+        The records whose fold waits for its changelog record are acked by that write: so every
+        waiting table is written now, and any fold from here on is written at once."""
+        ChangelogWrites.draining = True
+        try:
+            for writes in ChangelogWrites.every:
+                await writes.write_due(None)
+            await super().wait_empty()
+        finally:
+            ChangelogWrites.draining = False
 
 
 class ReadCommittedTransport(faust_aiokafka.Transport):
@@ -120,16 +139,78 @@ def _table(name: str):
     return app.Table(name, default=None, partitions=PARTITIONS)
 
 
-shooters = _table("shooters")
-settlement_books = _table("settlements")
-layouts = _table("layouts")
-alert_books = _table("alerts")
-
-
 BATCH = 500  # records folded per batch at most
-YIELD_EVERY = 25  # records folded between two yields to the event loop (the pages share it)
-BATCH_WITHIN_S = 0.5  # and no longer a wait than this for a batch to fill: bounds the added lag, and
-# sets how often a busy table's Faust changelog is written (the changelog producer is the view's bottleneck)
+YIELD_EVERY = 25  # records folded (or changelog records written) between two yields to the event loop
+BATCH_WITHIN_S = 0.1  # and no longer a wait than this for a batch to fill: bounds the added lag
+WRITE_EVERY_S = 2.0  # a table's changelog record at most this often, and this long after its first unwritten fold
+WRITE_CHECK_S = 0.25  # how often the tables due are written
+
+
+class ChangelogWrites:
+    """One Faust table's folds waiting for their changelog record, and their writing.
+
+    A fold changes the table's value in memory (what the pages read) at once. The first record
+    folded into a table since its last changelog record stays unacked (Faust's `Message.incref`)
+    until the table's next changelog record is handed to the producer, WRITE_EVERY_S later: Faust
+    commits a partition's offsets only up to its first unacked record, and flushes the producer
+    before it commits (at-least-once, faust/transport/consumer.py `_commit_offsets`). So a committed
+    offset never passes a fold whose changelog record is not written: after a kill -9, the view
+    recovers each table from its changelog and reads again every record folded after that
+    table's last written record; the folds skip, by offset, whatever the changelog already held.
+
+    A table's value is its whole view, so its changelog needs only the last one: a busy table
+    writes one record every WRITE_EVERY_S rather than one per batch of each topic."""
+
+    every: list["ChangelogWrites"] = []
+    draining = False  # Faust is waiting for every record to be acked: write at once
+
+    def __init__(self, table) -> None:
+        self.table = table
+        # key -> (the first unwritten fold's message, when the key is due)
+        self.waiting: dict[str, tuple[object, float]] = {}
+        ChangelogWrites.every.append(self)
+
+    def get(self, key: str):
+        return self.table.data.get(key)
+
+    async def folded(self, key: str, value: dict, message) -> None:
+        """`value`, folded from `message` (and maybe records after it), is the table's value now."""
+        self.table.data[key] = value
+        hub.changed(key)
+        if key not in self.waiting:
+            message.incref()  # acked when the changelog record holding this fold is written
+            self.waiting[key] = (message, time.monotonic() + WRITE_EVERY_S)
+        if self.draining:
+            await self.write_due(None)
+
+    async def write_due(self, now: float | None) -> None:
+        """Write the changelog record of every table due by `now` (of every waiting table: None),
+        on the partition of its source records, then ack the record its writing waited for."""
+        due = [key for key, (_, at) in self.waiting.items() if now is None or at <= now]
+        for i, key in enumerate(due, 1):
+            waiting = self.waiting.pop(key, None)
+            if waiting is None:  # written meanwhile (a drain's write while the timer's waited)
+                continue
+            message = waiting[0]
+            # Straight to the producer: Table.__setitem__ would go through Faust's ProducerBuffer
+            # (send_soon, one message at a time), and take the stream's current event's partition.
+            await self.table.changelog_topic.send(key=key, value=self.table.data[key], partition=message.partition)
+            message.ack(app.consumer)
+            if i % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+
+
+shooters = ChangelogWrites(_table("shooters"))
+settlement_books = ChangelogWrites(_table("settlements"))
+layouts = ChangelogWrites(_table("layouts"))
+alert_books = ChangelogWrites(_table("alerts"))
+
+
+@app.timer(WRITE_CHECK_S)
+async def write_changelogs() -> None:
+    now = time.monotonic()
+    for writes in ChangelogWrites.every:
+        await writes.write_due(now)
 
 
 def _decoded(event) -> dict | None:
@@ -141,24 +222,10 @@ def _decoded(event) -> dict | None:
         return None
 
 
-async def _store(table, partition: int, key: str, value: dict) -> None:
-    """table[key] = value, its changelog record on `partition`: the partition of the key's source
-    records (Table.__setitem__ would take the stream's current event, the last of a batch).
-
-    The record is handed to the producer directly rather than through Faust's ProducerBuffer
-    (Table.__setitem__ -> send_soon), which publishes one message at a time: measured here, that
-    buffer fell minutes behind at 50 tables at 20x, and Faust's commit waits for it to drain.
-    Faust's commit still flushes the producer before it commits the offsets (at-least-once)."""
-    await table.changelog_topic.send(key=key, value=value, partition=partition)
-    table.data[key] = value
-    hub.changed(key)
-
-
-async def _fold_batches(stream, table, fold, record_of) -> None:
-    """Fold each batch of events into the table, then store each changed table once: a burst of
-    records for one table is one changelog record and one push."""
+async def _fold_batches(stream, writes: ChangelogWrites, fold, record_of) -> None:
+    """Fold each batch of events into the table: a burst of records for one table is one change."""
     async for events in stream.take_events(BATCH, within=BATCH_WITHIN_S):
-        changed: dict[str, tuple[int, dict]] = {}
+        changed: dict[str, tuple[object, dict]] = {}  # key -> (its first record folded, its value)
         for i, event in enumerate(events, 1):
             if i % YIELD_EVERY == 0:
                 await asyncio.sleep(0)
@@ -166,12 +233,12 @@ async def _fold_batches(stream, table, fold, record_of) -> None:
             if keyed is None:
                 continue
             key, record = keyed
-            current = changed[key][1] if key in changed else table.get(key)
+            first, current = changed[key] if key in changed else (event.message, writes.get(key))
             new = fold(current, event.message.offset, record)
             if new is not None:
-                changed[key] = (event.message.partition, new)
-        for key, (partition, value) in changed.items():
-            await _store(table, partition, key, value)
+                changed[key] = (first, new)
+        for key, (first, value) in changed.items():
+            await writes.folded(key, value, first)
 
 
 def _output_of(event):
@@ -198,7 +265,7 @@ async def fold_table_states(stream):
             key = event.key.decode("utf-8", "replace")
             new = folding.fold_state(shooters.get(key), event.message.offset, event.value.decode())
             if new is not None:
-                await _store(shooters, event.message.partition, key, new)
+                await shooters.folded(key, new, event.message)
 
 
 @app.agent(_source(SETTLEMENTS))
@@ -220,7 +287,7 @@ class TablesReader:
     """The web server's read-only window on the Faust tables."""
 
     def table_ids(self) -> list[str]:
-        return sorted(set(shooters.keys()) | set(settlement_books.keys()))
+        return sorted(set(shooters.table.data.keys()) | set(settlement_books.table.data.keys()))
 
     def row(self, table_id: str) -> dict | None:
         shooter, book = shooters.get(table_id), settlement_books.get(table_id)
@@ -235,7 +302,7 @@ class TablesReader:
         return folding.table_detail(table_id, shooter, book, layouts.get(table_id), alert_books.get(table_id))
 
     def observed(self) -> dict:
-        return folding.observed_floor(settlement_books.values())
+        return folding.observed_floor(settlement_books.table.data.values())
 
 
 @app.service
