@@ -60,6 +60,28 @@ class _ReadCommittedConsumer(faust_aiokafka.Consumer):
     def _new_consumer_thread(self):
         return _ReadCommittedThread(self, loop=self.loop, beacon=self.beacon)
 
+    def _new_offset(self, tp):
+        """Faust's next offset to commit for `tp`, never past a record whose fold still waits for
+        its changelog record (ChangelogWrites). Faust alone would: it stops at the first unacked
+        record only where the acked ones leave two offsets or more unacked after its last commit,
+        as it takes a single missing offset there for a transaction marker (`_new_offset` in
+        faust/transport/consumer.py: `min(acked) - committed_offset > 1`), and before its first
+        commit it checks nothing. A held record is often exactly that single offset: committed
+        past, a kill -9 lost its fold (seen as settlements missing from a restarted view)."""
+        held = ChangelogWrites.first_held(tp)
+        if held is None:
+            return super()._new_offset(tp)
+        acked = self._acked[tp]
+        later = [offset for offset in acked if offset >= held]
+        if later:  # Faust's reckoning over the acked records before the held one; the rest wait
+            acked[:] = [offset for offset in acked if offset < held]
+        try:
+            offset = super()._new_offset(tp)
+        finally:
+            if later:
+                self._acked[tp].extend(later)
+        return offset if offset is None else min(offset, held)
+
     async def wait_empty(self) -> None:
         """Faust waits here, before a rebalance and at shutdown, for every record taken to be acked.
         The records whose fold waits for its changelog record are acked by that write: so every
@@ -151,9 +173,10 @@ class ChangelogWrites:
 
     A fold changes the table's value in memory (what the pages read) at once. The first record
     folded into a table since its last changelog record stays unacked (Faust's `Message.incref`)
-    until the table's next changelog record is handed to the producer, WRITE_EVERY_S later: Faust
-    commits a partition's offsets only up to its first unacked record, and flushes the producer
-    before it commits (at-least-once, faust/transport/consumer.py `_commit_offsets`). So a committed
+    until the table's next changelog record is handed to the producer, WRITE_EVERY_S later: the
+    view's consumer commits a partition's offsets only up to its first held record
+    (`_ReadCommittedConsumer._new_offset`), and Faust flushes the producer before it commits
+    (at-least-once, faust/transport/consumer.py `_commit_offsets`). So a committed
     offset never passes a fold whose changelog record is not written: after a kill -9, the view
     recovers each table from its changelog and reads again every record folded after that
     table's last written record; the folds skip, by offset, whatever the changelog already held.
@@ -169,6 +192,13 @@ class ChangelogWrites:
         # key -> (the first unwritten fold's message, when the key is due)
         self.waiting: dict[str, tuple[object, float]] = {}
         ChangelogWrites.every.append(self)
+
+    @classmethod
+    def first_held(cls, tp) -> int | None:
+        """The lowest offset of `tp` whose fold waits for its changelog record, if any."""
+        offsets = [message.offset for writes in cls.every for message, _ in writes.waiting.values()
+                   if message.tp == tp]
+        return min(offsets) if offsets else None
 
     def get(self, key: str):
         return self.table.data.get(key)
