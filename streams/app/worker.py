@@ -52,7 +52,7 @@ from streams.kafka.consumers import (
     TopicPartition,
     group_consumer,
 )
-from streams.kafka.producers import abort_hanging, transactional_producer
+from streams.kafka.producers import abort_hanging, send_records, transactional_producer
 from streams.kafka.settings import default_bootstrap
 from streams.topics import TABLE_EVENTS, TABLE_STATE, WORKER_OUTPUTS
 
@@ -364,7 +364,7 @@ class SettlingWorker:
         handled_list = []
         changed: dict[str, None] = {}  # tables whose state changed in this batch, in order
         failed = self.failed.setdefault(partition, {})
-        delivered = []  # the sends' delivery futures
+        records: dict[str, list] = {}  # topic -> the batch's (key, value) records for it, in order
         try:
             async with producer.transaction():
                 for m in messages:
@@ -380,15 +380,19 @@ class SettlingWorker:
                             raise _InternalError(m.offset, e) from e  # aborts the transaction
                     handled_list.append(handled)
                     for topic, key, value in handled.messages:
-                        delivered.append(await producer.send(topic, value, key=key, partition=partition))
+                        topic_records = records.get(topic)
+                        if topic_records is None:
+                            topic_records = records[topic] = []
+                        topic_records.append((key, value))
                     if handled.state is not None:
                         changed[handled.table_id] = None
                 # One state record per table per batch: the changelog is compacted, and the
                 # transaction makes the batch's last state the only one anybody can read.
-                for table_id in changed:
-                    delivered.append(await producer.send(TABLE_STATE, shell.stored_text(table_id).encode(),
-                                                         key=table_id.encode(), partition=partition))
-                await self._written(delivered)
+                if changed:
+                    records[TABLE_STATE] = [(table_id.encode(), shell.stored_text(table_id).encode())
+                                            for table_id in changed]
+                # Each topic's records in as few record batches as they fit, in their order.
+                await self._written(await send_records(producer, records, partition))
                 await producer.send_offsets_to_transaction({tp: messages[-1].offset + 1}, self.app_id)
         except _InternalError as e:
             # The table the bug hit may be half-changed: nothing of the batch is committed, the

@@ -56,6 +56,28 @@ def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
                             retry_backoff_ms=int(os.environ.get("CRAPS_RETRY_BACKOFF_MS") or 10))
 
 
+async def send_records(producer: AIOKafkaProducer, records: dict, partition: int) -> list:
+    """Send each topic's (key, value) records, in their order, to `partition` of the topic, in
+    record batches built here (aiokafka `create_batch` / `send_batch`) rather than one `send`
+    each: a send's work per record (the metadata wait, the transaction check, the partitioner, the
+    accumulator's append) once per batch instead. The records, their order within each topic
+    partition and the batches' size limit (the producer's max_batch_size: a full batch goes and a
+    new one starts) are those of the sends. -> the batches' delivery futures."""
+    delivered = []
+    for topic, items in records.items():
+        batch = producer.create_batch()
+        for key, value in items:
+            if batch.append(key=key, value=value, timestamp=None) is None:  # full
+                batch.close()
+                delivered.append(await producer.send_batch(batch, topic, partition=partition))
+                batch = producer.create_batch()
+                batch.append(key=key, value=value, timestamp=None)  # a batch's first record always fits
+        if batch.record_count():
+            batch.close()
+            delivered.append(await producer.send_batch(batch, topic, partition=partition))
+    return delivered
+
+
 
 # The key of the records `abort_hanging` writes: no table id has it ("~" is outside the contract's
 # id pattern), so even a compacted topic's cleaner never confuses it with a table's record.

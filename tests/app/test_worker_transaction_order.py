@@ -34,8 +34,26 @@ class Shell:
         return "{}"
 
 
+class Batch:
+    """A record batch (aiokafka's BatchBuilder, its interface as the worker uses it)."""
+
+    def __init__(self):
+        self.records: list = []
+
+    def append(self, *, key, value, timestamp):
+        self.records.append((key, value))
+        return object()
+
+    def close(self):
+        pass
+
+    def record_count(self):
+        return len(self.records)
+
+
 class Producer:
-    """Records what it was asked, in order; each write completes (or fails) 5 ms after it is sent."""
+    """Records what it was asked, in order; each batch's write completes (or fails) 5 ms after it
+    is sent."""
 
     def __init__(self, fail_writes: bool = False):
         self.fail_writes = fail_writes
@@ -52,8 +70,11 @@ class Producer:
             raise
         self.log.append("commit")
 
-    async def send(self, topic, value, key=None, partition=None):
-        self.log.append(f"send {topic}")
+    def create_batch(self):
+        return Batch()
+
+    async def send_batch(self, batch, topic, *, partition):
+        self.log.append(f"send {topic} x{batch.record_count()}")
         future = asyncio.get_running_loop().create_future()
 
         def written():
@@ -101,8 +122,9 @@ def settle(producer: Producer, offsets: list[int]) -> SettlingWorker:
 def test_the_batch_is_written_before_its_offsets_join_the_transaction():
     producer = Producer()
     worker = settle(producer, [7, 8, 9])
-    # 3 messages x 2 outputs, then the table's one state record: all written before the offsets.
-    assert producer.log == [f"send {SETTLEMENTS}"] * 6 + [f"send {TABLE_STATE}", "offsets", "commit"]
+    # 3 messages x 2 outputs in one batch, then the table's one state record: all written before
+    # the offsets.
+    assert producer.log == [f"send {SETTLEMENTS} x6", f"send {TABLE_STATE} x1", "offsets", "commit"]
     assert producer.unwritten_when_offsets_added == 0
     assert 0 in worker.owners  # committed: the partition stays owned
 
@@ -115,3 +137,43 @@ def test_a_write_that_fails_aborts_the_batch_before_its_offsets():
     # Nothing of the batch committed: the partition is given up and re-read from the batch's start.
     assert 0 not in worker.owners
     assert worker.consumer.seeks == [7]
+
+
+def test_each_topic_s_records_go_in_order_in_record_batches_of_the_producer_s_size():
+    """`send_records` with aiokafka's own BatchBuilder (the producer not started: its batches are
+    caught at `send_batch`): every record once, in its order, on the given partition; a batch
+    that is full goes and the next record starts a new one."""
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.record.default_records import DefaultRecordBatch
+
+    from streams.kafka.producers import send_records
+
+    records = {
+        SETTLEMENTS: [(b"t%d" % (i % 3), b"settled-%d-" % i + b"x" * (i % 50)) for i in range(300)],
+        TABLE_STATE: [(b"t0", b"{}"), (b"t1", b"{\"a\":1}")],
+        "empty": [],
+    }
+    sent = []
+
+    async def run():
+        producer = AIOKafkaProducer(bootstrap_servers="127.0.0.1:1", transactional_id="t-0",
+                                    enable_idempotence=True, max_batch_size=1024)
+
+        async def send_batch(batch, topic, *, partition):
+            sent.append((topic, partition, batch))
+            return asyncio.get_running_loop().create_future()
+
+        producer.send_batch = send_batch
+        return await send_records(producer, records, 4)
+
+    delivered = asyncio.run(run())
+    assert len(delivered) == len(sent)
+    by_topic: dict = {}
+    for topic, partition, batch in sent:
+        assert partition == 4
+        data = bytes(batch._build())
+        assert len(data) <= 1024
+        by_topic.setdefault(topic, []).extend((r.key, r.value) for r in DefaultRecordBatch(data))
+    assert by_topic == {SETTLEMENTS: records[SETTLEMENTS], TABLE_STATE: records[TABLE_STATE]}
+    assert [t for t, _, _ in sent].count(SETTLEMENTS) > 10  # the settlements fill many batches
+    assert [t for t, _, _ in sent].count(TABLE_STATE) == 1
