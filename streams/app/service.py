@@ -11,7 +11,7 @@ from streams.app.web import make_web_app
 from streams.app.web_security import start_site, web_config_from_env, web_host
 from streams.app.worker import SettlingWorker
 from streams.metrics.exporter import FloorMetrics
-from streams.metrics.gc_pauses import GcPauses, freeze_start_up
+from streams.metrics.gc_pauses import GcPauses, freeze_start_up, raise_young_threshold
 from streams.rules import SurveillanceAlerted
 
 log = logging.getLogger("craps.worker")
@@ -43,6 +43,7 @@ async def _main(web_port: int) -> None:
     log.info("rules core: %s%s", CORE, f" ({CORE_NOTE})" if CORE_NOTE else "")
     pauses = GcPauses(metrics.gc_pauses).install()
     log.info("%s objects of the start-up frozen out of garbage collection", freeze_start_up())
+    raise_young_threshold()
     lag_task = asyncio.create_task(_report_lag(worker, metrics))
     stability_task = asyncio.create_task(_report_stability(worker, metrics))
     try:
