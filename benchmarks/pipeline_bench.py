@@ -185,9 +185,7 @@ STAGES = (
     ("tag check", ("problem (streams/authenticity/", "craps_native::tags::")),
     ("decode (Avro -> event)", ("decode_event (streams/codec/", "record_to_event (streams/rules/",
                                 "decode (streams/app/shell.py", "craps_native::avro::")),
-    # before the rules core, whose mark names every native frame
-    ("encode (output -> Avro)", ("_messages (streams/app/shell.py", "messages (streams/codec/fastwrite.py",
-                                 "craps_native::avro_out::")),
+    ("encode (output -> Avro)", ("_messages (streams/app/shell.py",)),
     ("rules core (apply)", ("apply (streams/rules/", "craps_native::")),
     ("surveillance and hold book", ("settled (streams/settle/step.py",)),
     ("table-state write (state -> JSON)", ("stored_text (streams/app/shell.py",)),
