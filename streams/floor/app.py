@@ -82,6 +82,26 @@ class _ReadCommittedConsumer(faust_aiokafka.Consumer):
                 self._acked[tp].extend(later)
         return offset if offset is None else min(offset, held)
 
+    async def _add_gap(self, tp, offset_from: int, offset_to: int) -> None:
+        """Note the offsets from `offset_from` to the record just read at `offset_to` (excluded) as
+        read without a record (transaction markers, aborted records), so the commit can pass them.
+
+        Faust's own (faust/transport/consumer.py) notes the record just read as a gap too, and
+        starts one past its last commit: once the gap is merged into the acked offsets the record
+        is there twice, and its reckoning (`consecutive_numbers`) stops at a repeated offset, so
+        each commit got past one transaction only. On the worker's transactional topics a
+        partition's acked offsets then grew without end, and with them the time of every commit
+        and the view's lag (faust-streaming issue 606, robinhood/faust issue 625)."""
+        committed = self._committed_offset[tp]
+        if committed is not None:
+            offset_from = max(offset_from, committed)
+        if offset_from < offset_to:
+            gaps = self._gap[tp]
+            overlapped = gaps.overlaps_range(offset_from, offset_to)  # read again after a seek
+            gaps.addi(offset_from, offset_to)
+            if overlapped:
+                gaps.merge_overlaps()
+
     async def wait_empty(self) -> None:
         """Faust waits here, before a rebalance and at shutdown, for every record taken to be acked.
         The records whose fold waits for its changelog record are acked by that write: so every
