@@ -240,6 +240,7 @@ def main() -> int:
                 proc.kill()
 
     lags, missing = [], 0
+    windows: dict[int, list[float]] = {}  # 20 s of the run -> its lags
     for table, times in committed.seen.items():
         page = shown.get(table, [])
         for k, t in enumerate(times):
@@ -247,6 +248,7 @@ def main() -> int:
                 continue
             if k < len(page):
                 lags.append(max(0.0, page[k] - t) * 1000)
+                windows.setdefault(int((t - started) // 20), []).append(lags[-1])
             else:
                 missing += 1
     settled = sum(len(v) for v in committed.seen.values())
@@ -257,6 +259,9 @@ def main() -> int:
         print(f"lag, settlement committed -> floor page data: p50 {statistics.median(lags):.0f} ms, "
               f"p99 {percentile(lags, 0.99):.0f} ms, max {max(lags):.0f} ms over {len(lags):,} settlements "
               f"(after {args.warmup:g} s warmup; {missing} not on the page by the end)")
+        print("  p50 / p99 by 20 s of the run: " + ", ".join(
+            f"{w * 20}-{w * 20 + 20} s {statistics.median(xs):.0f} / {percentile(xs, 0.99):.0f} ms"
+            for w, xs in sorted(windows.items())))
     print(f"view memory: RSS {rss_start:.1f} MB before the floor, {rss_end:.1f} MB after: "
           f"{(rss_end - rss_start) * 1024 / max(tables, 1):.0f} KB per table")
     print(f"a table's detail as served (JSON, what its Faust tables hold): median {statistics.median(sizes) / 1024:.1f} KB")

@@ -48,11 +48,20 @@ from streams.topics import LAYOUT_MARKERS, PARTITIONS, SETTLEMENTS, SURVEILLANCE
 log = logging.getLogger("craps.floor")
 
 
+FETCH_WAIT_MS = 100  # the longest a fetch waits at the broker for records: bounds the added lag
+
+
 class _ReadCommittedThread(faust_aiokafka.AIOKafkaConsumerThread):
     def _create_worker_consumer(self, transport):
         consumer = super()._create_worker_consumer(transport)
-        # aiokafka reads it at start() (consumer.py: the Fetcher gets self._isolation_level).
+        # aiokafka reads both at start() (consumer.py: the Fetcher gets self._isolation_level and
+        # self._fetch_max_wait_ms).
         consumer._isolation_level = "read_committed"
+        # Faust fixes the fetch's wait at 1.5 s (_create_worker_consumer): a fetch of partitions
+        # with nothing new waits that long at the broker, and a partition whose records were still
+        # buffered when it was sent waits for it to return. On a quiet floor a settlement then
+        # reached the page up to 1.5 s late.
+        consumer._fetch_max_wait_ms = FETCH_WAIT_MS
         return consumer
 
 
@@ -183,7 +192,7 @@ def _table(name: str):
 
 BATCH = 500  # records folded per batch at most
 YIELD_EVERY = 25  # records folded (or changelog records written) between two yields to the event loop
-BATCH_WITHIN_S = 0.1  # and no longer a wait than this for a batch to fill: bounds the added lag
+BATCH_WITHIN_S = 0.05  # and no longer a wait than this for a batch to fill: bounds the added lag
 WRITE_EVERY_S = 2.0  # a table's changelog record at most this often, and this long after its first unwritten fold
 WRITE_CHECK_S = 0.25  # how often the tables due are written
 

@@ -162,3 +162,16 @@ def test_a_gap_read_again_after_a_seek_is_noted_once():
         c._acked[SETTLEMENTS].extend(records)
         assert c._new_offset(SETTLEMENTS) == 8
     asyncio.run(scenario())
+
+
+def test_the_views_consumer_reads_committed_and_waits_briefly_at_the_broker():
+    # Faust builds it read_uncommitted with a 1.5 s fetch wait; the view's thread changes both
+    # before aiokafka's start() reads them (no connection is made here).
+    async def scenario():
+        kafka = floor_app.app.consumer._thread._create_worker_consumer(floor_app.app.transport)
+        try:
+            assert kafka._isolation_level == "read_committed"
+            assert kafka._fetch_max_wait_ms == floor_app.FETCH_WAIT_MS <= 100
+        finally:
+            await kafka.stop()
+    asyncio.run(scenario())
