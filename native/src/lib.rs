@@ -12,6 +12,7 @@
 #![allow(clippy::missing_safety_doc, static_mut_refs, clippy::too_many_arguments)]
 
 mod avro;
+mod avro_out;
 mod bonus_craps;
 mod ctx;
 mod fire_bet;
@@ -178,6 +179,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_class::<watch::Watch>()?;
     // Avro container blocks read into events (streams/codec/fastread.py).
     m.add_class::<avro::BlockReader>()?;
+    // The worker's outputs written as Avro messages (streams/codec/fastwrite.py).
+    m.add_class::<avro_out::OutputWriter>()?;
     // The replay's output lines (streams/replay/run.py `output_lines`).
     m.add_class::<lines::LineWriter>()?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;

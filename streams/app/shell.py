@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from streams.codec import HEADER_LEN, CodecError, decode_event, default_codec, encode_output
 from streams.codec.fastread import _native_reader, _Odd, _setup
+from streams.codec.fastwrite import output_writer
 from streams.rules import (
     ContractError,
     EventRejected,
@@ -23,7 +24,6 @@ from streams.rules import (
     SurveillanceAlerted,
     TableState,
     WagerSettled,
-    output_to_record,
     record_to_event,
 )
 from streams.rules.verdict import UNDECODABLE
@@ -115,8 +115,16 @@ def _fast_decoder():
     return decode
 
 
-def _messages(outputs: list) -> list:
-    return [(TOPIC_OF[type(o)], o.table_id.encode(), encode_output(output_to_record(o))) for o in outputs]
+_WRITER = None
+
+
+def _output_writer():
+    """outputs -> [(topic, key, value)]: each output's message, byte for byte
+    `encode_output(output_to_record(o))` (streams/codec/fastwrite.py); made on first use."""
+    global _WRITER
+    if _WRITER is None:
+        _WRITER = output_writer(TOPIC_OF)
+    return _WRITER
 
 
 class SettlementShell:
@@ -131,6 +139,7 @@ class SettlementShell:
         self.states: dict[str, TableState] = {}
         self.books: dict[str, HoldBook] = {}  # table id -> its hold book, beside its state
         self.fast_decode = _fast_decoder()
+        self.messages = _output_writer()
 
     def state_of(self, table_id: str) -> TableState | None:
         state = self.states.get(table_id)
@@ -155,7 +164,7 @@ class SettlementShell:
                 return self.undecodable(value, e, topic, partition, offset)
         self.state_of(event.table_id)  # loaded from the changelog on first sight
         verdict, state, outputs = settle_event(self.states, self.books, self.watch, event, self.tags)
-        return Handled(verdict, event.table_id, outputs, _messages(outputs), state, event)
+        return Handled(verdict, event.table_id, outputs, self.messages(outputs), state, event)
 
     @staticmethod
     def undecodable(value: bytes, error, topic: str, partition: int, offset: int,

@@ -798,6 +798,39 @@ WRITER_PATH = NativePath(
 )
 
 
+# ---------------------------------------------------------------- the worker's Avro messages
+
+
+class MessageSide:
+    """A batch of outputs as the worker's messages, (topic, key, Avro message) each: the plain
+    path's (`encode_output(output_to_record(o))`) or the native writer's (streams/codec/fastwrite.py),
+    which leaves to the plain path what it is not sure of (counted: `written natively`)."""
+
+    def __init__(self, is_native: bool):
+        from streams.app.shell import TOPIC_OF
+        from streams.codec.fastwrite import _native_writer, output_writer
+
+        self.raw = _native_writer(TOPIC_OF) if is_native else None
+        assert self.raw is not None or not is_native, "the native code is in use but there is no native message writer"
+        self.write = output_writer(TOPIC_OF, native=is_native)
+        self.counts = Counter()
+
+    def __call__(self, batch: list):
+        if self.raw is not None and batch:
+            self.counts["written natively"] += sum(m is not None for m in self.raw(list(batch)))
+        return self.write(batch)
+
+
+MESSAGES_PATH = NativePath(
+    "avro-writer", frozenset({"OutputWriter"}),
+    inputs=writer_inputs,
+    python=lambda floor: MessageSide(is_native=False),
+    native=lambda floor: MessageSide(is_native=True),
+    compare=equal,
+    in_use=lambda: NOT_IN_USE,
+)
+
+
 # ---------------------------------------------------------------- the Chernoff minimum
 
 
@@ -855,7 +888,7 @@ TAILS_PATH = NativePath(
 
 PATHS: dict[str, NativePath] = {p.name: p for p in (
     CORE_PATH, WATCH_PATH, TOUCHY_WATCH_PATH, TAGS_PATH, QUIET_PATH, LANE_PATH, AVRO_PATH, WRITER_PATH,
-    TAILS_PATH)}
+    MESSAGES_PATH, TAILS_PATH)}
 
 # What the extension exposes that is no path to compare: facts it is checked on at import
 # (streams/rules/native.py: the kinds and groups against the registry, the sources' digest).

@@ -76,7 +76,7 @@ def test_every_entry_point_has_a_path():
     for source in (ROOT / "streams").rglob("*.py"):
         used |= set(re.findall(r"\b_native\.([A-Za-z_]\w*)", source.read_text()))
     assert {"apply", "settle_quiet", "settle_lines", "chernoff_minimum", "TagKeys", "WatchConfig",
-            "BlockReader", "LineWriter"} <= used, used  # the scan does find the wrappers' reads
+            "BlockReader", "LineWriter", "OutputWriter"} <= used, used  # the scan does find the wrappers' reads
     assert not used - covered, f"native entry points without a lockstep path: {sorted(used - covered)}"
     if native.PROBLEM is None:
         exposed = {n for n in dir(native._native) if not n.startswith("_")}
@@ -173,8 +173,13 @@ def _writer(counts, floor):
     assert counts["native"]["written"] > (0 if floor == "contract-corpus" else counts["steps"] // 2), counts
 
 
+def _messages(counts, floor):
+    assert counts["native"]["written natively"] > (0 if floor == "contract-corpus" else counts["steps"] // 2), counts
+
+
 EXPECT = {"core": _core, "watch": _watch, "watch-touchy": _touchy_watch, "tags": _tags, "quiet-run": _replay,
-          "json-lane": _lane, "avro-reader": _avro, "writer": _writer, "chernoff-minimum": lambda c, f: None}
+          "json-lane": _lane, "avro-reader": _avro, "writer": _writer,
+          "avro-writer": _messages, "chernoff-minimum": lambda c, f: None}
 
 
 @pytest.mark.parametrize("floor", FLOORS)
