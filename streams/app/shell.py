@@ -29,7 +29,7 @@ from streams.rules import (
 from streams.rules.verdict import UNDECODABLE
 from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldBook, HoldWatch
-from streams.surveillance.native_watch import as_table_watch
+from streams.surveillance.native_watch import native_of, watch_record, with_native_watch
 from streams.surveillance.table_watch import TableWatch
 from streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
 
@@ -54,10 +54,10 @@ class Handled:
 
 def state_to_text(state: TableState, book: HoldBook | None = None) -> str:
     """What the changelog stores for a table: its state, its hold book and its surveillance (dice,
-    hold tails, positions), in one record (a replay's book may keep its surveillance natively:
-    `as_table_watch`)."""
+    hold tails, positions), in one record (a book may keep its surveillance natively:
+    `watch_record`)."""
     book = book or HoldBook()
-    record = {"table": state.to_record(), "hold": book.to_record(), "watch": as_table_watch(book.watch).to_record()}
+    record = {"table": state.to_record(), "hold": book.to_record(), "watch": watch_record(book.watch)}
     return json.dumps(record, separators=(",", ":"), sort_keys=True)
 
 
@@ -135,7 +135,9 @@ class SettlementShell:
     def __init__(self, load, watch: HoldWatch | None = None, tags=None):
         self.load = load
         self.tags = tags  # the tag check before the core (streams.authenticity.TagCheck)
-        self.watch = watch or HoldWatch.from_settings(os.environ)
+        # Each table's surveillance kept natively where the native code is in use, as the replay
+        # keeps it: the same alerts and state (streams/surveillance/native_watch.py).
+        self.watch = with_native_watch(watch or HoldWatch.from_settings(os.environ))
         self.states: dict[str, TableState] = {}
         self.books: dict[str, HoldBook] = {}  # table id -> its hold book, beside its state
         self.fast_decode = _fast_decoder()
@@ -146,8 +148,10 @@ class SettlementShell:
         if state is None:
             stored = self.load(table_id)
             if stored is not None:
-                state, self.books[table_id] = state_from_text(stored)
-                self.states[table_id] = state
+                state, book = state_from_text(stored)
+                if book.watch is not None and self.watch.table_watch is not TableWatch:
+                    book.watch = native_of(book.watch, self.watch.table_watch)  # watched natively again
+                self.states[table_id], self.books[table_id] = state, book
         return state
 
     def stored_text(self, table_id: str) -> str:

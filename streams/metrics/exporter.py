@@ -19,6 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from streams.metrics.gc_pauses import PAUSE_BUCKETS
 from streams.odds import all_wager_odds, wager_odds
 from streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
+from streams.surveillance.native_watch import as_table_watch
 from streams.surveillance.table_watch import Thresholds
 from streams.surveillance.tails import unit_distribution
 
@@ -132,7 +133,8 @@ class _OwnedTables:
         dice_watch = self.thresholds.dice
         for state, book in self.tables():
             table = state.table_id
-            watch = book.watch if book is not None else None
+            # The Python form of a natively kept watch (streams/surveillance/native_watch.py).
+            watch = as_table_watch(book.watch) if book is not None and book.watch is not None else None
             if watch is not None:
                 d = watch.dice
                 dice_ratio.add_metric((table,), dice_watch.largest_ratio(d))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from streams.rules import ContractError, EventRejected, malformed, record_to_event
@@ -22,8 +22,7 @@ from streams.replay.jsonread import LineBatch
 from streams.settle.quiet import lane_run, quiet_run
 from streams.settle.step import settle_event, settled, undecodable_rejection
 from streams.surveillance import HoldWatch
-from streams.surveillance.native_watch import watch_factory
-from streams.surveillance.table_watch import TableWatch
+from streams.surveillance.native_watch import with_native_watch
 
 EVENT_TYPES = frozenset(INPUT_TYPES.values())
 
@@ -56,8 +55,7 @@ class Replay:
         watch = watch or HoldWatch.from_settings(os.environ)
         # The tables' surveillance kept natively where the native code is in use (the same alerts
         # and state as the Python `TableWatch`: streams/surveillance/native_watch.py).
-        native = watch_factory(watch.thresholds) if watch.table_watch is TableWatch else None
-        self.watch = watch if native is None else replace(watch, table_watch=native)
+        self.watch = with_native_watch(watch)
         self._tally = ReplayTally()
         self._quiet = quiet_run(tags)  # None: every event through `settle_event`
         self._lane = lane_run(tags)  # None: a LineBatch read line by line (`LineBatch.items`)

@@ -8,9 +8,12 @@ tails, and every alert's wording (table_watch.py `dice_alert`, `hold_alert`, `po
 So a threshold, a test or a message lives in one place.
 
 Why: in Python, the surveillance was two fifths of an Avro replay of a simulated day (a dict
-lookup, a dataclass and a screen per settlement, a CUSUM per throw); the rules core was native
-already. Only the replay and the audit use it (`Replay` asks `watch_factory`); the live worker
-stores its watch with the table as a record in each transaction and keeps the Python one.
+lookup, a dataclass and a screen per settlement, a CUSUM per throw), and the largest settling
+stage of the live worker's loop; the rules core was native already. The replay, the audit and the
+live worker all keep it (`with_native_watch`). What is stored or shown of a table's surveillance
+is the Python `TableWatch` of its state (`as_table_watch`): the changelog record the worker writes
+in each transaction, the floor view's fold of it and the metrics read the same as before; a table
+the worker reads back from its changelog is watched natively again (`native_of`).
 
 Where the native watch declines (an input that is not what the core makes: a field of another
 type, a die off 1..6), `observe` returns None with nothing changed; the step (streams/settle/step.py)
@@ -66,6 +69,23 @@ def watch_factory(thresholds: Thresholds):
     return config.watch
 
 
+def with_native_watch(watch):
+    """`watch` (a `HoldWatch`) with each table's surveillance kept natively where the native code
+    is in use and `watch` keeps the default, the Python `TableWatch`; else `watch` itself (a test
+    that passes another factory keeps it)."""
+    from dataclasses import replace
+
+    native = watch_factory(watch.thresholds) if watch.table_watch is TableWatch else None
+    return watch if native is None else replace(watch, table_watch=native)
+
+
+def native_of(table_watch: TableWatch, make):
+    """A native watch (`make()`, of `watch_factory`) holding `table_watch`'s state."""
+    watch = make()
+    watch.load(dump_of(table_watch))
+    return watch
+
+
 def table_watch_of(watch) -> TableWatch:
     """The Python `TableWatch` of a native watch's state (`units` are read again when needed)."""
     dice, holds, positions, prev, last, raised = watch.dump()
@@ -75,6 +95,25 @@ def table_watch_of(watch) -> TableWatch:
     lines = {(pos, w, p): PositionLine(n, first, dict(results), alerted, last_p)
              for pos, w, p, n, first, results, alerted, last_p in positions}
     return TableWatch(DiceBook(*dice), tails, lines, last, prev, raised=dict(raised))
+
+
+def watch_record(watch) -> dict:
+    """`as_table_watch(watch).to_record()` (equal as a dict; the stored JSON sorts its keys), what a
+    table's stored record holds of its surveillance, written straight from a native watch's
+    `dump()` without making the Python objects: the worker stores each changed table's record in
+    every transaction."""
+    if type(watch) is TableWatch:
+        return watch.to_record()
+    dice, holds, positions, prev, last, raised = watch.dump()
+    return {
+        "dice": list(dice),
+        "holds": {f"{w}|{p}": [decisions, handle, house_win, {str(s): c for s, c in stakes}, alerted]
+                  for w, p, decisions, handle, house_win, stakes, alerted, _, _ in holds},
+        "positions": {f"{pos}|{w}|{p}": [n, first, {str(v): c for v, c in results}, alerted, last_p]
+                      for pos, w, p, n, first, results, alerted, last_p in positions},
+        "throw_seqs": [prev, last],
+        "raised": dict(raised),
+    }
 
 
 def as_table_watch(watch) -> TableWatch:

@@ -13,6 +13,7 @@ from streams.codec import encode_event
 from streams.metrics.exporter import FloorMetrics
 from streams.rules import WagerSettled
 from streams.sim.floor import floor_events
+from streams.surveillance.native_watch import as_table_watch
 
 
 def shell_after(tables=5, hours=4, seed=4):
@@ -100,7 +101,7 @@ def test_surveillance_figures_come_from_the_committed_watch():
     tails = got["craps_hold_tail_probability"]
     assert tails and all(0 <= p <= 1 for p in tails.values())
     for table, book in shell.books.items():
-        for (wager, paytable), tail in book.watch.holds.items():
+        for (wager, paytable), tail in as_table_watch(book.watch).holds.items():
             unit = unit_distribution(wager_odds(wager, shell.states[table].rules))
             p, _ = tail.tail(unit)
             assert tails[(("paytable", paytable), ("table", table), ("wager", wager))] == p

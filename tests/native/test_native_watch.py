@@ -4,13 +4,15 @@ and state after every throw of every floor, under the casino's thresholds and to
 state read back both ways, its decline (nothing changed) and the hand-over to the Python watch."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from streams.rules import CORE, ContractError, DiceThrown, WagerSettled, record_to_event
 from streams.settle.step import settle_event
 from streams.sim.floor import floor_events
 from streams.surveillance import HoldWatch
-from streams.surveillance.native_watch import dump_of, table_watch_of, watch_factory
+from streams.surveillance.native_watch import dump_of, table_watch_of, watch_factory, watch_record
 from streams.surveillance.table_watch import TableWatch, Thresholds
 from tests.native.lockstep import FAULTS, TOUCHY, normal
 
@@ -38,6 +40,22 @@ def test_table_watch_of_and_load_round_trip():
         fresh = watch_factory(thresholds)()
         fresh.load(dump_of(python))
         assert normal(fresh.dump()) == normal(book.watch.dump())
+
+
+def test_a_native_watch_s_record_is_its_table_watch_s():
+    # What the worker stores of a natively kept watch in each transaction (`watch_record`), after
+    # every throw of a busy floor under touchy thresholds (alerts raised, positions tested).
+    native = HoldWatch(TOUCHY, table_watch=watch_factory(TOUCHY))
+    tables, books, compared = {}, {}, 0
+    for event in events(3, 3.0, 5, 0.02):
+        settle_event(tables, books, native, event)
+        book = books.get(event.table_id)
+        if type(event) is DiceThrown and book is not None:
+            record = watch_record(book.watch)
+            assert record == table_watch_of(book.watch).to_record()
+            assert json.dumps(record, sort_keys=True) == json.dumps(table_watch_of(book.watch).to_record(), sort_keys=True)
+            compared += 1
+    assert compared > 500 and any(table_watch_of(b.watch).raised for b in books.values())
 
 
 def _settlement(**changes) -> WagerSettled:
