@@ -1,4 +1,4 @@
-"""A table's surveillance kept natively, for replay (native/src/watch.rs).
+"""A table's surveillance kept natively, for the replay and the live worker (native/src/watch.rs).
 
 The native `Watch` holds what `TableWatch` holds (the dice CUSUMs, the hold tails, the position
 lines) and its `observe(state, applied, outputs)` is `table_watch.observe`, operation by
