@@ -100,7 +100,7 @@ class _ReadCommittedConsumer(faust_aiokafka.Consumer):
         is there twice, and its reckoning (`consecutive_numbers`) stops at a repeated offset, so
         each commit got past one transaction only. On the worker's transactional topics a
         partition's acked offsets then grew without end, and with them the time of every commit
-        and the view's lag (faust-streaming issue 606, robinhood/faust issue 625)."""
+        and the view's lag (faust-streaming/faust#606, robinhood/faust#625)."""
         committed = self._committed_offset[tp]
         if committed is not None:
             offset_from = max(offset_from, committed)
