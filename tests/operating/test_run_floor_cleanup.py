@@ -68,9 +68,11 @@ def test_cleanup_stops_everything_when_stdout_is_a_closed_pipe(tmp_path, how):
         assert shell.stdout.readline().startswith(b"T001 seq 1")
         started = [int(p) for p in (tmp_path / "started").read_text().split()]
         assert len(started) == 5 and all(alive(p) for p in started)
-        shell.stdout.close()  # `tee` has gone: nobody reads stdout (nor stderr) any more
         if how == "ctrl-c":
-            os.killpg(shell.pid, signal.SIGINT)  # what the terminal sends the foreground job
+            # what the terminal sends the foreground job, `tee` included; signalled first, because a
+            # writer that met the closed pipe before the signal would end on EPIPE (the other case)
+            os.killpg(shell.pid, signal.SIGINT)
+        shell.stdout.close()  # `tee` has gone: nobody reads stdout (nor stderr) any more
         shell.wait(30)
         deadline = time.monotonic() + 15
         while any(alive(p) for p in started) and time.monotonic() < deadline:
