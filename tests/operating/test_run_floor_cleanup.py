@@ -38,7 +38,8 @@ started_kafka=1
 for name in worker floor-view prometheus feed; do sleep 1000 & pids+=($!); done
 echo "${pids[*]} $(cat "$BROKER_PID")" >"$TMP/started"
 echo "craps-streams is running"
-python3 -u -c 'import time
+python3 -u -c 'import signal, time
+signal.signal(signal.SIGINT, signal.SIG_DFL)  # ends by the signal, as a C program does, not by a traceback to a closed pipe
 while True:
     print("T001 seq 1 hot_roller won $12.00", flush=True)
     time.sleep(0.02)'
