@@ -15,7 +15,7 @@
 //! settles it by `settle_event`, which asks the same questions and words every answer (a rejection,
 //! a forged tag, the Python core's cases). The native core places wagers and changes shooters
 //! without outputs; should a rule ever give them some, this refuses loudly rather than drop them.
-//! tests/settle/test_quiet_run.py holds the batches with and without this run to the same outputs,
+//! tests/native/test_quiet_run.py holds the batches with and without this run to the same outputs,
 //! verdicts, tallies and tables.
 
 use crate::ctx::ctx;

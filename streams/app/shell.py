@@ -26,7 +26,8 @@ from streams.rules import (
     WagerSettled,
     record_to_event,
 )
-from streams.rules.verdict import UNDECODABLE
+from streams.rules.verdict import APPLIED, UNDECODABLE
+from streams.settle.quiet import quiet_run
 from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldBook, HoldWatch
 from streams.surveillance.native_watch import native_of, watch_record, with_native_watch
@@ -68,6 +69,17 @@ def state_from_text(text: str) -> tuple[TableState, HoldBook]:
     book = HoldBook.from_record(record["hold"])
     book.watch = TableWatch.from_record(record.get("watch"))  # absent: stored before the table watch existed
     return TableState.from_record(record["table"]), book
+
+
+class SettlingRaised(Exception):
+    """Settling an item of a batch raised (a bug, not bad input): `index` is the item's place in
+    the batch, None when it raised inside a quiet run (which of its events is not known: settle
+    the batch again without the run, `SettlementShell.quiet = None`, to find it)."""
+
+    def __init__(self, index: int | None, error: BaseException):
+        super().__init__(f"item {index}: {error!r}")
+        self.index = index
+        self.error = error
 
 
 class _Generic(Exception):
@@ -116,6 +128,7 @@ def _fast_decoder():
 
 
 _WRITER = None
+_QUIET = ()  # a quiet event's outputs and messages: none
 
 
 def _output_writer():
@@ -142,6 +155,9 @@ class SettlementShell:
         self.books: dict[str, HoldBook] = {}  # table id -> its hold book, beside its state
         self.fast_decode = _fast_decoder()
         self.messages = _output_writer()
+        # Runs of quiet events (wagers placed, shooters changed) in one native call, as the replay
+        # settles them (streams/settle/quiet.py); None where the native code is not in use.
+        self.quiet = quiet_run(tags)
 
     def state_of(self, table_id: str) -> TableState | None:
         state = self.states.get(table_id)
@@ -159,6 +175,13 @@ class SettlementShell:
         return state_to_text(self.states[table_id], self.books.get(table_id))
 
     def handle(self, value: bytes, topic: str, partition: int, offset: int) -> Handled:
+        event = self.decoded(value, topic, partition, offset)
+        if type(event) is Handled:
+            return event
+        return self.settled(event)
+
+    def decoded(self, value: bytes, topic: str, partition: int, offset: int):
+        """The message's event, or the Handled rejection of a message that is not one."""
         event = self.fast_decode(value) if self.fast_decode is not None else None
         if event is None:
             try:
@@ -166,9 +189,49 @@ class SettlementShell:
                 event = record_to_event(record)
             except (CodecError, ContractError) as e:
                 return self.undecodable(value, e, topic, partition, offset)
+        return event
+
+    def settled(self, event) -> Handled:
+        """One decoded event through the settling step (streams.settle.step)."""
         self.state_of(event.table_id)  # loaded from the changelog on first sight
         verdict, state, outputs = settle_event(self.states, self.books, self.watch, event, self.tags)
         return Handled(verdict, event.table_id, outputs, self.messages(outputs), state, event)
+
+    def handle_batch(self, items: list) -> list[Handled]:
+        """A batch in offset order: `items` holds each message's event (`decoded`) or a Handled
+        already (a message that is not an event, or one the worker rejects); -> a Handled per
+        item, each as `settled` gives it. Each run of quiet events is settled in one native call
+        (`quiet_run`: it stops, with nothing changed, at anything else, a table not loaded yet
+        included, which `settled` then takes), so the outputs, verdicts and tables are those of
+        the events one by one (tests/app/test_settlement_shell.py compares both). A Handled of a
+        quiet event has empty tuples for its outputs and messages."""
+        quiet, states, settled = self.quiet, self.states, self.settled
+        out: list[Handled] = []
+        append = out.append
+        i, n = 0, len(items)
+        while i < n:
+            if quiet is not None:
+                try:
+                    stop, ran, untagged, _ = quiet(states, self.books, items, i)
+                except Exception as e:
+                    raise SettlingRaised(None, e) from e
+                if untagged:
+                    self.tags.untagged += untagged
+                for event in items[i:stop]:
+                    table_id = event.table_id
+                    append(Handled(APPLIED, table_id, _QUIET, _QUIET, states[table_id], event))
+                i = stop
+                if i == n:
+                    break
+            item = items[i]
+            if type(item) is not Handled:
+                try:
+                    item = settled(item)
+                except Exception as e:
+                    raise SettlingRaised(i, e) from e
+            append(item)
+            i += 1
+        return out
 
     @staticmethod
     def undecodable(value: bytes, error, topic: str, partition: int, offset: int,

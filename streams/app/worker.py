@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass
 
 from streams.app.recovery import recover_partition
-from streams.app.shell import SettlementShell
+from streams.app.shell import SettlementShell, SettlingRaised
 from streams.kafka.consumers import (
     TRANSIENT,
     ConsumerRebalanceListener,
@@ -66,7 +66,7 @@ def _env_ms(name: str, default: int) -> int:
 class _InternalError(Exception):
     """Settling a message raised (a bug, not bad input): abort its batch's transaction."""
 
-    def __init__(self, offset: int, error: BaseException):
+    def __init__(self, offset: int | None, error: BaseException):
         super().__init__(f"offset {offset}: {error!r}")
         self.offset = offset
 
@@ -123,6 +123,8 @@ class SettlingWorker:
         self.generation = 0  # bumped by every rebalance callback
         # partition -> {offset: exception} of messages whose settling raised: rejected when re-read
         self.failed: dict[int, dict[int, BaseException]] = {}
+        # partitions whose last batch raised inside a quiet run: the next settles event by event
+        self.event_by_event: set[int] = set()
         self.session_timeout_ms = _env_ms("CRAPS_SESSION_TIMEOUT_MS", 10_000)
         self.heartbeat_interval_ms = _env_ms("CRAPS_HEARTBEAT_INTERVAL_MS", max(self.session_timeout_ms // 5, 100))
         self.transaction_timeout_ms = _env_ms("CRAPS_TRANSACTION_TIMEOUT_MS", 60_000)
@@ -180,8 +182,10 @@ class SettlingWorker:
             return None
         log.info("partition %s owned: %s table states recovered in %.2f s, resuming at offset %s",
                  partition, len(states), seconds, committed)
-        owner = self.owners[partition] = PartitionOwner(partition, producer,
-                                                                 SettlementShell(states.get, tags=self.tags), states)
+        shell = SettlementShell(states.get, tags=self.tags)
+        if partition in self.event_by_event:
+            shell.quiet = None
+        owner = self.owners[partition] = PartitionOwner(partition, producer, shell, states)
         owner.next_offset = committed
         return owner
 
@@ -365,20 +369,26 @@ class SettlingWorker:
         changed: dict[str, None] = {}  # tables whose state changed in this batch, in order
         failed = self.failed.setdefault(partition, {})
         records: dict[str, list] = {}  # topic -> the batch's (key, value) records for it, in order
+        items = []  # each message's event, or its Handled rejection
         try:
             async with producer.transaction():
                 for m in messages:
                     error = failed.get(m.offset)
                     if error is not None:
                         # Its settling raised last time (a bug): rejected with its bytes, not applied.
-                        handled = SettlementShell.undecodable(m.value, error, m.topic, partition, m.offset,
-                                                              reason="internal_error")
-                    else:
-                        try:
-                            handled = shell.handle(m.value, m.topic, partition, m.offset)
-                        except Exception as e:  # a bug, not bad input: never stop the floor for it
-                            raise _InternalError(m.offset, e) from e  # aborts the transaction
-                    handled_list.append(handled)
+                        items.append(SettlementShell.undecodable(m.value, error, m.topic, partition, m.offset,
+                                                                 reason="internal_error"))
+                        continue
+                    try:
+                        items.append(shell.decoded(m.value, m.topic, partition, m.offset))
+                    except Exception as e:  # a bug, not bad input: never stop the floor for it
+                        raise _InternalError(m.offset, e) from e  # aborts the transaction
+                try:
+                    handled_list = shell.handle_batch(items)
+                except SettlingRaised as e:  # a bug, not bad input: never stop the floor for it
+                    raise _InternalError(None if e.index is None else messages[e.index].offset,
+                                         e.error) from e.error  # aborts the transaction
+                for handled in handled_list:
                     for topic, key, value in handled.messages:
                         topic_records = records.get(topic)
                         if topic_records is None:
@@ -398,9 +408,16 @@ class SettlingWorker:
             # The table the bug hit may be half-changed: nothing of the batch is committed, the
             # partition's tables are rebuilt from the changelog (owned again at the next round) and
             # the batch re-read, with that message rejected instead of applied (compute, then commit).
-            log.error("partition %s offset %s: internal error; batch aborted, the message will be "
-                      "rejected", partition, e.offset, exc_info=e.__cause__)
-            failed[e.offset] = e.__cause__
+            if e.offset is None:
+                # Raised inside a run of quiet events: which one is not known. The batch is
+                # settled again event by event, which finds it (and rejects it the time after).
+                log.error("partition %s: internal error in a quiet run; batch aborted, to be settled "
+                          "again event by event", partition, exc_info=e.__cause__)
+                self.event_by_event.add(partition)
+            else:
+                log.error("partition %s offset %s: internal error; batch aborted, the message will be "
+                          "rejected", partition, e.offset, exc_info=e.__cause__)
+                failed[e.offset] = e.__cause__
             await self._drop(owner)
             self._rewind(tp, messages[0].offset)
             return
@@ -420,6 +437,7 @@ class SettlingWorker:
             await self._drop(owner)
             self._rewind(tp, messages[0].offset)
             return
+        self.event_by_event.discard(partition)  # committed: the next batch in quiet runs again
         if failed:  # committed: offsets below the batch's end are never read again
             for offset in [o for o in failed if o < messages[-1].offset + 1]:
                 del failed[offset]

@@ -12,6 +12,7 @@ from streams.app.worker import SettlingWorker
 from streams.authenticity import KeyRing, TagCheck
 from streams.kafka.consumers import TopicPartition
 from streams.topics import TABLE_EVENTS
+from tests.app.batch_shell import OneByOne
 
 
 class Message:
@@ -99,7 +100,7 @@ class Producer:
         self.batch_start = messages[0].offset
 
 
-class Shell:
+class Shell(OneByOne):
     def __init__(self, *a, **k):
         self.states, self.books = {}, {}
 
@@ -242,3 +243,25 @@ def test_a_takeover_whose_transaction_ends_under_it_is_retried_and_keeps_the_wor
 
 async def _no_wait(seconds):
     return None
+
+
+def test_a_partition_marked_event_by_event_is_taken_over_without_quiet_runs(monkeypatch):
+    class QuietShell(Shell):
+        quiet = "the native run"
+
+    monkeypatch.setattr(worker_module, "transactional_producer", Producer)
+    monkeypatch.setattr(worker_module, "recover_partition", lambda *a: ({}, 0.0))
+    monkeypatch.setattr(worker_module, "SettlementShell", QuietShell)
+    w = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()))
+    w.consumer = Consumer([])
+    w.assigned = {0, 1}
+    w.event_by_event = {1}  # its last batch raised inside a quiet run
+    Producer.takeover_aborts = []
+
+    async def scenario():
+        for p in (0, 1):
+            await w.own(TopicPartition(TABLE_EVENTS, p))
+
+    asyncio.run(scenario())
+    assert w.owners[0].shell.quiet == "the native run"
+    assert w.owners[1].shell.quiet is None

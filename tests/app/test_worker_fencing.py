@@ -11,6 +11,7 @@ from streams.app.worker import PartitionOwner, SettlingWorker
 from streams.authenticity import KeyRing, TagCheck
 from streams.kafka.consumers import ProducerFenced, TopicPartition
 from streams.topics import TABLE_EVENTS
+from tests.app.batch_shell import OneByOne
 
 
 class FencedProducer:
@@ -39,7 +40,7 @@ class Message:
         self.offset, self.value, self.topic = offset, b"{}", TABLE_EVENTS
 
 
-class Shell:
+class Shell(OneByOne):
     def handle(self, value, topic, partition, offset):
         class Handled:
             messages, state, table_id = [], None, None

@@ -14,6 +14,7 @@ from streams.app.worker import PartitionOwner, SettlingWorker
 from streams.authenticity import KeyRing, TagCheck
 from streams.kafka.consumers import TopicPartition
 from streams.topics import SETTLEMENTS, TABLE_EVENTS, TABLE_STATE
+from tests.app.batch_shell import OneByOne
 
 
 class Message:
@@ -21,7 +22,7 @@ class Message:
         self.partition, self.offset, self.value, self.topic, self.key = 0, offset, b"{}", TABLE_EVENTS, b""
 
 
-class Shell:
+class Shell(OneByOne):
     """Every message settles into two output records and changes its table's state."""
 
     def handle(self, value, topic, partition, offset):
@@ -177,3 +178,37 @@ def test_each_topic_s_records_go_in_order_in_record_batches_of_the_producer_s_si
     assert by_topic == {SETTLEMENTS: records[SETTLEMENTS], TABLE_STATE: records[TABLE_STATE]}
     assert [t for t, _, _ in sent].count(SETTLEMENTS) > 10  # the settlements fill many batches
     assert [t for t, _, _ in sent].count(TABLE_STATE) == 1
+
+
+class QuietRunRaises(Shell):
+    """A shell whose quiet run raises (a bug in the native run): which message is not known."""
+
+    quiet = "the native run"
+
+    def handle_batch(self, items):
+        from streams.app.shell import SettlingRaised
+
+        if self.quiet is not None:
+            raise SettlingRaised(None, RuntimeError("a wager gave outputs"))
+        return super().handle_batch(items)
+
+
+def test_a_quiet_run_that_raises_aborts_the_batch_which_is_settled_again_event_by_event():
+    producer = Producer()
+    worker = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()))
+    worker.consumer = Consumer()
+    worker.owners[0] = PartitionOwner(0, producer, QuietRunRaises())
+    tp = TopicPartition(TABLE_EVENTS, 0)
+    asyncio.run(worker.settle_batch(tp, [Message(o) for o in (7, 8, 9)]))
+    # Nothing committed, no message blamed: the partition is given up, re-read from the batch's
+    # start, and marked to be settled event by event by its next owner.
+    assert producer.log == ["abort", "stop"]
+    assert worker.consumer.seeks == [7] and 0 not in worker.owners
+    assert worker.event_by_event == {0} and not worker.failed.get(0)
+    again = Producer()
+    shell = QuietRunRaises()
+    shell.quiet = None  # as `own` makes the shell of a partition in event_by_event
+    worker.owners[0] = PartitionOwner(0, again, shell)
+    asyncio.run(worker.settle_batch(tp, [Message(o) for o in (7, 8, 9)]))
+    assert again.log[-2:] == ["offsets", "commit"]
+    assert worker.event_by_event == set()  # committed: the next batch runs quiet again

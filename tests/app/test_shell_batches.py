@@ -1,0 +1,148 @@
+"""The worker settles a batch at a time (`SettlementShell.handle_batch`, quiet runs in one native
+call): the same verdicts, messages, events and stored tables as its messages one by one
+(`handle`), on a floor with bad input, forged events and tables read back from their stored
+records; and a batch that raises names the message, or says it raised inside a quiet run."""
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+from streams.app.shell import Handled, SettlementShell, SettlingRaised
+from streams.authenticity import TableSigner, TagCheck, sign_record
+from streams.codec import encode_event
+from streams.rules import CORE, event_to_record, record_to_event
+from streams.rules.verdict import APPLIED, REJECTED, UNDECODABLE
+from streams.sim.floor import floor_events
+from tests.authenticity.authenticity_keys import ring_for
+
+TABLES = [f"T{n:03d}" for n in range(1, 6)]
+RING = ring_for(TABLES)
+
+
+def floor_messages() -> list[bytes]:
+    """A signed floor of 5 tables with torn records, a wager whose stake was raised after it was
+    signed (forged) every 97 messages, and bytes that are not Avro every 211."""
+    signer = TableSigner(RING)
+    out = []
+    for n, r in enumerate(floor_events(5, 3, seed=11, bad_rate=0.02)):
+        if not isinstance(r, dict):
+            out.append(r.encode())
+            continue
+        try:
+            signed = sign_record(signer, r)
+            value = encode_event(signed)
+        except Exception:
+            out.append(json.dumps(r).encode())  # unencodable: sent as raw bytes, like a broken feed
+            continue
+        if n % 97 == 0 and r.get("type") == "WagerPlaced":
+            event = record_to_event(signed)
+            value = encode_event(event_to_record(msgspec.structs.replace(event, amount_cents=event.amount_cents * 10)))
+        out.append(value)
+        if n % 211 == 0:
+            out.append(b"\x00not avro " + value[:7])
+    return out
+
+
+def shell(stored=None) -> SettlementShell:
+    return SettlementShell((stored or {}).get, tags=TagCheck(RING))
+
+
+def one_by_one(s: SettlementShell, values, start=0) -> list[Handled]:
+    return [s.handle(v, "t", 0, offset) for offset, v in enumerate(values, start)]
+
+
+def in_batches(s: SettlementShell, values, sizes, start=0) -> list[Handled]:
+    out, at, k = [], 0, 0
+    while at < len(values):
+        size = sizes[k % len(sizes)]
+        items = [s.decoded(v, "t", 0, offset) for offset, v in enumerate(values[at:at + size], start + at)]
+        out += s.handle_batch(items)
+        at, k = at + size, k + 1
+    return out
+
+
+def same(a: list[Handled], b: list[Handled]) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert (x.verdict, x.table_id, list(x.messages), x.event) == (y.verdict, y.table_id, list(y.messages), y.event)
+        assert list(x.outputs) == list(y.outputs)
+        assert (x.state is None) == (y.state is None)
+
+
+def counted_quiet(s: SettlementShell) -> list[int]:
+    """Wrap the shell's quiet run; -> a list that gets the count of each run's events."""
+    ran: list[int] = []
+    run = s.quiet
+
+    def counting(*args):
+        result = run(*args)
+        ran.append(result[1])
+        return result
+
+    s.quiet = counting
+    return ran
+
+
+def test_a_batch_settles_as_its_messages_one_by_one():
+    values = floor_messages()
+    plain, batched = shell(), shell()
+    ran = counted_quiet(batched) if batched.quiet is not None else []
+    a = one_by_one(plain, values)
+    b = in_batches(batched, values, sizes=[1, 2, 3, 50, 500, 2000])
+    same(a, b)
+    assert {t: plain.stored_text(t) for t in plain.states} == {t: batched.stored_text(t) for t in batched.states}
+    verdicts = {h.verdict for h in a}
+    assert {APPLIED, REJECTED, UNDECODABLE} <= verdicts  # the floor has each kind of answer
+    assert sum(h.verdict is REJECTED and h.outputs[0].reason == "bad_signature" for h in a) >= 3
+    if CORE == "native":  # the native code settled most wagers and shooter changes in runs
+        quiet = sum(type(h.event).__name__ in ("WagerPlaced", "ShooterChanged") and h.verdict is APPLIED for h in a)
+        assert sum(ran) > 0.9 * quiet
+
+
+def test_tables_read_back_from_their_records_settle_in_batches_as_one_by_one():
+    values = floor_messages()
+    cut = len(values) // 3
+    live = shell()
+    one_by_one(live, values[:cut])
+    stored = {t: live.stored_text(t) for t in live.states}
+    restarted = shell(stored)  # no table in memory: each is read back on its first event
+    a = one_by_one(live, values[cut:], cut)
+    b = in_batches(restarted, values[cut:], sizes=[700], start=cut)
+    same(a, b)
+    assert {t: restarted.stored_text(t) for t in restarted.states} == {t: live.stored_text(t) for t in live.states}
+
+
+def test_a_batch_that_raises_names_the_item_it_raised_at():
+    values = floor_messages()[:300]
+    s = shell()
+    items = [s.decoded(v, "t", 0, offset) for offset, v in enumerate(values)]
+    throws = [i for i, e in enumerate(items) if type(e).__name__ == "DiceThrown"]
+    bad = throws[5]
+    settled = s.settled
+
+    def raising(event):
+        if event is items[bad]:
+            raise ZeroDivisionError("a bug")
+        return settled(event)
+
+    s.settled = raising
+    with pytest.raises(SettlingRaised) as raised:
+        s.handle_batch(items)
+    assert raised.value.index == bad and type(raised.value.error) is ZeroDivisionError
+
+
+def test_a_quiet_run_that_raises_is_reported_without_an_index():
+    s = shell()
+    items = [s.decoded(v, "t", 0, offset) for offset, v in enumerate(floor_messages()[:300])]
+
+    def raising(*args):
+        raise RuntimeError("a wager gave outputs")
+
+    s.quiet = raising
+    with pytest.raises(SettlingRaised) as raised:
+        s.handle_batch(items)
+    assert raised.value.index is None and type(raised.value.error) is RuntimeError
+    s.quiet = None  # event by event, as the worker settles such a batch again
+    same(s.handle_batch(items), one_by_one(shell(), floor_messages()[:300]))
