@@ -191,6 +191,27 @@ class SettlementShell:
                 return self.undecodable(value, e, topic, partition, offset)
         return event
 
+    def items_of(self, messages, partition: int, failed: dict) -> list:
+        """A batch of Kafka messages -> `handle_batch`'s items: each message's event (`decoded`),
+        or the Handled rejection of one that is not an event, or whose settling raised before
+        (`failed`: offset -> the error; rejected "internal_error" with its bytes, not applied).
+        A decoder that raises (a bug) raises SettlingRaised with the message's place."""
+        fast, decoded, undecodable = self.fast_decode, self.decoded, self.undecodable
+        out = []
+        append = out.append
+        for i, m in enumerate(messages):
+            if failed:
+                error = failed.get(m.offset)
+                if error is not None:
+                    append(undecodable(m.value, error, m.topic, partition, m.offset, reason="internal_error"))
+                    continue
+            try:
+                event = fast(m.value) if fast is not None else None
+                append(event if event is not None else decoded(m.value, m.topic, partition, m.offset))
+            except Exception as e:
+                raise SettlingRaised(i, e) from e
+        return out
+
     def settled(self, event) -> Handled:
         """One decoded event through the settling step (streams.settle.step)."""
         self.state_of(event.table_id)  # loaded from the changelog on first sight

@@ -369,22 +369,12 @@ class SettlingWorker:
         changed: dict[str, None] = {}  # tables whose state changed in this batch, in order
         failed = self.failed.setdefault(partition, {})
         records: dict[str, list] = {}  # topic -> the batch's (key, value) records for it, in order
-        items = []  # each message's event, or its Handled rejection
         try:
             async with producer.transaction():
-                for m in messages:
-                    error = failed.get(m.offset)
-                    if error is not None:
-                        # Its settling raised last time (a bug): rejected with its bytes, not applied.
-                        items.append(SettlementShell.undecodable(m.value, error, m.topic, partition, m.offset,
-                                                                 reason="internal_error"))
-                        continue
-                    try:
-                        items.append(shell.decoded(m.value, m.topic, partition, m.offset))
-                    except Exception as e:  # a bug, not bad input: never stop the floor for it
-                        raise _InternalError(m.offset, e) from e  # aborts the transaction
                 try:
-                    handled_list = shell.handle_batch(items)
+                    # A message whose settling raised last time (a bug) is rejected with its
+                    # bytes this time, not applied (`failed`).
+                    handled_list = shell.handle_batch(shell.items_of(messages, partition, failed))
                 except SettlingRaised as e:  # a bug, not bad input: never stop the floor for it
                     raise _InternalError(None if e.index is None else messages[e.index].offset,
                                          e.error) from e.error  # aborts the transaction

@@ -57,10 +57,18 @@ def in_batches(s: SettlementShell, values, sizes, start=0) -> list[Handled]:
     out, at, k = [], 0, 0
     while at < len(values):
         size = sizes[k % len(sizes)]
-        items = [s.decoded(v, "t", 0, offset) for offset, v in enumerate(values[at:at + size], start + at)]
-        out += s.handle_batch(items)
+        out += s.handle_batch(s.items_of(messages(values[at:at + size], start + at), 0, {}))
         at, k = at + size, k + 1
     return out
+
+
+class Message:
+    def __init__(self, value: bytes, offset: int):
+        self.value, self.offset, self.topic = value, offset, "t"
+
+
+def messages(values, start=0) -> list[Message]:
+    return [Message(v, offset) for offset, v in enumerate(values, start)]
 
 
 def same(a: list[Handled], b: list[Handled]) -> None:
@@ -146,3 +154,31 @@ def test_a_quiet_run_that_raises_is_reported_without_an_index():
     assert raised.value.index is None and type(raised.value.error) is RuntimeError
     s.quiet = None  # event by event, as the worker settles such a batch again
     same(s.handle_batch(items), one_by_one(shell(), floor_messages()[:300]))
+
+
+def test_a_message_whose_settling_raised_before_is_rejected_with_its_bytes():
+    values = floor_messages()[:40]
+    s = shell()
+    items = s.items_of(messages(values), 3, {5: ZeroDivisionError("a bug")})
+    handled = s.handle_batch(items)
+    assert handled[5].verdict is UNDECODABLE and handled[5].outputs[0].reason == "internal_error"
+    assert handled[5].outputs[0].id == "rejected/t/3/5"
+    (topic, _, value), = handled[5].messages
+    assert values[5] in value  # the raw bytes kept in the rejection
+    assert all(h.verdict is not UNDECODABLE for i, h in enumerate(handled) if i != 5 and type(items[i]) is not Handled)
+
+
+def test_a_decoder_that_raises_names_the_message():
+    values = floor_messages()[:40]
+    s = shell()
+    fast = s.fast_decode
+
+    def raising(value):
+        if value is values[7]:
+            raise KeyError("a bug in the decoder")
+        return fast(value)
+
+    s.fast_decode = raising
+    with pytest.raises(SettlingRaised) as raised:
+        s.items_of(messages(values), 0, {})
+    assert raised.value.index == 7 and type(raised.value.error) is KeyError
