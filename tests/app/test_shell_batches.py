@@ -5,6 +5,7 @@ records; and a batch that raises names the message, or says it raised inside a q
 from __future__ import annotations
 
 import json
+import re
 
 import msgspec
 import pytest
@@ -15,6 +16,8 @@ from streams.codec import encode_event
 from streams.rules import CORE, event_to_record, record_to_event
 from streams.rules.verdict import APPLIED, REJECTED, UNDECODABLE
 from streams.sim.floor import floor_events
+from streams.surveillance import HoldBook
+from streams.surveillance.native_watch import watch_record
 from tests.authenticity.authenticity_keys import ring_for
 
 TABLES = [f"T{n:03d}" for n in range(1, 6)]
@@ -182,3 +185,22 @@ def test_a_decoder_that_raises_names_the_message():
     with pytest.raises(SettlingRaised) as raised:
         s.items_of(messages(values), 0, {})
     assert raised.value.index == 7 and type(raised.value.error) is KeyError
+
+
+
+def test_a_stored_record_reads_back_as_json_writes_it():
+    """The stored record is written by msgspec (sorted keys, no spaces): the values
+    `json.dumps(sort_keys=True)` writes, its keys in the same order, and a table read back from it
+    stores the same record again."""
+    s = shell()
+    in_batches(s, floor_messages(), sizes=[300])
+    for table_id, state in s.states.items():
+        text = s.stored_text(table_id)
+        book = s.books.get(table_id) or HoldBook()
+        record = {"table": state.to_record(), "hold": book.to_record(), "watch": watch_record(book.watch)}
+        by_json = json.dumps(record, separators=(",", ":"), sort_keys=True)
+        assert json.loads(text) == json.loads(by_json)
+        assert [k for k in re.findall(r'"([^"]*)":', text)] == [k for k in re.findall(r'"([^"]*)":', by_json)]
+        assert " " not in text
+        back = shell({table_id: text})
+        assert back.state_of(table_id) is not None and back.stored_text(table_id) == text
