@@ -119,9 +119,28 @@ class BatchedPassThroughWorker(SettlingWorker):
             self.observer(messages, tp.partition, 0.0)
 
 
+# Transactions (batches) each contender committed in its drains: its events per transaction.
+BATCHES: dict[str, list[int]] = {}
+# CPU seconds of each drain, by contender: (this process, the broker) from its start to its end.
+CPU: dict[str, list[tuple[float, float]]] = {}
+
+
+def broker_cpu_s() -> float | None:
+    """The dev broker's CPU seconds so far (user + system, /proc), None when its pid is not known:
+    the broker shares the machine's cores with the worker, so what a contender makes it do slows
+    the contender down too."""
+    try:
+        pid = (Path(os.environ.get("KAFKA_DATA_DIR", REPO / ".kafka-data")) / "kafka.pid").read_text().strip()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def drain(worker_cls, app_id: str, total: int) -> tuple[float, int]:
     """Events/s of a worker draining the whole backlog, from its first batch to its last."""
     seen = {"n": 0, "first": None, "last": None}
+    batches = BATCHES.setdefault(worker_cls.__name__, [])
     grant(app_id)
     worker = worker_cls(app_id=app_id)
 
@@ -129,17 +148,22 @@ async def drain(worker_cls, app_id: str, total: int) -> tuple[float, int]:
         now = time.monotonic()
         seen["first"] = seen["first"] or now
         seen["n"] += len(batch)
+        batches.append(len(batch))
         seen["last"] = now
         if seen["n"] >= total:
             worker.stopping.set()
 
     worker.observer = observer
+    cpu, broker = time.process_time(), broker_cpu_s()
     task = asyncio.create_task(worker.run())
     deadline = time.monotonic() + 600
     while not worker.stopping.is_set() and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
     worker.stopping.set()
     await task
+    broker_after = broker_cpu_s()
+    if broker is not None and broker_after is not None:
+        CPU.setdefault(worker_cls.__name__, []).append((time.process_time() - cpu, broker_after - broker))
     elapsed = (seen["last"] or 0) - (seen["first"] or 0)
     return (seen["n"] / elapsed if elapsed > 0 else 0.0), seen["n"]
 
@@ -345,6 +369,16 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
         else:
             print(f"{c.name:<{width}}{'failed':>20}   see the error above")
     print(f"ratio pipeline / pass-through: {p / b:.2f} (target >= 0.80)")
+    sizes = {name: BATCHES.get(cls.__name__, []) for name, cls in (("pipeline", FreshTablesWorker),
+                                                                     ("pass-through", PassThroughWorker))}
+    print("events per transaction, mean over the rounds: " + ", ".join(
+        f"{name} {sum(v) / len(v):,.0f} ({len(v):,} transactions)" for name, v in sizes.items() if v))
+    for name, cls in (("pipeline", FreshTablesWorker), ("pass-through", PassThroughWorker)):
+        if CPU.get(cls.__name__):
+            own = statistics.median(c for c, _ in CPU[cls.__name__])
+            broker = statistics.median(b for _, b in CPU[cls.__name__])
+            print(f"CPU per round, median, {name}: this process {own:.1f} s, the broker {broker:.1f} s "
+                  f"({1000 * (own + broker) / total:.3f} ms per event together)")
     if batched:
         print(f"ratio pipeline / batched pass-through: {p / bb:.2f}")
     for c, f in medians.items():
