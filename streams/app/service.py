@@ -22,9 +22,9 @@ async def _main(web_port: int) -> None:
 
     metrics = FloorMetrics(tables=lambda: ((t.state, t.book) for t in worker.tables()))
 
-    def observe(handled_list, partition, seconds):
-        metrics.observe(handled_list, time.time())
-        for handled in handled_list:
+    def observe(batch, partition, seconds):
+        metrics.observe(batch.handled, time.time(), quiet=batch.quiet)
+        for handled in batch.handled:
             for o in handled.outputs:
                 if type(o) is SurveillanceAlerted and o.alert in ("hold_anomaly", "dice_bias", "position_anomaly", "sequence_gap"):
                     log.warning("%s: %s", o.alert, o.message)

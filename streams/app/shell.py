@@ -27,7 +27,7 @@ from streams.rules import (
     WagerSettled,
     record_to_event,
 )
-from streams.rules.verdict import APPLIED, UNDECODABLE
+from streams.rules.verdict import UNDECODABLE
 from streams.settle.quiet import quiet_run
 from streams.settle.step import settle_event, undecodable_rejection
 from streams.surveillance import HoldBook, HoldWatch
@@ -62,6 +62,40 @@ class Handled:
 # tests/app/test_shell_batches.py). Every number in it is finite (counts, cents, the paytables'
 # house edges and deviations, dice sums, probabilities), as JSON requires.
 _RECORD = msgspec.json.Encoder(order="sorted")
+
+
+@dataclass(slots=True)
+class SettledBatch:
+    """What a batch of messages settled into (`SettlementShell.handle_batch`): what the worker
+    writes in the batch's transaction and what its observers count."""
+
+    handled: list = field(default_factory=list)  # a Handled per message but the quiet events, in order
+    quiet: int = 0  # quiet events (wagers placed, shooters changed) applied: verdict applied, no outputs
+    records: dict = field(default_factory=dict)  # topic -> the batch's (key, value) messages for it, in order
+    changed: dict = field(default_factory=dict)  # table id -> None: the tables the batch changed, in order
+
+    def __len__(self) -> int:
+        """The batch's messages."""
+        return len(self.handled) + self.quiet
+
+    def add(self, handled: Handled) -> None:
+        self.handled.append(handled)
+        records = self.records
+        for topic, key, value in handled.messages:
+            topic_records = records.get(topic)
+            if topic_records is None:
+                topic_records = records[topic] = []
+            topic_records.append((key, value))
+        if handled.state is not None:
+            self.changed[handled.table_id] = None
+
+    @classmethod
+    def of(cls, handled_list) -> "SettledBatch":
+        """The batch of messages settled one by one (`SettlementShell.handle`)."""
+        batch = cls()
+        for handled in handled_list:
+            batch.add(handled)
+        return batch
 
 
 def state_to_text(state: TableState, book: HoldBook | None = None) -> str:
@@ -139,7 +173,6 @@ def _fast_decoder():
 
 
 _WRITER = None
-_QUIET = ()  # a quiet event's outputs and messages: none
 
 
 def _output_writer():
@@ -229,17 +262,17 @@ class SettlementShell:
         verdict, state, outputs = settle_event(self.states, self.books, self.watch, event, self.tags)
         return Handled(verdict, event.table_id, outputs, self.messages(outputs), state, event)
 
-    def handle_batch(self, items: list) -> list[Handled]:
-        """A batch in offset order: `items` holds each message's event (`decoded`) or a Handled
-        already (a message that is not an event, or one the worker rejects); -> a Handled per
-        item, each as `settled` gives it. Each run of quiet events is settled in one native call
-        (`quiet_run`: it stops, with nothing changed, at anything else, a table not loaded yet
-        included, which `settled` then takes), so the outputs, verdicts and tables are those of
-        the events one by one (tests/app/test_settlement_shell.py compares both). A Handled of a
-        quiet event has empty tuples for its outputs and messages."""
+    def handle_batch(self, items: list) -> SettledBatch:
+        """A batch in offset order: `items` holds each message's event (`items_of`) or a Handled
+        already (a message that is not an event, or one the worker rejects) -> what it settled
+        into: each item as `settled` gives it, but each run of quiet events is settled in one
+        native call (`quiet_run`: it stops, with nothing changed, at anything else, a table not
+        loaded yet included, which `settled` then takes) and only counted (`SettledBatch.quiet`:
+        applied, no outputs). So the messages, verdicts and tables are those of the events one by
+        one (tests/app/test_shell_batches.py and the lockstep path `worker-batch` compare both)."""
         quiet, states, settled = self.quiet, self.states, self.settled
-        out: list[Handled] = []
-        append = out.append
+        batch = SettledBatch()
+        add, changed = batch.add, batch.changed
         i, n = 0, len(items)
         while i < n:
             if quiet is not None:
@@ -247,11 +280,12 @@ class SettlementShell:
                     stop, ran, untagged, _ = quiet(states, self.books, items, i)
                 except Exception as e:
                     raise SettlingRaised(None, e) from e
-                if untagged:
-                    self.tags.untagged += untagged
-                for event in items[i:stop]:
-                    table_id = event.table_id
-                    append(Handled(APPLIED, table_id, _QUIET, _QUIET, states[table_id], event))
+                if ran:
+                    if untagged:
+                        self.tags.untagged += untagged
+                    batch.quiet += ran
+                    for k in range(i, stop):
+                        changed[items[k].table_id] = None
                 i = stop
                 if i == n:
                     break
@@ -261,9 +295,9 @@ class SettlementShell:
                     item = settled(item)
                 except Exception as e:
                     raise SettlingRaised(i, e) from e
-            append(item)
+            add(item)
             i += 1
-        return out
+        return batch
 
     @staticmethod
     def undecodable(value: bytes, error, topic: str, partition: int, offset: int,

@@ -116,7 +116,8 @@ class SettlingWorker:
         self.max_batch = max_batch
         self.owners: dict[int, PartitionOwner] = {}
         self.consumer = None  # the group consumer, while running
-        # observer(handled_list, partition, seconds) after each committed batch: metrics, floor page
+        # observer(batch, partition, seconds) after each committed batch (batch: streams.app.shell
+        # SettledBatch): the metrics
         self.observer = observer
         self.stopping = asyncio.Event()
         self.assigned: set[int] = set()  # partitions the group gave this worker
@@ -365,32 +366,22 @@ class SettlingWorker:
     async def _settle_batch(self, owner: PartitionOwner, tp: TopicPartition, messages: list) -> None:
         producer, shell, partition = owner.producer, owner.shell, tp.partition
         started = time.monotonic()
-        handled_list = []
-        changed: dict[str, None] = {}  # tables whose state changed in this batch, in order
         failed = self.failed.setdefault(partition, {})
-        records: dict[str, list] = {}  # topic -> the batch's (key, value) records for it, in order
         try:
             async with producer.transaction():
                 try:
                     # A message whose settling raised last time (a bug) is rejected with its
                     # bytes this time, not applied (`failed`).
-                    handled_list = shell.handle_batch(shell.items_of(messages, partition, failed))
+                    batch = shell.handle_batch(shell.items_of(messages, partition, failed))
                 except SettlingRaised as e:  # a bug, not bad input: never stop the floor for it
                     raise _InternalError(None if e.index is None else messages[e.index].offset,
                                          e.error) from e.error  # aborts the transaction
-                for handled in handled_list:
-                    for topic, key, value in handled.messages:
-                        topic_records = records.get(topic)
-                        if topic_records is None:
-                            topic_records = records[topic] = []
-                        topic_records.append((key, value))
-                    if handled.state is not None:
-                        changed[handled.table_id] = None
+                records = batch.records  # topic -> the batch's (key, value) records for it, in order
                 # One state record per table per batch: the changelog is compacted, and the
                 # transaction makes the batch's last state the only one anybody can read.
-                if changed:
+                if batch.changed:
                     records[TABLE_STATE] = [(table_id.encode(), shell.stored_text(table_id).encode())
-                                            for table_id in changed]
+                                            for table_id in batch.changed]
                 # Each topic's records in as few record batches as they fit, in their order.
                 await self._written(await send_records(producer, records, partition))
                 await producer.send_offsets_to_transaction({tp: messages[-1].offset + 1}, self.app_id)
@@ -432,4 +423,4 @@ class SettlingWorker:
             for offset in [o for o in failed if o < messages[-1].offset + 1]:
                 del failed[offset]
         if self.observer is not None:
-            self.observer(handled_list, partition, time.monotonic() - started)
+            self.observer(batch, partition, time.monotonic() - started)

@@ -19,6 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from streams.metrics.gc_pauses import PAUSE_BUCKETS
 from streams.odds import all_wager_odds, wager_odds
 from streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
+from streams.rules.verdict import APPLIED
 from streams.surveillance.native_watch import as_table_watch
 from streams.surveillance.table_watch import Thresholds
 from streams.surveillance.tails import unit_distribution
@@ -72,9 +73,12 @@ class FloorMetrics:
         get = self.registry.get_sample_value
         return int(sum(get("craps_events_total", {"verdict": v}) or 0 for v in ("applied", "released")))
 
-    def observe(self, handled_list, now_s: float) -> None:
-        """Count a committed batch."""
+    def observe(self, handled_list, now_s: float, quiet: int = 0) -> None:
+        """Count a committed batch: its Handled messages, and `quiet` events applied in quiet runs
+        (streams.app.shell.SettledBatch: applied, no outputs)."""
         events, latency = self.events, self.latency
+        if quiet:
+            events.labels(APPLIED).inc(quiet)
         for handled in handled_list:
             events.labels(handled.verdict).inc()
             for o in handled.outputs:

@@ -1,6 +1,6 @@
 """The batch interface of streams.app.shell.SettlementShell for the worker tests' stand-in shells,
 which settle one message at a time (`handle`)."""
-from streams.app.shell import SettlementShell
+from streams.app.shell import SettledBatch, SettlementShell
 
 
 class OneByOne:
@@ -15,4 +15,4 @@ class OneByOne:
                 else (m.value, m.topic, partition, m.offset) for m in messages]
 
     def handle_batch(self, items):
-        return [self.handle(*item) if type(item) is tuple else item for item in items]
+        return SettledBatch.of(self.handle(*item) if type(item) is tuple else item for item in items)

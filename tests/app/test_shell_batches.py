@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import msgspec
 import pytest
 
-from streams.app.shell import Handled, SettlementShell, SettlingRaised
+from streams.app.shell import Handled, SettledBatch, SettlementShell, SettlingRaised
 from streams.authenticity import TableSigner, TagCheck, sign_record
 from streams.codec import encode_event
 from streams.rules import CORE, event_to_record, record_to_event
@@ -56,13 +57,23 @@ def one_by_one(s: SettlementShell, values, start=0) -> list[Handled]:
     return [s.handle(v, "t", 0, offset) for offset, v in enumerate(values, start)]
 
 
-def in_batches(s: SettlementShell, values, sizes, start=0) -> list[Handled]:
+def splits(n: int, sizes) -> list[tuple[int, int]]:
+    """(start, end) of each batch of `n` messages, their sizes cycling through `sizes`."""
     out, at, k = [], 0, 0
-    while at < len(values):
-        size = sizes[k % len(sizes)]
-        out += s.handle_batch(s.items_of(messages(values[at:at + size], start + at), 0, {}))
-        at, k = at + size, k + 1
+    while at < n:
+        out.append((at, min(n, at + sizes[k % len(sizes)])))
+        at, k = at + sizes[k % len(sizes)], k + 1
     return out
+
+
+def in_batches(s: SettlementShell, values, sizes, start=0) -> list[SettledBatch]:
+    return [s.handle_batch(s.items_of(messages(values[a:b], start + a), 0, {})) for a, b in splits(len(values), sizes)]
+
+
+def one_by_one_batches(s: SettlementShell, values, sizes, start=0) -> list[SettledBatch]:
+    """The same batches, their messages settled one by one (`handle`)."""
+    handled = one_by_one(s, values, start)
+    return [SettledBatch.of(handled[a:b]) for a, b in splits(len(values), sizes)]
 
 
 class Message:
@@ -74,12 +85,25 @@ def messages(values, start=0) -> list[Message]:
     return [Message(v, offset) for offset, v in enumerate(values, start)]
 
 
-def same(a: list[Handled], b: list[Handled]) -> None:
+def verdicts(batch: SettledBatch) -> Counter:
+    return Counter(h.verdict for h in batch.handled) + Counter({APPLIED: batch.quiet})
+
+
+def same(a: list[SettledBatch], b: list[SettledBatch]) -> None:
+    """What the worker writes and counts for each batch: the same messages for each topic, in
+    order; the same tables changed, in the order of their first change; the same verdicts; and
+    every message that was not applied (rejected, undecodable, duplicate, held) the same Handled,
+    in order (a quiet run only applies)."""
     assert len(a) == len(b)
     for x, y in zip(a, b):
-        assert (x.verdict, x.table_id, list(x.messages), x.event) == (y.verdict, y.table_id, list(y.messages), y.event)
-        assert list(x.outputs) == list(y.outputs)
-        assert (x.state is None) == (y.state is None)
+        assert len(x) == len(y)
+        assert x.records == y.records
+        assert list(x.changed) == list(y.changed)
+        assert verdicts(x) == verdicts(y)
+        rest_x = [h for h in x.handled if h.verdict is not APPLIED]
+        rest_y = [h for h in y.handled if h.verdict is not APPLIED]
+        assert [(h.verdict, h.table_id, list(h.messages), h.event, list(h.outputs)) for h in rest_x] == \
+            [(h.verdict, h.table_id, list(h.messages), h.event, list(h.outputs)) for h in rest_y]
 
 
 def counted_quiet(s: SettlementShell) -> list[int]:
@@ -100,16 +124,18 @@ def test_a_batch_settles_as_its_messages_one_by_one():
     values = floor_messages()
     plain, batched = shell(), shell()
     ran = counted_quiet(batched) if batched.quiet is not None else []
-    a = one_by_one(plain, values)
-    b = in_batches(batched, values, sizes=[1, 2, 3, 50, 500, 2000])
+    sizes = [1, 2, 3, 50, 500, 2000]
+    a = one_by_one_batches(plain, values, sizes)
+    b = in_batches(batched, values, sizes)
     same(a, b)
     assert {t: plain.stored_text(t) for t in plain.states} == {t: batched.stored_text(t) for t in batched.states}
-    verdicts = {h.verdict for h in a}
-    assert {APPLIED, REJECTED, UNDECODABLE} <= verdicts  # the floor has each kind of answer
-    assert sum(h.verdict is REJECTED and h.outputs[0].reason == "bad_signature" for h in a) >= 3
+    handled = [h for batch in a for h in batch.handled]
+    assert {APPLIED, REJECTED, UNDECODABLE} <= {h.verdict for h in handled}  # each kind of answer
+    assert sum(h.verdict is REJECTED and h.outputs[0].reason == "bad_signature" for h in handled) >= 3
     if CORE == "native":  # the native code settled most wagers and shooter changes in runs
-        quiet = sum(type(h.event).__name__ in ("WagerPlaced", "ShooterChanged") and h.verdict is APPLIED for h in a)
-        assert sum(ran) > 0.9 * quiet
+        quiet = sum(type(h.event).__name__ in ("WagerPlaced", "ShooterChanged") and h.verdict is APPLIED
+                    for h in handled)
+        assert sum(ran) > 0.9 * quiet and sum(batch.quiet for batch in b) == sum(ran)
 
 
 def test_tables_read_back_from_their_records_settle_in_batches_as_one_by_one():
@@ -119,8 +145,8 @@ def test_tables_read_back_from_their_records_settle_in_batches_as_one_by_one():
     one_by_one(live, values[:cut])
     stored = {t: live.stored_text(t) for t in live.states}
     restarted = shell(stored)  # no table in memory: each is read back on its first event
-    a = one_by_one(live, values[cut:], cut)
-    b = in_batches(restarted, values[cut:], sizes=[700], start=cut)
+    a = one_by_one_batches(live, values[cut:], [700], cut)
+    b = in_batches(restarted, values[cut:], [700], cut)
     same(a, b)
     assert {t: restarted.stored_text(t) for t in restarted.states} == {t: live.stored_text(t) for t in live.states}
 
@@ -156,19 +182,21 @@ def test_a_quiet_run_that_raises_is_reported_without_an_index():
         s.handle_batch(items)
     assert raised.value.index is None and type(raised.value.error) is RuntimeError
     s.quiet = None  # event by event, as the worker settles such a batch again
-    same(s.handle_batch(items), one_by_one(shell(), floor_messages()[:300]))
+    same([s.handle_batch(items)], one_by_one_batches(shell(), floor_messages()[:300], [300]))
 
 
 def test_a_message_whose_settling_raised_before_is_rejected_with_its_bytes():
     values = floor_messages()[:40]
     s = shell()
     items = s.items_of(messages(values), 3, {5: ZeroDivisionError("a bug")})
-    handled = s.handle_batch(items)
-    assert handled[5].verdict is UNDECODABLE and handled[5].outputs[0].reason == "internal_error"
-    assert handled[5].outputs[0].id == "rejected/t/3/5"
-    (topic, _, value), = handled[5].messages
+    rejected = items[5]
+    assert type(rejected) is Handled and rejected.verdict is UNDECODABLE
+    assert rejected.outputs[0].reason == "internal_error" and rejected.outputs[0].id == "rejected/t/3/5"
+    (topic, _, value), = rejected.messages
     assert values[5] in value  # the raw bytes kept in the rejection
-    assert all(h.verdict is not UNDECODABLE for i, h in enumerate(handled) if i != 5 and type(items[i]) is not Handled)
+    assert type(s.items_of(messages(values), 3, {})[5]) is not Handled  # an event otherwise
+    batch = s.handle_batch(items)
+    assert (b"", value) in batch.records[topic] and rejected in batch.handled
 
 
 def test_a_decoder_that_raises_names_the_message():
@@ -193,7 +221,7 @@ def test_a_stored_record_reads_back_as_json_writes_it():
     `json.dumps(sort_keys=True)` writes, its keys in the same order, and a table read back from it
     stores the same record again."""
     s = shell()
-    in_batches(s, floor_messages(), sizes=[300])
+    in_batches(s, floor_messages(), [300])
     for table_id, state in s.states.items():
         text = s.stored_text(table_id)
         book = s.books.get(table_id) or HoldBook()

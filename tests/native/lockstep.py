@@ -51,6 +51,7 @@ from streams.rules import CORE, ContractError, event_to_record, output_to_record
 from streams.rules import native
 from streams.rules.events import DiceThrown, SurveillanceAlerted, TableOpened, WagerPlaced
 from streams.rules.table import apply as python_apply
+from streams.rules.verdict import APPLIED
 from streams.sim.floor import Fault, floor_events
 from streams.surveillance import HoldWatch
 from streams.surveillance.dice_watch import DiceWatch
@@ -657,6 +658,73 @@ LANE_PATH = NativePath(
 )
 
 
+class KafkaMessage:
+    """A table event as the worker's consumer hands it over: its value, offset and topic."""
+
+    def __init__(self, value: bytes, offset: int):
+        self.value, self.offset, self.topic = value, offset, "table-events"
+
+
+def message_batches(floor: Floor, size: int = 97) -> list:
+    """The floor's lines as the worker reads them, Avro messages in batches: each line's record
+    encoded (`encode_event`), or the line's own bytes when it is no record the codec encodes (the
+    worker rejects those as undecodable, raw bytes kept)."""
+    from streams.codec import encode_event
+
+    values = []
+    for line in floor.lines:
+        if not line:
+            continue
+        try:
+            values.append(encode_event(json.loads(line)))
+        except Exception:  # not JSON, not a record, not encodable: sent as the raw line
+            values.append(line.encode("utf-8", "surrogatepass"))
+    messages = [KafkaMessage(v, offset) for offset, v in enumerate(values)]
+    return [messages[k:k + size] for k in range(0, len(messages), size)]
+
+
+class ShellSide:
+    """The worker's shell settling the floor's messages a batch at a time (`items_of`,
+    `handle_batch`): with its quiet runs (counted: `settled`), or without (`settle_event` alone).
+    The step's result: the batch's messages by topic (key, Avro bytes), the tables it changed in
+    order, its verdicts counted, each message not applied (its verdict, table and messages), and
+    the stored record of every table it changed."""
+
+    def __init__(self, floor: Floor, quiet: bool):
+        from streams.app.shell import SettlementShell
+
+        self.shell = SettlementShell(lambda table_id: None, WATCH,
+                                     tags=TagCheck(floor.ring, accept_untagged=floor.accept_untagged))
+        self.ran = [0, 0, 0]
+        if quiet:
+            assert self.shell.quiet is not None, "no native quiet run to compare"
+            self.shell.quiet = counted(self.shell.quiet, self.ran)
+        else:
+            self.shell.quiet = None
+        self.counts = Counter()
+
+    def __call__(self, batch: list):
+        shell = self.shell
+        settled = shell.handle_batch(shell.items_of(batch, 0, {}))
+        self.counts["settled"] = self.ran[0]
+        verdicts = Counter(h.verdict for h in settled.handled) + Counter({APPLIED: settled.quiet})
+        self.counts.update(verdicts)
+        # A quiet run only applies: every other answer is a Handled on both sides, in order.
+        rest = [(h.verdict, h.table_id, list(h.messages)) for h in settled.handled if h.verdict is not APPLIED]
+        return (settled.records, list(settled.changed), dict(sorted(verdicts.items())), rest,
+                {t: shell.stored_text(t) for t in settled.changed})
+
+
+SHELL_PATH = NativePath(
+    "worker-batch", frozenset({"settle_quiet"}),
+    inputs=message_batches,
+    python=lambda floor: ShellSide(floor, quiet=False),
+    native=lambda floor: ShellSide(floor, quiet=True),
+    compare=equal,
+    in_use=lambda: NOT_IN_USE,
+)
+
+
 # ---------------------------------------------------------------- the Avro block reader
 
 
@@ -887,8 +955,8 @@ TAILS_PATH = NativePath(
 # ---------------------------------------------------------------- the registry
 
 PATHS: dict[str, NativePath] = {p.name: p for p in (
-    CORE_PATH, WATCH_PATH, TOUCHY_WATCH_PATH, TAGS_PATH, QUIET_PATH, LANE_PATH, AVRO_PATH, WRITER_PATH,
-    MESSAGES_PATH, TAILS_PATH)}
+    CORE_PATH, WATCH_PATH, TOUCHY_WATCH_PATH, TAGS_PATH, QUIET_PATH, SHELL_PATH, LANE_PATH, AVRO_PATH,
+    WRITER_PATH, MESSAGES_PATH, TAILS_PATH)}
 
 # What the extension exposes that is no path to compare: facts it is checked on at import
 # (streams/rules/native.py: the kinds and groups against the registry, the sources' digest).

@@ -165,6 +165,15 @@ def _lane(counts, floor):
         assert counts["native"]["throws_python"] > 0, counts  # and some the Python core's
 
 
+def _worker_batch(counts, floor):
+    f, nat = floor_of(floor), counts["native"]
+    quiet = sum(1 for e in events_of(f.lines) if type(e) in (WagerPlaced, ShooterChanged))
+    if floor != "contract-corpus":
+        assert nat["settled"] > quiet // 2, (counts, quiet)  # the run did settle most of them
+    if floor in HOSTILE_HISTORIES:
+        assert nat["rejected"] > 10, nat  # forged and untagged events met the tag check
+
+
 def _avro(counts, floor):
     assert counts["native"]["blocks read natively"] > (0 if floor == "contract-corpus" else counts["steps"] // 4), counts
 
@@ -178,7 +187,7 @@ def _messages(counts, floor):
 
 
 EXPECT = {"core": _core, "watch": _watch, "watch-touchy": _touchy_watch, "tags": _tags, "quiet-run": _replay,
-          "json-lane": _lane, "avro-reader": _avro, "writer": _writer,
+          "worker-batch": _worker_batch, "json-lane": _lane, "avro-reader": _avro, "writer": _writer,
           "avro-writer": _messages, "chernoff-minimum": lambda c, f: None}
 
 
