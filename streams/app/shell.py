@@ -1,6 +1,8 @@
-"""One Kafka message in, the outputs to produce and the table state to store out.
+"""A batch of Kafka messages in (or one: `handle`), the outputs to produce and the table states to
+store out.
 
-No game logic: decode, settle (streams.settle.step, the step replay runs too), encode. Free of
+No game logic: decode, settle (streams.settle.step, the step replay runs too, and its quiet runs
+as the replay takes them), encode. Free of
 Kafka clients so that it is tested without a broker. It never raises on bad input: an undecodable
 message becomes an EventRejected with its raw bytes, topic, partition and offset, so nothing of
 the floor's input is lost.
