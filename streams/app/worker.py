@@ -64,7 +64,9 @@ def _env_ms(name: str, default: int) -> int:
 
 
 class _InternalError(Exception):
-    """Settling a message raised (a bug, not bad input): abort its batch's transaction."""
+    """Settling a message raised (a bug, not bad input): abort its batch's transaction. `offset`
+    None: it raised inside a quiet run, which message is not known (the batch is settled again
+    event by event)."""
 
     def __init__(self, offset: int | None, error: BaseException):
         super().__init__(f"offset {offset}: {error!r}")
