@@ -8,7 +8,8 @@ consumed offsets: all of them commit, or none. After a failed transaction the pa
 are rebuilt from the changelog and the partition is re-read from its committed offset. A message
 whose settling raises (a bug) aborts its batch the same way, so a table half-changed by the bug is
 never committed nor used again; when re-read, that message is rejected ("internal_error", its raw
-bytes kept) instead of applied.
+bytes kept) instead of applied (raised inside a run of quiet events settled in one native call,
+where the message is not known, the batch is first settled again event by event, which finds it).
 
 Ownership is taken as soon as the group assigns a partition, in a fixed order: init_transactions
 first (it fences the previous owner and finishes or aborts its open transaction), then one
