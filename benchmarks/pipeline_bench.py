@@ -227,8 +227,9 @@ STAGES = (
     ("start-up and takeover (ACLs, fencing, changelog)",
      ("grant (pipeline_bench.py", "own (streams/app/worker.py", "recover_partition (streams/app/",
       "__init__ (streams/app/worker.py", "(kafka/")),
-    ("settle_batch's own loop (worker.py)",
-     ("_settle_batch (streams/app/worker.py", "settle_batch (pipeline_bench.py")),
+    ("the batch loop (worker.py, the shell's items_of and handle_batch)",
+     ("_settle_batch (streams/app/worker.py", "settle_batch (pipeline_bench.py", "items_of (streams/app/shell.py",
+      "handle_batch (streams/app/shell.py")),
 )
 IDLE = ("epoll_wait", "_queue_SimpleQueue_get", "pthread_cond_timedwait", "PyThread_acquire_lock_timed")
 REST = "asyncio loop and the rest"
