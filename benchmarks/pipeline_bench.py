@@ -370,11 +370,11 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
         else:
             print(f"{c.name:<{width}}{'failed':>20}   see the error above")
     print(f"ratio pipeline / pass-through: {p / b:.2f} (target >= 0.80)")
-    sizes = {name: BATCHES.get(cls.__name__, []) for name, cls in (("pipeline", FreshTablesWorker),
-                                                                     ("pass-through", PassThroughWorker))}
+    contenders = (("pipeline", FreshTablesWorker), ("pass-through", PassThroughWorker))
+    sizes = {name: BATCHES.get(cls.__name__, []) for name, cls in contenders}
     print("events per transaction, mean over the rounds: " + ", ".join(
         f"{name} {sum(v) / len(v):,.0f} ({len(v):,} transactions)" for name, v in sizes.items() if v))
-    for name, cls in (("pipeline", FreshTablesWorker), ("pass-through", PassThroughWorker)):
+    for name, cls in contenders:
         if CPU.get(cls.__name__):
             own = statistics.median(c for c, _ in CPU[cls.__name__])
             broker = statistics.median(b for _, b in CPU[cls.__name__])

@@ -229,20 +229,22 @@ class SettlementShell:
     def decoded(self, value: bytes, topic: str, partition: int, offset: int):
         """The message's event, or the Handled rejection of a message that is not one."""
         event = self.fast_decode(value) if self.fast_decode is not None else None
-        if event is None:
-            try:
-                record = decode_event(value)
-                event = record_to_event(record)
-            except (CodecError, ContractError) as e:
-                return self.undecodable(value, e, topic, partition, offset)
-        return event
+        return event if event is not None else self.decoded_generic(value, topic, partition, offset)
+
+    def decoded_generic(self, value: bytes, topic: str, partition: int, offset: int):
+        """`decoded` by the generic path alone (`decode_event`, then the contract): for what the
+        fast decoder declined."""
+        try:
+            return record_to_event(decode_event(value))
+        except (CodecError, ContractError) as e:
+            return self.undecodable(value, e, topic, partition, offset)
 
     def items_of(self, messages, partition: int, failed: dict) -> list:
         """A batch of Kafka messages -> `handle_batch`'s items: each message's event (`decoded`),
         or the Handled rejection of one that is not an event, or whose settling raised before
         (`failed`: offset -> the error; rejected "internal_error" with its bytes, not applied).
         A decoder that raises (a bug) raises SettlingRaised with the message's place."""
-        fast, decoded, undecodable = self.fast_decode, self.decoded, self.undecodable
+        fast, generic, undecodable = self.fast_decode, self.decoded_generic, self.undecodable
         out = []
         append = out.append
         for i, m in enumerate(messages):
@@ -253,7 +255,7 @@ class SettlementShell:
                     continue
             try:
                 event = fast(m.value) if fast is not None else None
-                append(event if event is not None else decoded(m.value, m.topic, partition, m.offset))
+                append(event if event is not None else generic(m.value, m.topic, partition, m.offset))
             except Exception as e:
                 raise SettlingRaised(i, e) from e
         return out

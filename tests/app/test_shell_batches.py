@@ -5,7 +5,6 @@ records; and a batch that raises names the message, or says it raised inside a q
 from __future__ import annotations
 
 import json
-import random
 import re
 from collections import Counter
 
@@ -22,6 +21,7 @@ from streams.rules.verdict import APPLIED, REJECTED, UNDECODABLE
 from streams.sim.floor import floor_events
 from streams.surveillance import HoldBook
 from streams.surveillance.native_watch import watch_record
+from tests.app.feeds import reordered_feed
 from tests.authenticity.authenticity_keys import ring_for
 from tests.exploration import examples
 
@@ -244,15 +244,7 @@ def test_a_reordered_feed_with_duplicates_settles_in_batches_as_one_by_one(seed,
     """Events out of order (held beyond a gap, released), sent twice, across batches of any sizes:
     the quiet runs stop at every event they do not settle, so the batches write what the events
     one by one write (no tag check here: the quiet run without one)."""
-    clean = [r for r in floor_events(2, 1.0, seed) if isinstance(r, dict)]
-    rng = random.Random(seed)
-    opens = [r for r in clean if r["type"] == "TableOpened"]
-    items = [r for r in clean if r["type"] != "TableOpened"]
-    for k in range(0, len(items), window):
-        chunk = items[k:k + window]
-        rng.shuffle(chunk)
-        items[k:k + window] = chunk
-    values = [encode_event(r) for r in opens + items + rng.sample(clean, min(20, len(clean)))]
+    values = [encode_event(r) for r in reordered_feed(seed, window)[1]]
     plain, batched = SettlementShell(lambda t: None), SettlementShell(lambda t: None)
     same(one_by_one_batches(plain, values, sizes), in_batches(batched, values, sizes))
     assert {t: plain.stored_text(t) for t in plain.states} == {t: batched.stored_text(t) for t in batched.states}

@@ -11,6 +11,7 @@ import random
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.app.feeds import reordered_feed
 from tests.exploration import examples
 
 from streams.app.shell import SettlementShell
@@ -148,17 +149,7 @@ def test_random_bytes_are_rejected_with_their_bytes(blob):
 @settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 10_000), window=st.integers(2, 40))
 def test_reordered_feed_with_duplicates_ends_with_nothing_held(seed, window):
-    clean = [r for r in floor_events(2, 1.0, seed) if isinstance(r, dict)]
-    rng = random.Random(seed)
-    # A table's events before its TableOpened are rejected (unknown table), not held: open first.
-    opens = [r for r in clean if r["type"] == "TableOpened"]
-    items = [r for r in clean if r["type"] != "TableOpened"]
-    for k in range(0, len(items), window):
-        chunk = items[k:k + window]
-        rng.shuffle(chunk)
-        items[k:k + window] = chunk
-    items = opens + items
-    items += rng.sample(clean, min(20, len(clean)))  # late duplicates
+    clean, items = reordered_feed(seed, window)
     shell = SettlementShell(lambda t: None)
     verdicts = collections.Counter(shell.handle(encode_event(r), "t", 0, i).verdict for i, r in enumerate(items))
     assert all(not s.held for s in shell.states.values())

@@ -136,11 +136,15 @@ def _tags(counts, floor):
         assert nat["authentic"] == py["authentic"] - py["opened"], (py, nat)
 
 
+def _quiet_runs_settled_most(counts, floor):
+    quiet = sum(1 for e in events_of(floor_of(floor).lines) if type(e) in (WagerPlaced, ShooterChanged))
+    if floor != "contract-corpus":  # the corpus: mostly refused lines, few quiet runs
+        assert counts["native"]["settled"] > quiet // 2, (counts, quiet)  # the run did settle most of them
+
+
 def _replay(counts, floor):
     f, nat = floor_of(floor), counts["native"]
-    quiet = sum(1 for e in events_of(f.lines) if type(e) in (WagerPlaced, ShooterChanged))
-    if floor != "contract-corpus":  # the corpus: mostly refused lines, few quiet runs
-        assert nat["settled"] > quiet // 2, (counts, quiet)  # the run did settle most of them
+    _quiet_runs_settled_most(counts, floor)
     if floor in HOSTILE_HISTORIES:
         # The forged, misbound, copied and untagged events were there, and met the tag check.
         assert nat["rejected bad_signature"] > 10, nat
@@ -166,12 +170,9 @@ def _lane(counts, floor):
 
 
 def _worker_batch(counts, floor):
-    f, nat = floor_of(floor), counts["native"]
-    quiet = sum(1 for e in events_of(f.lines) if type(e) in (WagerPlaced, ShooterChanged))
-    if floor != "contract-corpus":
-        assert nat["settled"] > quiet // 2, (counts, quiet)  # the run did settle most of them
+    _quiet_runs_settled_most(counts, floor)
     if floor in HOSTILE_HISTORIES:
-        assert nat["rejected"] > 10, nat  # forged and untagged events met the tag check
+        assert counts["native"]["rejected"] > 10, counts  # forged and untagged events met the tag check
 
 
 def _avro(counts, floor):
