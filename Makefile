@@ -61,7 +61,7 @@ docs:
 #   .kafka-data*   the local broker's data, every floor's topics (refused while the broker runs:
 #                  `make kafka-down` first)
 #   .run           `make run`'s logs, floor.env and Prometheus data
-#   native/target  the Rust build of the native rules core (the built module in streams/rules stays)
+#   native/target  the Rust build of the native rules core (the built module in craps_streams/rules stays)
 #   build/ site/   the Python build and the docs site
 #   out/*          replay-demo and benchmark outputs
 # It never touches .secrets (the broker's CA and logins, the table key ring, the archive key).
@@ -72,7 +72,7 @@ clean:
 	find out -mindepth 1 ! -name .keep -exec rm -rf {} +
 
 # Everything `make clean` removes, and what was fetched or made once: infra/kafka/lib (the Kafka
-# jars), streams/floor/static/vendor (Chart.js), the native module, and .secrets: the broker's CA
+# jars), craps_streams/floor/static/vendor (Chart.js), the native module, and .secrets: the broker's CA
 # and logins (made again by the next broker start) and the TABLE KEY RING and ARCHIVE KEY, without
 # which the events and archives tagged and sealed with them can no longer be verified. Keep a copy;
 # it asks for YES=1.
@@ -80,7 +80,7 @@ distclean: clean
 	@if [[ "$(YES)" != 1 ]]; then \
 	  echo "make distclean deletes .secrets: the table key ring and the archive key too (history tagged or" >&2; \
 	  echo "sealed with them can no longer be verified). Keep a copy, then: make distclean YES=1" >&2; exit 2; fi
-	rm -rf .secrets infra/kafka/lib streams/floor/static/vendor streams/rules/_native*.so
+	rm -rf .secrets infra/kafka/lib craps_streams/floor/static/vendor craps_streams/rules/_native*.so
 # The cluster fault drills, each on a three-node cluster of its own (about 3 minutes each; not CI,
 # which runs the busiest leader's kill -9 in tests/faults/test_cluster.py): docs/reliability/cluster.md.
 DRILLS ?= leader controller rolling frozen disk partition

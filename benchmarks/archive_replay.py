@@ -12,7 +12,7 @@
    encoded); events/s per CPU second (one thread: one core) and per wall second, the child's own
    peak RSS (VmHWM: ru_maxrss would count the parent's pages at fork time) and RSS sampled every
    500k events (flat when streaming). --repeat runs, medians.
-3. Replay, --jobs processes (`craps-streams replay DIR --jobs N`, `streams.replay.parallel`): the
+3. Replay, --jobs processes (`craps-streams replay DIR --jobs N`, `craps_streams.replay.parallel`): the
    same archive by partition groups in a process pool; wall events/s against the one-process wall
    rate (the ratio), CPU seconds of all processes, the largest job's peak RSS, and whether its
    summary equals the one-process summary. Interleaved with the one-process runs, medians.
@@ -56,8 +56,8 @@ def peak_rss_mb() -> float:
 
 
 def write(out: Path, events: int, tables: int, seed: int) -> dict:
-    from streams.archive import ArchiveWriter
-    from streams.sim.floor import floor_events
+    from craps_streams.archive import ArchiveWriter
+    from craps_streams.sim.floor import floor_events
 
     hours = events / (tables * EVENTS_PER_TABLE_HOUR) * 1.2 + 0.1
     writer = ArchiveWriter(out, "bench.table-events", sync_interval=256_000)
@@ -80,9 +80,9 @@ def write(out: Path, events: int, tables: int, seed: int) -> dict:
 
 def replay(out: Path) -> dict:
     """One process, as `craps-streams replay DIR --only none`."""
-    from streams.cli import format_summary
-    from streams.archive import iter_archive_batches
-    from streams.replay.run import ReplayRun, batch_gc
+    from craps_streams.cli import format_summary
+    from craps_streams.archive import iter_archive_batches
+    from craps_streams.replay.run import ReplayRun, batch_gc
 
     samples = []
     seen = [0, 500_000]
@@ -108,8 +108,8 @@ def replay(out: Path) -> dict:
 
 def replay_jobs(out: Path, jobs: int) -> dict:
     """`jobs` processes, as `craps-streams replay DIR --jobs N --only none`."""
-    from streams.cli import format_summary
-    from streams.replay.parallel import replay_archive_parallel
+    from craps_streams.cli import format_summary
+    from craps_streams.replay.parallel import replay_archive_parallel
 
     start_cpu, start = time.process_time(), time.monotonic()
     result = replay_archive_parallel(out, jobs, wanted=frozenset())
@@ -157,7 +157,7 @@ def main() -> int:
         return 2
     try:
         if reuse:
-            from streams.archive import load_index
+            from craps_streams.archive import load_index
 
             n = sum(f["count"] for f in load_index(out)["files"])
             print(f"replaying the archive in {out} ({n:,} events)")

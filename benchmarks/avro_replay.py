@@ -57,8 +57,8 @@ with open(sys.argv[1], "rb") as f:
 
 def write(path: str, tables: int, hours: float, seed: int, ring=None) -> int:
     """The simulated floor into a container file; signed under `ring` when given."""
-    from streams.codec import write_container
-    from streams.sim.floor import floor_events
+    from craps_streams.codec import write_container
+    from craps_streams.sim.floor import floor_events
     from tagged_history import signed
 
     records = (r for r in floor_events(tables, hours, seed, bad_rate=0.0) if type(r) is dict)
@@ -73,7 +73,7 @@ def bare_loop(path: str) -> tuple[int, float]:
 
 def command_line(path: str, keys: str | None) -> list[str]:
     tags = ["--keys", keys] if keys else ["--accept-untagged"]
-    return [sys.executable, "-m", "streams.cli", "replay", path, "--only", "none", "--no-progress", *tags]
+    return [sys.executable, "-m", "craps_streams.cli", "replay", path, "--only", "none", "--no-progress", *tags]
 
 
 def run_replay(path: str, keys: str | None, root: Path, **output) -> subprocess.CompletedProcess:
@@ -106,10 +106,10 @@ def main() -> int:
     ap.add_argument("--against", type=Path, help="another checkout measured in the same rounds")
     args = ap.parse_args()
     against = args.against.resolve() if args.against is not None else None
-    if against is not None and not (against / "streams" / "cli.py").exists():
+    if against is not None and not (against / "craps_streams" / "cli.py").exists():
         ap.error(f"--against {args.against}: not a checkout of craps-streams")
     from tagged_history import bench_ring, write_ring
-    from streams.authenticity.keyfile import dev_floor_tables
+    from craps_streams.authenticity.keyfile import dev_floor_tables
 
     ring = bench_ring(dev_floor_tables(args.tables))
     work = tempfile.mkdtemp(prefix="avro-replay-")

@@ -1,4 +1,4 @@
-"""Micro benchmark: Avro (streams.codec) vs JSON Lines encode/decode of table events.
+"""Micro benchmark: Avro (craps_streams.codec) vs JSON Lines encode/decode of table events.
 
     python benchmarks/codec_bench.py [--events 200000] [--runs 5]
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from streams.codec import decode_event, encode_event, from_json_line, to_json_line
+from craps_streams.codec import decode_event, encode_event, from_json_line, to_json_line
 
 WAGERS = ("fire", "all_small", "all_tall", "all_or_nothing", "hot_roller", "hot_shooter")
 

@@ -22,9 +22,9 @@ import subprocess
 import sys
 import time
 
-from streams.replay.engine import Replay, json_lines
-from streams.rules import ContractError, apply, record_to_event
-from streams.sim.floor import floor_events
+from craps_streams.replay.engine import Replay, json_lines
+from craps_streams.rules import ContractError, apply, record_to_event
+from craps_streams.sim.floor import floor_events
 
 TARGET_CORE_EPS = 200_000
 
@@ -74,7 +74,7 @@ def run_decode_and_core(path: str) -> tuple[float, int]:
 def run_booked(events: list, surveillance: bool) -> float:
     """CPU seconds of `Replay.feed_batch` (settle_event per event) over the decoded events; without
     `surveillance`, the table watch is switched off: the hold book alone."""
-    from streams.settle import step
+    from craps_streams.settle import step
 
     saved = step.observe
     if not surveillance:
@@ -98,7 +98,7 @@ def run_full_command(path: str) -> tuple[float, int]:
 
     The simulated file is untagged, so the command runs with --accept-untagged: this measures
     replay without the tag check; benchmarks/tags_bench.py measures the check."""
-    code = ("import os, resource, sys; from streams.cli import main; "
+    code = ("import os, resource, sys; from craps_streams.cli import main; "
             f"main(['replay', {path!r}, '-o', os.devnull, '--accept-untagged']); "
             "u = resource.getrusage(resource.RUSAGE_SELF); "
             "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]; "

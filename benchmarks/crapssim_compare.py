@@ -14,8 +14,8 @@ CPU second of the measured process (a shared 2-core machine: wall time would cou
 each ratio both of the medians and as the median of the rounds' own ratios ("by round"):
   1. crapssim in memory: `Table.fixed_run(dice)`, players and strategies set up, no I/O;
   2. our rules core in memory: the apply loop over the pre-decoded events, no I/O, once with the
-     Python core (streams/rules/table.py) and once with the native core (streams/rules/native.py,
-     when built: docs/native-core.md), each as the worker and replay drive `streams.rules.apply`;
+     Python core (craps_streams/rules/table.py) and once with the native core (craps_streams/rules/native.py,
+     when built: docs/native-core.md), each as the worker and replay drive `craps_streams.rules.apply`;
   3. `craps-streams replay FILE.jsonl --only settlements -o /dev/null --keys RING` as a whole command
      in a child process (interpreter start, imports, reading, decoding, the contract check, the tag
      check, the core, the hold books and surveillance, writing): user + system CPU seconds of the
@@ -182,21 +182,21 @@ def run_crapssim(dice, players: int) -> float:
 
 
 def decoded_events(records: list[dict]) -> list:
-    from streams.rules import record_to_event
+    from craps_streams.rules import record_to_event
 
     return [record_to_event(r) for r in records]
 
 
 def core_loop(core: str | None = None):
     """The rules core's in-memory loop: every table's state by id, `apply` per event. `core`:
-    "python" (streams/rules/table.py), "native" (streams/rules/native.py), None: the core
-    `streams.rules.apply` is (CRAPS_CORE, docs/native-core.md)."""
+    "python" (craps_streams/rules/table.py), "native" (craps_streams/rules/native.py), None: the core
+    `craps_streams.rules.apply` is (CRAPS_CORE, docs/native-core.md)."""
     if core is None:
-        from streams.rules import apply
+        from craps_streams.rules import apply
     elif core == "python":
-        from streams.rules.table import apply
+        from craps_streams.rules.table import apply
     else:
-        from streams.rules import native
+        from craps_streams.rules import native
 
         native.require()
         apply = native.apply
@@ -231,7 +231,7 @@ def command(path: str, out: str, keys: str | None) -> list[str]:
     """The replay command: with `keys`, the tagged history checked under that ring; without, the
     untagged history let through (`--accept-untagged`)."""
     tags = ["--keys", keys] if keys else ["--accept-untagged"]
-    return [sys.executable, "-m", "streams.cli", "replay", path, "--only", "settlements", "-o", out,
+    return [sys.executable, "-m", "craps_streams.cli", "replay", path, "--only", "settlements", "-o", out,
             "--no-progress", *tags]
 
 
@@ -320,8 +320,8 @@ def main() -> int:
     print(f"settlement totals agree: {'yes' if agree else 'NO'}")
 
     events = decoded_events(records)
-    import streams.rules
-    from streams.rules import native
+    import craps_streams.rules
+    from craps_streams.rules import native
 
     # Both cores, side by side (docs/native-core.md): the native row when the extension is built.
     cores = ["python"] + (["native"] if native.PROBLEM is None else [])
@@ -332,7 +332,7 @@ def main() -> int:
         same = py_out == nat_out
         agree &= same
         print(f"native and Python cores give the same {len(py_out):,} outputs: {'yes' if same else 'NO'}")
-    print(f"streams.rules.apply (the worker's and replay's core) is the {streams.rules.CORE} core")
+    print(f"craps_streams.rules.apply (the worker's and replay's core) is the {craps_streams.rules.CORE} core")
     rates: dict[str, list[float]] = {"crapssim": [], **{f"core-{c}": [] for c in cores}, "command": [], "untagged": []}
     for _ in range(args.rounds):  # interleaved: all see the same machine noise
         rates["crapssim"].append(throws / run_crapssim(dice, args.players))

@@ -9,7 +9,7 @@ starts the worker, reads the sink with a read_committed consumer and returns eve
 
 Environment of the worker:
     CRAPS_KAFKA_BOOTSTRAP               host:port[,host:port] (default 127.0.0.1:9092)
-    CRAPS_TOPIC_PREFIX                  topic prefix, as in streams/topics.py (default "craps.")
+    CRAPS_TOPIC_PREFIX                  topic prefix, as in craps_streams/topics.py (default "craps.")
     FAUST_PASSTHROUGH_APP_ID            Faust app id = consumer group (unique per run)
     FAUST_PASSTHROUGH_SINK              sink topic (default <prefix>settlements)
     FAUST_PASSTHROUGH_GUARANTEE         exactly_once (default) or at_least_once
@@ -30,7 +30,7 @@ not subscribe to, so it finds no partition and falls back to the plain producer 
 commit with the offsets; sink mode "transaction" does the same work (outputs and offsets in one
 transaction per partition) through Faust's own transactional producers.
 
-Only the worker imports faust; drain_faust() needs kafka-python and streams.kafka.
+Only the worker imports faust; drain_faust() needs kafka-python and craps_streams.kafka.
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from streams.topics import (  # noqa: E402
+from craps_streams.topics import (  # noqa: E402
     PARTITIONS,
     SETTLEMENTS,
     TABLE_EVENTS,
@@ -55,8 +55,8 @@ from streams.topics import (  # noqa: E402
     TOPICS,
     TopicSpec,
 )
-from streams.kafka.settings import broker_urls, client_settings, default_bootstrap, sasl_credentials  # noqa: E402
-from streams.kafka.topics import create_topics  # noqa: E402
+from craps_streams.kafka.settings import broker_urls, client_settings, default_bootstrap, sasl_credentials  # noqa: E402
+from craps_streams.kafka.topics import create_topics  # noqa: E402
 
 APP_ID_ENV = "FAUST_PASSTHROUGH_APP_ID"
 SINK_ENV = "FAUST_PASSTHROUGH_SINK"

@@ -60,10 +60,10 @@ def cpu_seconds(pid: int) -> float:
 # The view's stages, each named by the frames that run it ("function (file" as py-spy's raw format
 # writes a frame). A sample is charged to the innermost frame of its stack that names a stage.
 STAGES = (
-    ("folds (streams/floor/folding.py)", ("(streams/floor/folding.py",)),
-    ("decoding the outputs (Avro)", ("decode_output (streams/codec/",)),
-    ("changelog writes (JSON, produce)", ("write_due (streams/floor/app.py", "_store (streams/floor/app.py")),
-    ("pages and pushes (streams/floor/web.py, JSON)", ("(streams/floor/web.py",)),
+    ("folds (craps_streams/floor/folding.py)", ("(craps_streams/floor/folding.py",)),
+    ("decoding the outputs (Avro)", ("decode_output (craps_streams/codec/",)),
+    ("changelog writes (JSON, produce)", ("write_due (craps_streams/floor/app.py", "_store (craps_streams/floor/app.py")),
+    ("pages and pushes (craps_streams/floor/web.py, JSON)", ("(craps_streams/floor/web.py",)),
     ("Faust's streams, events and acks", ("(faust/streams.py", "(faust/events.py", "(faust/channels.py",
                                          "(faust/topics.py", "(faust/transport/conductor.py",
                                          "(faust/transport/consumer.py", "(faust/agents/")),
@@ -112,8 +112,8 @@ class Committed(threading.Thread):
 
     def __init__(self, topic: str, bootstrap: str):
         super().__init__(daemon=True)
-        from streams.codec import decode_output
-        from streams.kafka.settings import client_settings
+        from craps_streams.codec import decode_output
+        from craps_streams.kafka.settings import client_settings
         from kafka import KafkaConsumer
 
         self.decode = decode_output
@@ -169,7 +169,7 @@ def main() -> int:
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="craps-floor-bench-"))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CRAPS_KAFKA_BOOTSTRAP": bootstrap,
            "CRAPS_TOPIC_PREFIX": f"fb{tag}.", "CRAPS_APP_ID": f"craps-fb-{tag}"}
-    cli = [sys.executable, "-m", "streams.cli"]
+    cli = [sys.executable, "-m", "craps_streams.cli"]
     subprocess.run(cli + ["topics"], env=env, cwd=ROOT, check=True, capture_output=True)
     view_port = free_port()
     procs = []

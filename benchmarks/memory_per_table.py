@@ -39,9 +39,9 @@ def rss_kib() -> int:
 
 
 def measure(tables: int, minutes: float, traced: bool = True) -> dict:
-    from streams.replay.engine import Replay
-    from streams.rules import record_to_event
-    from streams.sim.floor import floor_events
+    from craps_streams.replay.engine import Replay
+    from craps_streams.rules import record_to_event
+    from craps_streams.sim.floor import floor_events
 
     # The simulator closes its tables at the end: the floor is taken mid-play, before the closes.
     events = [record_to_event(r) for r in floor_events(tables, minutes / 60, 3, 0.0)
@@ -75,7 +75,7 @@ def measure(tables: int, minutes: float, traced: bool = True) -> dict:
         start = time.perf_counter()
         gc.collect()
         pauses.append((time.perf_counter() - start) * 1000)
-    from streams.rules import CORE
+    from craps_streams.rules import CORE
 
     return {"tables": open_tables, "wagers_in_action": in_action, "rss_kib": kept_kib, "process_rss_kib": rss_kib(),
             "grown_kib": grown_kib, "core": CORE,

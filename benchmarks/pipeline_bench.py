@@ -15,7 +15,7 @@
    --faust-tx-sink adds a fourth contender whose outputs go through Faust's per-partition
    transactional producers, the same work as our loops.
    --batched-pass-through adds the pass-through sending its records in record batches, as the
-   settling worker does (streams.kafka.producers.send_records).
+   settling worker does (craps_streams.kafka.producers.send_records).
    Target: the pipeline at 80% or more of the pass-through rate.
    --profile DIR samples this process with py-spy (https://github.com/benfred/py-spy, native frames
    too) while each contender drains, one raw collapsed-stack file per contender and round in DIR,
@@ -55,18 +55,18 @@ import stolen_time  # noqa: E402
 import faust_passthrough  # noqa: E402  (imports faust only in its worker subprocess)
 from kafka import KafkaConsumer, TopicPartition  # noqa: E402
 
-from streams.app.shell import SettlementShell  # noqa: E402
-from streams.app.worker import SettlingWorker  # noqa: E402
-from streams.metrics.gc_pauses import freeze_start_up, raise_young_threshold  # noqa: E402
-from streams.codec import decode_output  # noqa: E402
-from streams.ingest.producer import make_producer, produce  # noqa: E402
-from streams.sim.floor import floor_events  # noqa: E402
-from streams.authenticity import TableSigner, keyfile, sign_record  # noqa: E402
-from streams.kafka.settings import client_settings  # noqa: E402
-from streams.kafka.access import grant_application  # noqa: E402
-from streams.kafka.producers import send_records  # noqa: E402
-from streams.kafka.topics import create_topics, delete_floor  # noqa: E402
-from streams.topics import PARTITIONS, SETTLEMENTS, TABLE_EVENTS  # noqa: E402
+from craps_streams.app.shell import SettlementShell  # noqa: E402
+from craps_streams.app.worker import SettlingWorker  # noqa: E402
+from craps_streams.metrics.gc_pauses import freeze_start_up, raise_young_threshold  # noqa: E402
+from craps_streams.codec import decode_output  # noqa: E402
+from craps_streams.ingest.producer import make_producer, produce  # noqa: E402
+from craps_streams.sim.floor import floor_events  # noqa: E402
+from craps_streams.authenticity import TableSigner, keyfile, sign_record  # noqa: E402
+from craps_streams.kafka.settings import client_settings  # noqa: E402
+from craps_streams.kafka.access import grant_application  # noqa: E402
+from craps_streams.kafka.producers import send_records  # noqa: E402
+from craps_streams.kafka.topics import create_topics, delete_floor  # noqa: E402
+from craps_streams.topics import PARTITIONS, SETTLEMENTS, TABLE_EVENTS  # noqa: E402
 
 
 def grant(app_id: str) -> None:
@@ -106,7 +106,7 @@ class PassThroughWorker(SettlingWorker):
 
 class BatchedPassThroughWorker(SettlingWorker):
     """The pass-through sending its records as the settling worker does: a batch's records in
-    record batches (streams.kafka.producers.send_records), written before the offsets."""
+    record batches (craps_streams.kafka.producers.send_records), written before the offsets."""
 
     async def settle_batch(self, tp, messages):
         owner = self.owners[tp.partition]
@@ -206,18 +206,18 @@ class FaustContender:
 # of the process (the benchmark's observer, the interpreter). A thread waiting (a lock, an empty
 # queue, epoll) is not CPU: `IDLE` samples are counted apart.
 STAGES = (
-    ("tag check", ("problem (streams/authenticity/", "craps_native::tags::")),
-    ("decode (Avro -> event)", ("decode_event (streams/codec/", "record_to_event (streams/rules/",
-                                "decode (streams/app/shell.py", "craps_native::avro::")),
-    ("encode (output -> Avro)", ("messages (streams/codec/fastwrite.py", "craps_native::avro_out::",
-                                "encode_output (streams/codec/")),
-    ("rules core (apply)", ("apply (streams/rules/", "craps_native::")),
-    ("surveillance and hold book", ("settled (streams/settle/step.py",)),
-    ("table-state write (state -> JSON)", ("stored_text (streams/app/shell.py",)),
+    ("tag check", ("problem (craps_streams/authenticity/", "craps_native::tags::")),
+    ("decode (Avro -> event)", ("decode_event (craps_streams/codec/", "record_to_event (craps_streams/rules/",
+                                "decode (craps_streams/app/shell.py", "craps_native::avro::")),
+    ("encode (output -> Avro)", ("messages (craps_streams/codec/fastwrite.py", "craps_native::avro_out::",
+                                "encode_output (craps_streams/codec/")),
+    ("rules core (apply)", ("apply (craps_streams/rules/", "craps_native::")),
+    ("surveillance and hold book", ("settled (craps_streams/settle/step.py",)),
+    ("table-state write (state -> JSON)", ("stored_text (craps_streams/app/shell.py",)),
     ("produce (aiokafka send, batching, compression)", ("send (aiokafka/producer/producer.py",
-                                                        "send_records (streams/kafka/producers.py")),
+                                                        "send_records (craps_streams/kafka/producers.py")),
     ("transaction round trips (begin, offsets, commit, wait for the writes)",
-     ("send_offsets_to_transaction (aiokafka/", "_written (streams/app/worker.py", "transaction (aiokafka/",
+     ("send_offsets_to_transaction (aiokafka/", "_written (craps_streams/app/worker.py", "transaction (aiokafka/",
       "commit_transaction (aiokafka/", "__aexit__ (contextlib.py")),
     ("consumer fetch (getmany, records parsed)", ("getmany (aiokafka/consumer/", "_fetch_requests_routine (aiokafka/",
                                                   "_proc_fetch_request (aiokafka/", "fetched_records (aiokafka/")),
@@ -225,11 +225,11 @@ STAGES = (
     ("garbage collector", ("gc_collect_main",)),
     # "(kafka/": kafka-python, the administrator's ACLs and the changelog's reader
     ("start-up and takeover (ACLs, fencing, changelog)",
-     ("grant (pipeline_bench.py", "own (streams/app/worker.py", "recover_partition (streams/app/",
-      "__init__ (streams/app/worker.py", "(kafka/")),
+     ("grant (pipeline_bench.py", "own (craps_streams/app/worker.py", "recover_partition (craps_streams/app/",
+      "__init__ (craps_streams/app/worker.py", "(kafka/")),
     ("the batch loop (worker.py, the shell's items_of and handle_batch)",
-     ("_settle_batch (streams/app/worker.py", "settle_batch (pipeline_bench.py", "items_of (streams/app/shell.py",
-      "handle_batch (streams/app/shell.py")),
+     ("_settle_batch (craps_streams/app/worker.py", "settle_batch (pipeline_bench.py", "items_of (craps_streams/app/shell.py",
+      "handle_batch (craps_streams/app/shell.py")),
 )
 IDLE = ("epoll_wait", "_queue_SimpleQueue_get", "pthread_cond_timedwait", "PyThread_acquire_lock_timed")
 REST = "asyncio loop and the rest"
@@ -319,7 +319,7 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
     producer.close()
     total = len(records)
     del records
-    # The worker's process as `craps-streams worker` runs it (streams/app/service.py): what start-up
+    # The worker's process as `craps-streams worker` runs it (craps_streams/app/service.py): what start-up
     # made frozen out of the garbage collector's walks, its first generation collected as rarely as
     # the service collects it, and no backlog held in memory. Both contenders run in this process.
     freeze_start_up()
@@ -452,9 +452,9 @@ def latency_run(seconds: float, tables: int, min_settlements: int,
     prefix = f"bench{uuid.uuid4().hex[:6]}."
     env = {**os.environ, "CRAPS_APP_ID": f"bench-live-{uuid.uuid4().hex[:4]}", "CRAPS_TOPIC_PREFIX": prefix,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    subprocess.run([sys.executable, "-m", "streams.cli", "topics"], env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "craps_streams.cli", "topics"], env=env, check=True, stdout=subprocess.DEVNULL)
     web_port = free_port()
-    worker = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--web-port", str(web_port)], env=env,
+    worker = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "worker", "--web-port", str(web_port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     first = {"latency": [], "read_at": [], "sent_at": [], "key": []}
     second = {"latency": [], "read_at": [], "sent_at": [], "key": []}
@@ -491,7 +491,7 @@ def latency_run(seconds: float, tables: int, min_settlements: int,
     time.sleep(8)  # the worker joins its group and owns its partitions
     loads = [loadavg()]
     pauses_from = broker_pauses.mark()
-    feed = subprocess.Popen([sys.executable, "-m", "streams.cli", "simulate", "--live", "--tables", str(tables),
+    feed = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "simulate", "--live", "--tables", str(tables),
                              "--hours", "8", "--speed", "1", "--seed", "5"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pids = {"worker": worker.pid, "broker": broker_pid(), "feed": feed.pid, "this process": os.getpid()}

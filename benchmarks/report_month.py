@@ -20,9 +20,9 @@ from datetime import time as clock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from streams.authenticity import TagCheck, keyfile  # noqa: E402
-from streams.report import GamingCalendar, Period, ReportSettings, make_report  # noqa: E402
-from streams.report import files  # noqa: E402
+from craps_streams.authenticity import TagCheck, keyfile  # noqa: E402
+from craps_streams.report import GamingCalendar, Period, ReportSettings, make_report  # noqa: E402
+from craps_streams.report import files  # noqa: E402
 
 
 def peak_rss_mib() -> float:

@@ -8,7 +8,7 @@ machine's load falls on both sides, medians of each side, and the ratios.
       [-- pipeline_bench.py options, default: --no-faust --latency-seconds 40]
 
 The plaintext side's clients get a client config with `security.protocol=PLAINTEXT` through
-CRAPS_KAFKA_CONFIG (streams/kafka/security.py); the secured side's are the roles' own.
+CRAPS_KAFKA_CONFIG (craps_streams/kafka/security.py); the secured side's are the roles' own.
 """
 from __future__ import annotations
 

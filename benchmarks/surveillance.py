@@ -30,11 +30,11 @@ import statistics
 import sys
 import time
 
-from streams.replay.engine import Replay
-from streams.rules import SurveillanceAlerted, record_to_event
-from streams.sim.floor import Fault, floor_events
-from streams.surveillance import HoldWatch
-from streams.surveillance.dice_watch import _SEVEN_LOW, DiceBook, DiceWatch
+from craps_streams.replay.engine import Replay
+from craps_streams.rules import SurveillanceAlerted, record_to_event
+from craps_streams.sim.floor import Fault, floor_events
+from craps_streams.surveillance import HoldWatch
+from craps_streams.surveillance.dice_watch import _SEVEN_LOW, DiceBook, DiceWatch
 
 KINDS = ("hold_anomaly", "dice_bias", "position_anomaly")
 GOAL_FALSE_PER_10K = 1.0

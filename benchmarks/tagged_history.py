@@ -17,8 +17,8 @@ import hashlib
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from streams.authenticity import KeyRing, TableKey, TableSigner, sign_record
-from streams.authenticity import keyfile
+from craps_streams.authenticity import KeyRing, TableKey, TableSigner, sign_record
+from craps_streams.authenticity import keyfile
 
 
 def bench_ring(tables: Iterable[str]) -> KeyRing:

@@ -27,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from streams.authenticity import KeyRing, TableKey, TableSigner, TagCheck  # noqa: E402
-from streams.authenticity.canonical import canonical_bytes  # noqa: E402
-from streams.authenticity.tags import hmac_pads, tag_text  # noqa: E402
-from streams.replay.engine import Replay  # noqa: E402
-from streams.rules import ContractError, record_to_event  # noqa: E402
-from streams.sim.floor import floor_events  # noqa: E402
+from craps_streams.authenticity import KeyRing, TableKey, TableSigner, TagCheck  # noqa: E402
+from craps_streams.authenticity.canonical import canonical_bytes  # noqa: E402
+from craps_streams.authenticity.tags import hmac_pads, tag_text  # noqa: E402
+from craps_streams.replay.engine import Replay  # noqa: E402
+from craps_streams.rules import ContractError, record_to_event  # noqa: E402
+from craps_streams.sim.floor import floor_events  # noqa: E402
 
 
 def cpu() -> float:

@@ -43,12 +43,12 @@ os.environ["CRAPS_TOPIC_PREFIX"] = PREFIX
 from aiokafka import TopicPartition  # noqa: E402
 from aiokafka.producer import sender as aiokafka_sender  # noqa: E402
 
-from streams.app.worker import SettlingWorker  # noqa: E402
-from streams.authenticity import keyfile  # noqa: E402
-from streams.kafka.access import grant_application  # noqa: E402
-from streams.kafka.producers import transactional_producer  # noqa: E402
-from streams.kafka.topics import create_topics, delete_floor  # noqa: E402
-from streams.topics import SETTLEMENTS, TABLE_EVENTS, TABLE_STATE  # noqa: E402
+from craps_streams.app.worker import SettlingWorker  # noqa: E402
+from craps_streams.authenticity import keyfile  # noqa: E402
+from craps_streams.kafka.access import grant_application  # noqa: E402
+from craps_streams.kafka.producers import transactional_producer  # noqa: E402
+from craps_streams.kafka.topics import create_topics, delete_floor  # noqa: E402
+from craps_streams.topics import SETTLEMENTS, TABLE_EVENTS, TABLE_STATE  # noqa: E402
 
 ORDERS = ("concurrent", "written-first")
 retries: collections.Counter = collections.Counter()  # request kind -> answers that made the client retry

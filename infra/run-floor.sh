@@ -45,8 +45,8 @@ if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
   started_kafka=1  # before `up`: a Ctrl-C while it starts stops it too
   infra/kafka/kafka.sh up
 fi
-python3 -m streams.cli topics >/dev/null
-python3 -m streams.cli topics --prune-runs "$KEEP_RUNS" >&2
+python3 -m craps_streams.cli topics >/dev/null
+python3 -m craps_streams.cli topics --prune-runs "$KEEP_RUNS" >&2
 
 # The table controllers' keys (tags on every event): made at the first start into .secrets/ (0600,
 # git-ignored), kept afterwards; the worker checks every event against them.
@@ -66,9 +66,9 @@ pids+=($!)
 
 if command -v prometheus >/dev/null 2>&1; then
   prom_config=infra/prometheus/prometheus.yml
-  if [[ -n "${CRAPS_WEB_CONFIG:-}" ]]; then  # scrape the secured /metrics (TLS and basic auth: streams/metrics/scrape_config.py)
+  if [[ -n "${CRAPS_WEB_CONFIG:-}" ]]; then  # scrape the secured /metrics (TLS and basic auth: craps_streams/metrics/scrape_config.py)
     prom_config="$RUN/prometheus.yml"
-    python3 -m streams.metrics.scrape_config infra/prometheus/prometheus.yml >"$prom_config"
+    python3 -m craps_streams.metrics.scrape_config infra/prometheus/prometheus.yml >"$prom_config"
   fi
   prometheus --config.file="$prom_config" --storage.tsdb.path="$RUN/prometheus" \
     --web.listen-address="127.0.0.1:$PROM_PORT" >"$RUN/prometheus.log" 2>&1 &

@@ -43,7 +43,7 @@ python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore 
 # environment does) every process would compile every module from source at start: about 25 ms of
 # each command's CPU (replay's start). Python still reads the .pyc written
 # here, and recompiles in memory any module edited since, so a stale file is never run.
-python3 -m compileall -q streams >/dev/null
+python3 -m compileall -q craps_streams >/dev/null
 echo "setup: the floor view's charting library (npm) ..." >&2
 infra/floor/fetch-assets.sh
 infra/kafka/kafka.sh fetch

@@ -35,7 +35,7 @@ if [[ $# == 0 ]]; then
   # time sessions, transactions and kills, and share the one broker.
   python3 -m pytest -ra -p no:cacheprovider -m 'not kafka' -n 2 || status=$?
   python3 -m pytest -ra -p no:cacheprovider -m kafka || status=$?
-  # `streams.rules.apply` is the native core where it is built (docs/native-core.md): the rules,
+  # `craps_streams.rules.apply` is the native core where it is built (docs/native-core.md): the rules,
   # golden and authenticity suites run once more on the Python code (its rules core and its tag
   # check, the references), so both stay tested through them (besides tests/native/,
   # the lockstep harness, which holds the native code to them).

@@ -45,7 +45,7 @@ def _session_key_ring() -> str:
     workers and replays started by the tests all use it (CRAPS_TABLE_KEYS in their environment)."""
     import tempfile
 
-    from streams.authenticity import keyfile
+    from craps_streams.authenticity import keyfile
 
     path = pathlib.Path(tempfile.mkdtemp(prefix="craps-test-keys-")) / "table-keys.json"
     keyfile.init(path)
@@ -97,18 +97,18 @@ class Pipeline:
                     "CRAPS_KAFKA_BOOTSTRAP": bootstrap, "PYTHONPATH": str(ROOT)}
 
     def run(self, *args: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "streams.cli", *args], env=self.env, cwd=ROOT,
+        return subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], env=self.env, cwd=ROOT,
                               check=check, capture_output=True, text=True, timeout=300, **kw)
 
     def create_topics(self) -> None:
-        subprocess.run([sys.executable, "-m", "streams.cli", "topics"], env=self.env, cwd=ROOT, check=True,
+        subprocess.run([sys.executable, "-m", "craps_streams.cli", "topics"], env=self.env, cwd=ROOT, check=True,
                        capture_output=True, timeout=120)
 
     def start_worker(self, name: str = "w1", web_port: int | None = None) -> subprocess.Popen:
         log = open(self.tmp / f"worker-{name}.log", "ab")
         env = {**self.env, "CRAPS_DATA_DIR": str(self.tmp / f"data-{name}"),
                "CRAPS_WEB_PORT": str(web_port or free_port())}
-        proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "worker", "--loglevel", "info"],
+        proc = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "worker", "--loglevel", "info"],
                                 env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         proc.web_port = int(env["CRAPS_WEB_PORT"])  # type: ignore[attr-defined]
         proc.log_path = self.tmp / f"worker-{name}.log"  # type: ignore[attr-defined]
@@ -133,7 +133,7 @@ class Pipeline:
         revoke their ACLs (`delete_floor`, as the benchmarks do): a developer's broker otherwise
         keeps 48 partitions of every test ever run (1,200 after a day of runs, 22 s to start). A broker a test left stopped only warns: the assertions
         are the test's, the clean-up is not."""
-        from streams.kafka.topics import delete_floor
+        from craps_streams.kafka.topics import delete_floor
 
         try:
             for prefix in (self.prefix, f"{self.app_id}-"):

@@ -11,4 +11,4 @@ npm ci --no-audit --no-fund --silent
 mkdir -p "$VENDOR"
 cp node_modules/chart.js/dist/chart.umd.js "$VENDOR/chart.umd.js"
 cp node_modules/chart.js/LICENSE.md "$VENDOR/chart.js-LICENSE.md"
-echo "fetch-assets: chart.js $(node -p "require('./node_modules/chart.js/package.json').version") -> streams/floor/static/vendor/"
+echo "fetch-assets: chart.js $(node -p "require('./node_modules/chart.js/package.json').version") -> craps_streams/floor/static/vendor/"

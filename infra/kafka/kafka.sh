@@ -130,7 +130,7 @@ SECURITY="${KAFKA_SECURITY:-sasl_ssl}"
 BROKER_SAN="${CRAPS_BROKER_SAN:-IP:127.0.0.1,DNS:localhost}"
 # One principal per role (README, Security). admin: the only super user a person uses; broker: the
 # broker's own inter-broker login (super user); kraft: the controller listener's PLAIN login.
-# The roles of streams/kafka/settings.py; their principals' names (User:<name>) where they differ.
+# The roles of craps_streams/kafka/settings.py; their principals' names (User:<name>) where they differ.
 ROLES=(controller worker archive audit viewer floor admin)
 principal_of() { case "$1" in controller) echo table-controller ;; floor) echo floor-view ;; *) echo "$1" ;; esac; }
 
@@ -272,7 +272,7 @@ cmd_rotate_password() {
   (( ok )) || die "rotate-password ROLE: one of ${ROLES[*]}"
   # Set on the broker first (as the administrator), then written to the role's client config.
   env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m streams.kafka.access rotate "$role" --bootstrap "$BOOTSTRAP_LIST" \
+    python3 -m craps_streams.kafka.access rotate "$role" --bootstrap "$BOOTSTRAP_LIST" \
     || die "could not rotate the password of $role"
 }
 
@@ -286,11 +286,11 @@ cmd_rotate_cert() {
   fi
 }
 
-# The roles' SCRAM logins, upserted by the administrator (streams/kafka/access.py); idempotent.
+# The roles' SCRAM logins, upserted by the administrator (craps_streams/kafka/access.py); idempotent.
 cmd_users() {
   [[ "$SECURITY" == sasl_ssl ]] || return 0
   env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m streams.kafka.access users --bootstrap "$BOOTSTRAP_LIST" \
+    python3 -m craps_streams.kafka.access users --bootstrap "$BOOTSTRAP_LIST" \
     || die "could not create the roles' logins"
 }
 
@@ -566,7 +566,7 @@ cluster_reset() {
 wait_in_sync() {
   [[ "$SECURITY" == sasl_ssl ]] || { sleep 5; return 0; }
   env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m streams.kafka.cluster in-sync --bootstrap "$BOOTSTRAP_LIST" --timeout "${KAFKA_WAIT_TIMEOUT:-90}" \
+    python3 -m craps_streams.kafka.cluster in-sync --bootstrap "$BOOTSTRAP_LIST" --timeout "${KAFKA_WAIT_TIMEOUT:-90}" \
     || die "partitions still under-replicated after node $NODE_ID came back"
 }
 

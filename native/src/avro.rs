@@ -1,5 +1,5 @@
 //! Avro container blocks read straight into the core's events: the native form of the block
-//! decoder of streams/codec/fastread.py (`_block_decoder`), for Avro replays and archives.
+//! decoder of craps_streams/codec/fastread.py (`_block_decoder`), for Avro replays and archives.
 //!
 //! The generated Python decoder spends about 2 µs a record reading the Avro binary encoding in
 //! Python bytecode; a day of a 100-table floor is a million records, a third of the replay's time.
@@ -25,7 +25,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::collections::{HashMap, HashSet};
 
-// The contract's limits (streams/rules/contract.py: MAX_TEXT, MAX_TAG_FIELD), as fastread checks them.
+// The contract's limits (craps_streams/rules/contract.py: MAX_TEXT, MAX_TAG_FIELD), as fastread checks them.
 const MAX_TEXT: usize = 64;
 const MAX_TAG_FIELD: usize = 128;
 // As fastread's caches: at most this many distinct strings and good table ids are kept.
@@ -63,7 +63,7 @@ type Read<T> = Result<T, Odd>;
 /// `branches[i]` None or `(kind, constructor, fields)` for the body's union branch i, the fields
 /// as codes "long", "boolean", "id", "text", "id*", "text*" (a star: one str object per value,
 /// fastread's CACHED_STRINGS); `cached_key_id` whether key_id is one of those.
-#[pyclass(unsendable, module = "streams.rules._native")]
+#[pyclass(unsendable, module = "craps_streams.rules._native")]
 pub struct BlockReader {
     branches: Vec<Option<Branch>>,
     cached_key_id: bool,

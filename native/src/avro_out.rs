@@ -1,5 +1,5 @@
 //! The core's outputs written as Avro single-object messages: the native form of
-//! streams/codec/fastwrite.py, for the settling worker's produce.
+//! craps_streams/codec/fastwrite.py, for the settling worker's produce.
 //!
 //! `encode_output(output_to_record(o))` builds a dict of the Struct, checks every field of it
 //! against the schema again and hands it to fastavro's generic writer: about 13 µs an output, the
@@ -39,7 +39,7 @@ struct Format {
 
 /// `OutputWriter([(cls, header, topic, [(field, code), ...]), ...])`, the fields in the schema's
 /// order, the codes "long", "int", "string", "strings" (an array of strings).
-#[pyclass(frozen, module = "streams.rules._native")]
+#[pyclass(frozen, module = "craps_streams.rules._native")]
 pub struct OutputWriter {
     formats: Vec<Format>,
 }

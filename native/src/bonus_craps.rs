@@ -1,4 +1,4 @@
-//! Bonus Craps (§ 623a.12; streams/rules/bonus_craps.py): All Small, All Tall, All Or Nothing At All.
+//! Bonus Craps (§ 623a.12; craps_streams/rules/bonus_craps.py): All Small, All Tall, All Or Nothing At All.
 
 use crate::ctx::ctx;
 use crate::py::O;

@@ -1,7 +1,7 @@
 //! What the accelerator takes from the Python side at `init`: the event and output classes
-//! (streams/rules/events.py), where each input field lives in its Struct, the verdict, the Python
+//! (craps_streams/rules/events.py), where each input field lives in its Struct, the verdict, the Python
 //! helpers of the records, the constant strings of the outputs, and the rule facts
-//! (streams/rules/native.py `facts()`). Where it is kept, and why that is sound: slots.rs.
+//! (craps_streams/rules/native.py `facts()`). Where it is kept, and why that is sound: slots.rs.
 
 use crate::py::{interned, Obj};
 use pyo3::exceptions::PyValueError;
@@ -43,7 +43,7 @@ pub struct Ctx {
     pub rules_from_record: Obj,
     pub kinds: [Obj; 6],
     pub groups: [Obj; 4],
-    // ---- the rule facts, from the Python core (streams/rules/native.py `facts()`): none is
+    // ---- the rule facts, from the Python core (craps_streams/rules/native.py `facts()`): none is
     // written in Rust.
     /// § 623c.1(a)(2)(i): the positions at the table (lowest, highest).
     pub positions: (i64, i64),
@@ -138,7 +138,7 @@ fn fact<'py>(facts: &Bound<'py, PyDict>, name: &str) -> PyResult<Bound<'py, PyAn
     facts.get_item(name)?.ok_or_else(|| PyValueError::new_err(format!("the facts lack {name}")))
 }
 
-/// `init(events, applied, fallback, view, rules_from_record, facts)`: from streams/rules/native.py
+/// `init(events, applied, fallback, view, rules_from_record, facts)`: from craps_streams/rules/native.py
 /// at import, and again by its `configure()` when the Python side's facts change (tests). A second
 /// call replaces the context; the first one is left allocated (never freed), so a reference taken
 /// from it by a call still running stays valid.

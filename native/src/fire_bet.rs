@@ -1,4 +1,4 @@
-//! The Fire Bet (§ 623a.11; streams/rules/fire_bet.py): distinct points made by the shooter,
+//! The Fire Bet (§ 623a.11; craps_streams/rules/fire_bet.py): distinct points made by the shooter,
 //! settled at the loser 7.
 
 use crate::ctx::ctx;

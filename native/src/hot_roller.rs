@@ -1,4 +1,4 @@
-//! Hot Roller (§ 623c.1; streams/rules/hot_roller.py): the fourteen dice combinations of 4, 5, 6,
+//! Hot Roller (§ 623c.1; craps_streams/rules/hot_roller.py): the fourteen dice combinations of 4, 5, 6,
 //! 8, 9 and 10.
 
 use crate::ctx::ctx;

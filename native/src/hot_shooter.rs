@@ -1,4 +1,4 @@
-//! Hot Shooter jackpot (§ 623c.4; streams/rules/hot_shooter.py): the number of throws from the
+//! Hot Shooter jackpot (§ 623c.4; craps_streams/rules/hot_shooter.py): the number of throws from the
 //! come-out roll to the seven-out.
 
 use crate::py::{call, new_int, O};

@@ -1,5 +1,5 @@
 //! JSON lines settled without becoming Python events: the lane of a JSON Lines replay
-//! (streams/replay/jsonread.py `LineBatch`, streams/settle/quiet.py).
+//! (craps_streams/replay/jsonread.py `LineBatch`, craps_streams/settle/quiet.py).
 //!
 //! Most lines of a history are wagers placed and shooters changed, which the settling step only
 //! checks, applies and files (quiet.rs). A JSON Lines replay used to decode each into a Python
@@ -7,7 +7,7 @@
 //! such a line is read, checked, authenticated and applied in one pass, and it becomes a Python
 //! event only when this lane stops at it. A throw is read, checked, authenticated and applied here
 //! too, then handed back as the event msgspec would have read, with its outputs: the table's
-//! surveillance (streams/settle/step.py `settled`) reads them in Python.
+//! surveillance (craps_streams/settle/step.py `settled`) reads them in Python.
 //!
 //! The lane says yes only where the plain path is certain to say the same:
 //! - the line is plain printable ASCII and of a strict subset of JSON: one object, keys and
@@ -262,7 +262,7 @@ const fn bits(keys: &[usize]) -> u16 {
     m
 }
 
-// Each kind's fields (streams/rules/events.py): those it must have, those it may leave out
+// Each kind's fields (craps_streams/rules/events.py): those it must have, those it may leave out
 // (key_id and tag: None; a throw's valid: true).
 const WAGER_NEEDS: u16 = bits(&[TYPE, TABLE_ID, SEQ, TS, WAGER_ID, POSITION, WAGER, AMOUNT]);
 const SHOOTER_NEEDS: u16 = bits(&[TYPE, TABLE_ID, SEQ, TS, SHOOTER_ID, POSITION, REASON]);

@@ -1,7 +1,7 @@
-//! The native rules core (docs/native-core.md): `streams.rules._native`, loaded by
-//! streams/rules/native.py.
+//! The native rules core (docs/native-core.md): `craps_streams.rules._native`, loaded by
+//! craps_streams/rules/native.py.
 //!
-//! `apply(state, event) -> (state, outputs, verdict)`, the contract of streams/rules/table.py. The
+//! `apply(state, event) -> (state, outputs, verdict)`, the contract of craps_streams/rules/table.py. The
 //! common path (in-order events of an open table with nothing held: accepted WagerPlaced of every
 //! kind, DiceThrown valid or not, ShooterChanged) runs here on a native `Table`; every other
 //! case, decided before any change, goes to `fallback(state, event)` in Python, which runs the
@@ -39,7 +39,7 @@ use pyo3::types::PyType;
 use table::Table;
 
 /// `init(events, applied, fallback, view, rules_from_record, facts)`: the classes, the verdict,
-/// the Python side's helpers and the rule facts (streams/rules/native.py `configure`).
+/// the Python side's helpers and the rule facts (craps_streams/rules/native.py `configure`).
 #[pyfunction]
 fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAny>, view: &Bound<PyAny>,
         rules_from_record: &Bound<PyAny>, facts: &Bound<pyo3::types::PyDict>) -> PyResult<()> {
@@ -50,7 +50,7 @@ fn check_ready() -> PyResult<()> {
     if ctx::ready() {
         Ok(())
     } else {
-        Err(PyRuntimeError::new_err("streams.rules._native: init() first (import streams.rules.native)"))
+        Err(PyRuntimeError::new_err("craps_streams.rules._native: init() first (import craps_streams.rules.native)"))
     }
 }
 
@@ -75,7 +75,7 @@ fn apply(py: Python<'_>, state: &Bound<PyAny>, event: &Bound<PyAny>) -> PyResult
                 return Ok(Py::from_owned_ptr(py, r));
             }
         }
-        // Everything else: the Python core decides (streams/rules/native.py `_fallback`).
+        // Everything else: the Python core decides (craps_streams/rules/native.py `_fallback`).
         let r = call(c.fallback, &[state.as_ptr(), event.as_ptr()])?;
         Ok(Py::from_owned_ptr(py, r.into_ptr()))
     }
@@ -153,9 +153,9 @@ impl Table {
         Ok(view.call1((slf,))?.getattr(name)?.unbind())
     }
 
-    /// Pickled (and copied) by record: `streams.rules.native.restore(record)`.
+    /// Pickled (and copied) by record: `craps_streams.rules.native.restore(record)`.
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (Py<PyAny>,))> {
-        let restore = py.import("streams.rules.native")?.getattr("restore")?.unbind();
+        let restore = py.import("craps_streams.rules.native")?.getattr("restore")?.unbind();
         Ok((restore, (self.to_record(py)?,)))
     }
 }
@@ -166,27 +166,27 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(init, m)?)?;
     m.add_function(wrap_pyfunction!(apply, m)?)?;
     m.add_class::<Table>()?;
-    // The tag check's fast path (streams/authenticity/native_tags.py), in the same extension.
+    // The tag check's fast path (craps_streams/authenticity/native_tags.py), in the same extension.
     m.add_class::<tags::TagKeys>()?;
-    // The replay's run of quiet events (streams/settle/quiet.py).
+    // The replay's run of quiet events (craps_streams/settle/quiet.py).
     m.add_function(wrap_pyfunction!(quiet::settle_quiet, m)?)?;
-    // The JSON Lines replay's lane (streams/replay/jsonread.py `LineBatch`).
+    // The JSON Lines replay's lane (craps_streams/replay/jsonread.py `LineBatch`).
     m.add_function(wrap_pyfunction!(lane::settle_lines, m)?)?;
-    // The Chernoff bound of the hold surveillance (streams/surveillance/tails.py).
+    // The Chernoff bound of the hold surveillance (craps_streams/surveillance/tails.py).
     m.add_function(wrap_pyfunction!(tails::chernoff_minimum, m)?)?;
-    // A table's surveillance for replay (streams/surveillance/native_watch.py).
+    // A table's surveillance for replay (craps_streams/surveillance/native_watch.py).
     m.add_class::<watch::WatchConfig>()?;
     m.add_class::<watch::Watch>()?;
-    // Avro container blocks read into events (streams/codec/fastread.py).
+    // Avro container blocks read into events (craps_streams/codec/fastread.py).
     m.add_class::<avro::BlockReader>()?;
-    // The worker's outputs written as Avro messages (streams/codec/fastwrite.py).
+    // The worker's outputs written as Avro messages (craps_streams/codec/fastwrite.py).
     m.add_class::<avro_out::OutputWriter>()?;
-    // The replay's output lines (streams/replay/run.py `output_lines`).
+    // The replay's output lines (craps_streams/replay/run.py `output_lines`).
     m.add_class::<lines::LineWriter>()?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
     m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
     // native/source_digest.py, set by setup.py: the sources this extension was built from
-    // (streams/rules/native.py refuses it when the checkout's sources differ). Empty when built
+    // (craps_streams/rules/native.py refuses it when the checkout's sources differ). Empty when built
     // by cargo alone, which native.py refuses too.
     m.add("SOURCE_DIGEST", option_env!("CRAPS_NATIVE_SOURCE").unwrap_or(""))?;
     Ok(())

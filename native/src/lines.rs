@@ -1,4 +1,4 @@
-//! Output JSON lines written natively (streams/replay/run.py `output_lines`).
+//! Output JSON lines written natively (craps_streams/replay/run.py `output_lines`).
 //!
 //! A replay's outputs are written as the contract defines their text: `json.dumps` of
 //! `output_to_record(o)` with sorted keys, compact, ASCII. msgspec wrote them (its

@@ -1,6 +1,6 @@
-//! A run of quiet events in one call (streams/settle/quiet.py): the replay's and audit's
+//! A run of quiet events in one call (craps_streams/settle/quiet.py): the replay's and audit's
 //! batches are mostly wagers placed and shooters changed, events the settling step
-//! (streams/settle/step.py `settle_event`) only checks, applies and files: no outputs, nothing for
+//! (craps_streams/settle/step.py `settle_event`) only checks, applies and files: no outputs, nothing for
 //! the hold book or the surveillance of the table. Here each is settled as `settle_event` settles
 //! it, without a trip through Python per event:
 //!

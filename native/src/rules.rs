@@ -1,4 +1,4 @@
-//! The Rules Submission in force (§ 601a.2; streams/rules/submission.py, paytables.py), read once
+//! The Rules Submission in force (§ 601a.2; craps_streams/rules/submission.py, paytables.py), read once
 //! from the table's `RulesSubmission` into native numbers.
 
 use crate::py::{exact_int, getattr, same_str, Obj, O};
@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 pub const MAX_ODDS: i64 = 1 << 20;
 pub const MAX_STAKE: i64 = 1 << 40;
 
-/// A paytable (streams/rules/paytables.py `Paytable`): ((lowest count, odds to 1), ...) ascending.
+/// A paytable (craps_streams/rules/paytables.py `Paytable`): ((lowest count, odds to 1), ...) ascending.
 pub struct Paytable {
     pub name: O,
     pub bands: Vec<(i64, i64)>,
@@ -32,7 +32,7 @@ impl Paytable {
     }
 }
 
-/// (outcome, odds to 1) for the count that decides a wager (streams/rules/wager.py `by_paytable`).
+/// (outcome, odds to 1) for the count that decides a wager (craps_streams/rules/wager.py `by_paytable`).
 pub enum Outcome {
     Win(i64),
     Lose,
@@ -44,7 +44,7 @@ impl Paytable {
     pub fn by_paytable(&self, count: i64) -> Outcome {
         match self.odds_for(count) {
             None => Outcome::Lose,
-            // `PUSH` of streams/rules/paytables.py: a band that returns the stake (§ 623c.4(d)(2)).
+            // `PUSH` of craps_streams/rules/paytables.py: a band that returns the stake (§ 623c.4(d)(2)).
             Some(x) if x == unsafe { crate::ctx::ctx().push_odds } => Outcome::Push,
             Some(x) => Outcome::Win(x),
         }

@@ -7,7 +7,7 @@
 //!    it is read only by code running under the GIL (every entry point is a Python call). The GIL
 //!    orders every write before every later read: no data race.
 //! 2. A context once installed is never freed or changed: `install` of a new one (a second `init`,
-//!    streams/rules/native.py `configure`) leaks the old one. So the `&'static Ctx` that `ctx()`
+//!    craps_streams/rules/native.py `configure`) leaks the old one. So the `&'static Ctx` that `ctx()`
 //!    returns stays valid for the process's life, even when Python code called back during a call
 //!    (an alert's wording, the fallback) installs a new context meanwhile.
 //! 3. Every entry point that reads it either is unreachable before `init` (the classes it serves
@@ -24,7 +24,7 @@
 //!    (run by `init` for every event class, inputs and outputs) builds an instance from distinct
 //!    objects and requires each slot read to return exactly the object `getattr` returns, within
 //!    the instance's size. A msgspec whose Structs are laid out otherwise fails there, `init`
-//!    raises, and streams/rules/native.py refuses the accelerator with that message: the Python
+//!    raises, and craps_streams/rules/native.py refuses the accelerator with that message: the Python
 //!    core settles.
 //! 3. The value read is borrowed: the instance holds the reference for as long as the caller holds
 //!    the instance. A constructed Struct has every slot set; a NULL read (never seen) is treated by

@@ -1,4 +1,4 @@
-//! A table's state and its common path (streams/rules/table.py): in-order events of an open table
+//! A table's state and its common path (craps_streams/rules/table.py): in-order events of an open table
 //! with nothing held. `step` returns None for every other case, before changing anything (every
 //! check first, as the Python core does), and the caller hands the event to the Python core.
 
@@ -17,7 +17,7 @@ use std::rc::Rc;
 /// § 623a.11(b)(1): Fire Bet minimum $1, maximum $5, in $1 increments.
 const POINT_NUMBERS: [i64; 6] = [4, 5, 6, 8, 9, 10];
 
-#[pyclass(unsendable, module = "streams.rules._native", name = "Table")]
+#[pyclass(unsendable, module = "craps_streams.rules._native", name = "Table")]
 pub struct Table {
     pub table_id: O,
     pub table_kind: O,
@@ -175,7 +175,7 @@ impl Table {
         if !self.offered[kind as usize] {
             return Ok(None);
         }
-        // The table's limits (streams/rules/table.py `_stake_problem`): a stake outside them is
+        // The table's limits (craps_streams/rules/table.py `_stake_problem`): a stake outside them is
         // the Python core's to reject, in its words.
         if let Some((low, high)) = self.rules.limits[kind as usize] {
             if !(low..=high).contains(&a) {

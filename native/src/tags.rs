@@ -1,14 +1,14 @@
-//! The authentication tag's fast path (streams/authenticity/tags.py `TagCheck.problem`), natively:
+//! The authentication tag's fast path (craps_streams/authenticity/tags.py `TagCheck.problem`), natively:
 //! `TagKeys.authentic(event)` is true only when the event's tag is exactly the text
 //! HMAC-SHA256(key, canonical bytes) base64url without padding (RFC 2104, FIPS 198-1) of a key that
 //! is in the ring, bound to the event's table and valid at its time. Every other answer is false
-//! and the Python side (streams/authenticity/native_tags.py) asks `problem_plain`, the reference,
+//! and the Python side (craps_streams/authenticity/native_tags.py) asks `problem_plain`, the reference,
 //! which words the problem or (an event whose canonical bytes this module does not write: a
 //! TableOpened, text that is not plain printable ASCII, an int beyond 64 bits, a field of an odd
 //! type) accepts it by the definition. So this module can only say yes where the definition says
 //! yes; the tests hold it to `problem_plain` on honest, forged and odd events.
 //!
-//! The canonical bytes (streams/authenticity/canonical.py, version 1) are the compact JSON text of
+//! The canonical bytes (craps_streams/authenticity/canonical.py, version 1) are the compact JSON text of
 //! `["craps-event-v1", key_id, type, table_id, seq, ts, <own fields>]`; for printable ASCII text
 //! (0x20-0x7e) json's escaping is `\"` and `\\` alone, which is all this module writes.
 
@@ -127,7 +127,7 @@ fn interned_attr(py: Python<'_>, name: &str) -> Py<PyString> {
 impl TagKeys {
     /// `TagKeys(keys, formats)`: keys, (key_id, secret, tables, not_before, not_after or None)
     /// each; formats, (event class, type name, ((field, "str" | "int" | "bool"), ...)) for each
-    /// kind whose canonical bytes this module writes (streams/authenticity/native_tags.py).
+    /// kind whose canonical bytes this module writes (craps_streams/authenticity/native_tags.py).
     #[new]
     fn new(py: Python<'_>, keys: &Bound<PyAny>, formats: &Bound<PyAny>) -> PyResult<TagKeys> {
         let mut ring = HashMap::new();
@@ -183,7 +183,7 @@ impl TagKeys {
     }
 
     /// The canonical bytes this module writes for `event` (None where it leaves the event to
-    /// Python): for the tests, which hold them to streams/authenticity/canonical.py byte for byte.
+    /// Python): for the tests, which hold them to craps_streams/authenticity/canonical.py byte for byte.
     fn canonical_bytes(&self, event: &Bound<PyAny>) -> Option<Vec<u8>> {
         unsafe {
             let e = event.as_ptr();

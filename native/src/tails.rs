@@ -1,4 +1,4 @@
-//! The Chernoff bound's minimisation (streams/surveillance/tails.py `chernoff_lower_tail`), the
+//! The Chernoff bound's minimisation (craps_streams/surveillance/tails.py `chernoff_lower_tail`), the
 //! surveillance's costliest step once a hold line's z is low (a seventh of an Avro replay of a
 //! day, in Python).
 //!

@@ -1,4 +1,4 @@
-//! A wager in action, and the outputs of one event (streams/rules/wager.py, events.py): the
+//! A wager in action, and the outputs of one event (craps_streams/rules/wager.py, events.py): the
 //! settlements, markers and alerts as the project's own msgspec Structs, with the ids the Python
 //! core gives them (`output_id`, `settlement_id`).
 
@@ -7,7 +7,7 @@ use crate::py::{ascii, ascii_str, call, concat, new_int, push_int, utf8_str, Key
 use crate::rules::Outcome;
 use pyo3::prelude::*;
 
-/// Wager kinds (streams/rules/kinds.py, the registry's order).
+/// Wager kinds (craps_streams/rules/kinds.py, the registry's order).
 pub const FIRE: u8 = 0;
 pub const ALL_SMALL: u8 = 1;
 pub const ALL_TALL: u8 = 2;
@@ -108,7 +108,7 @@ impl<'a> Emit<'a> {
         concat(head.p(), wager_id)
     }
 
-    /// A WagerSettled (streams/rules/wager.py `settled`), the wager forgotten, a large win noted
+    /// A WagerSettled (craps_streams/rules/wager.py `settled`), the wager forgotten, a large win noted
     /// for its alert (`_forget_settled`).
     #[inline(always)]
     pub unsafe fn settle(&mut self, w: &Wager, outcome: &Outcome, paytable: Obj, detail: Obj) -> PyResult<()> {
@@ -173,7 +173,7 @@ impl<'a> Emit<'a> {
     }
 
     /// The large-win alerts of this event's settlements, after its other outputs, in settlement
-    /// order (streams/rules/table.py `_large_win`), worded by
+    /// order (craps_streams/rules/table.py `_large_win`), worded by
     /// `table.large_win_message(wager, wager_id, position, won_cents, detail)`.
     pub unsafe fn large_wins(&mut self, shooter: Obj) -> PyResult<()> {
         let c = ctx();

@@ -1,5 +1,5 @@
-//! A table's surveillance kept natively for replay (streams/surveillance/native_watch.py, issue
-//! 15): the state of streams/surveillance/table_watch.py `TableWatch` (the dice CUSUMs, the hold
+//! A table's surveillance kept natively for replay (craps_streams/surveillance/native_watch.py, issue
+//! 15): the state of craps_streams/surveillance/table_watch.py `TableWatch` (the dice CUSUMs, the hold
 //! tails, the position lines) and its `observe`, the largest cost of an Avro replay left in Python
 //! (two fifths of a simulated day: a dict lookup, a dataclass and a screen per settlement).
 //!
@@ -103,7 +103,7 @@ struct Config {
 
 /// The settings and the Python side's helpers, shared by every table's watch:
 /// `WatchConfig(constants, thresholds, helpers, TableOpened)` (native_watch.py builds it).
-#[pyclass(unsendable, module = "streams.rules._native")]
+#[pyclass(unsendable, module = "craps_streams.rules._native")]
 pub struct WatchConfig {
     c: Rc<Config>,
 }
@@ -118,7 +118,7 @@ impl WatchConfig {
            thresholds: (f64, f64, f64), helpers: [Py<PyAny>; 6], table_opened: Py<PyAny>)
            -> PyResult<WatchConfig> {
         let own = |o: &Py<PyAny>| unsafe { O::new_ref(o.as_ptr()) };
-        let cls = py.import("streams.rules.events")?.getattr("WagerSettled")?;
+        let cls = py.import("craps_streams.rules.events")?.getattr("WagerSettled")?;
         let at = |n: &str| offset_of(&cls, n);
         let interned = |t: &str| unsafe { O(crate::py::interned(t)) };
         Ok(WatchConfig {
@@ -366,7 +366,7 @@ enum Seen {
 }
 
 /// One table's surveillance (`TableWatch`), natively.
-#[pyclass(unsendable, module = "streams.rules._native")]
+#[pyclass(unsendable, module = "craps_streams.rules._native")]
 pub struct Watch {
     c: Rc<Config>,
     dice: Dice,

@@ -1,6 +1,6 @@
-"""The batch interface of streams.app.shell.SettlementShell for the worker tests' stand-in shells,
+"""The batch interface of craps_streams.app.shell.SettlementShell for the worker tests' stand-in shells,
 which settle one message at a time (`handle`)."""
-from streams.app.shell import SettledBatch, SettlementShell
+from craps_streams.app.shell import SettledBatch, SettlementShell
 
 
 class OneByOne:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from streams.sim.floor import floor_events
+from craps_streams.sim.floor import floor_events
 
 
 def reordered_feed(seed: int, window: int) -> tuple[list[dict], list[dict]]:

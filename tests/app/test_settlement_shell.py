@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 
-from streams.app.shell import SettlementShell, state_from_text
-from streams.rules.verdict import APPLIED, DUPLICATE, HELD, REJECTED, RELEASED, UNDECODABLE
-from streams.codec import encode_event
-from streams.rules import CORE, SurveillanceAlerted, WagerSettled
-from streams.sim.floor import floor_events
-from streams.surveillance import HoldWatch
-from streams.surveillance.dice_watch import DiceWatch
-from streams.surveillance.native_watch import as_table_watch
-from streams.surveillance.table_watch import TableWatch, Thresholds
+from craps_streams.app.shell import SettlementShell, state_from_text
+from craps_streams.rules.verdict import APPLIED, DUPLICATE, HELD, REJECTED, RELEASED, UNDECODABLE
+from craps_streams.codec import encode_event
+from craps_streams.rules import CORE, SurveillanceAlerted, WagerSettled
+from craps_streams.sim.floor import floor_events
+from craps_streams.surveillance import HoldWatch
+from craps_streams.surveillance.dice_watch import DiceWatch
+from craps_streams.surveillance.native_watch import as_table_watch
+from craps_streams.surveillance.table_watch import TableWatch, Thresholds
 
 
 def messages(tables=4, hours=3, seed=2, bad_rate=0.0):
@@ -106,10 +106,10 @@ def test_the_fast_decoder_gives_the_generic_paths_events_or_leaves_the_message_t
     """The worker's messages read straight into events (the archive replay's decoder, one record
     at a time) equal what `decode_event` then `record_to_event` make of them; a message it is not
     sure of (a TableOpened, bytes missing or left over, another header) is left to that path."""
-    from streams.app.shell import _fast_decoder
-    from streams.authenticity import TableSigner, keyfile, sign_record
-    from streams.codec import HEADER_LEN, decode_event
-    from streams.rules import TableOpened, record_to_event
+    from craps_streams.app.shell import _fast_decoder
+    from craps_streams.authenticity import TableSigner, keyfile, sign_record
+    from craps_streams.codec import HEADER_LEN, decode_event
+    from craps_streams.rules import TableOpened, record_to_event
 
     fast = _fast_decoder()
     assert fast is not None

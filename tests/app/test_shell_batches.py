@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.app.shell import Handled, SettledBatch, SettlementShell, SettlingRaised
-from streams.authenticity import TableSigner, TagCheck, sign_record
-from streams.codec import encode_event
-from streams.rules import CORE, event_to_record, record_to_event
-from streams.rules.verdict import APPLIED, REJECTED, UNDECODABLE
-from streams.sim.floor import floor_events
-from streams.surveillance import HoldBook
-from streams.surveillance.native_watch import watch_record
+from craps_streams.app.shell import Handled, SettledBatch, SettlementShell, SettlingRaised
+from craps_streams.authenticity import TableSigner, TagCheck, sign_record
+from craps_streams.codec import encode_event
+from craps_streams.rules import CORE, event_to_record, record_to_event
+from craps_streams.rules.verdict import APPLIED, REJECTED, UNDECODABLE
+from craps_streams.sim.floor import floor_events
+from craps_streams.surveillance import HoldBook
+from craps_streams.surveillance.native_watch import watch_record
 from tests.app.feeds import reordered_feed
 from tests.authenticity.authenticity_keys import ring_for
 from tests.exploration import examples

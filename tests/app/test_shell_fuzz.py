@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from tests.app.feeds import reordered_feed
 from tests.exploration import examples
 
-from streams.app.shell import SettlementShell
-from streams.rules.verdict import APPLIED, DUPLICATE, HELD, REJECTED, RELEASED, UNDECODABLE
-from streams.codec import encode_event
-from streams.rules import SurveillanceAlerted, WagerSettled
-from streams.sim.floor import floor_events
+from craps_streams.app.shell import SettlementShell
+from craps_streams.rules.verdict import APPLIED, DUPLICATE, HELD, REJECTED, RELEASED, UNDECODABLE
+from craps_streams.codec import encode_event
+from craps_streams.rules import SurveillanceAlerted, WagerSettled
+from craps_streams.sim.floor import floor_events
 
 FUZZ = settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -64,7 +64,7 @@ def encoded(item) -> bytes:
 
 
 # The feed's own alerts about a gap belong to the event that ends or moves it: their seq is that
-# event's, even when the event itself is rejected (streams/rules/sequence.py).
+# event's, even when the event itself is rejected (craps_streams/rules/sequence.py).
 FEED_ALERTS = ("sequence_resumed", "sequence_gap")
 
 

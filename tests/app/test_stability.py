@@ -1,7 +1,7 @@
-"""The stalled-LSO watch (streams/app/stability.py): pure, time comes with each measurement."""
+"""The stalled-LSO watch (craps_streams/app/stability.py): pure, time comes with each measurement."""
 from __future__ import annotations
 
-from streams.app.stability import StableOffsetWatch
+from craps_streams.app.stability import StableOffsetWatch
 
 
 def test_no_record_above_the_stable_offset_is_no_stall():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from streams.app.service import ExpectedRetries
-from streams.app.tail import line_of
+from craps_streams.app.service import ExpectedRetries
+from craps_streams.app.tail import line_of
 
 
 def settled(stake: int, outcome: str, won: int, table: str = "T001") -> dict:

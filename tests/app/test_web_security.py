@@ -1,7 +1,7 @@
 """The web side's guard: the worker's /metrics under an exporter-toolkit web config
 file (TLS and bcrypt basic auth), refused without the right credentials or over plain HTTP, the
 security headers on every answer, and the real Prometheus scraping it with the config
-streams/metrics/scrape_config.py writes. No broker: the worker's web app over a real metrics
+craps_streams/metrics/scrape_config.py writes. No broker: the worker's web app over a real metrics
 registry."""
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ import bcrypt
 import pytest
 import yaml
 
-from streams.app.web import make_web_app
-from streams.app.web_security import CSP, WebConfigError, load_web_config, start_site
-from streams.metrics.exporter import FloorMetrics
-from streams.metrics.scrape_config import secured_scrape_config
+from craps_streams.app.web import make_web_app
+from craps_streams.app.web_security import CSP, WebConfigError, load_web_config, start_site
+from craps_streams.metrics.exporter import FloorMetrics
+from craps_streams.metrics.scrape_config import secured_scrape_config
 from tests.conftest import free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from streams.app import worker as worker_module
-from streams.app.worker import SettlingWorker
-from streams.authenticity import KeyRing, TagCheck
-from streams.kafka.consumers import TopicPartition
-from streams.topics import TABLE_EVENTS
+from craps_streams.app import worker as worker_module
+from craps_streams.app.worker import SettlingWorker
+from craps_streams.authenticity import KeyRing, TagCheck
+from craps_streams.kafka.consumers import TopicPartition
+from craps_streams.topics import TABLE_EVENTS
 from tests.app.batch_shell import OneByOne
 
 
@@ -83,7 +83,7 @@ class Producer:
         delivered.set_result(None)
         return delivered
 
-    # The takeover's aborted transaction (streams.kafka.producers.abort_hanging).
+    # The takeover's aborted transaction (craps_streams.kafka.producers.abort_hanging).
     async def begin_transaction(self):
         pass
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from streams.app.worker import PartitionOwner, SettlingWorker
-from streams.authenticity import KeyRing, TagCheck
-from streams.kafka.consumers import ProducerFenced, TopicPartition
-from streams.topics import TABLE_EVENTS
+from craps_streams.app.worker import PartitionOwner, SettlingWorker
+from craps_streams.authenticity import KeyRing, TagCheck
+from craps_streams.kafka.consumers import ProducerFenced, TopicPartition
+from craps_streams.topics import TABLE_EVENTS
 from tests.app.batch_shell import OneByOne
 
 

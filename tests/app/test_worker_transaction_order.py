@@ -10,10 +10,10 @@ import contextlib
 
 from aiokafka.errors import KafkaTimeoutError
 
-from streams.app.worker import PartitionOwner, SettlingWorker
-from streams.authenticity import KeyRing, TagCheck
-from streams.kafka.consumers import TopicPartition
-from streams.topics import SETTLEMENTS, TABLE_EVENTS, TABLE_STATE
+from craps_streams.app.worker import PartitionOwner, SettlingWorker
+from craps_streams.authenticity import KeyRing, TagCheck
+from craps_streams.kafka.consumers import TopicPartition
+from craps_streams.topics import SETTLEMENTS, TABLE_EVENTS, TABLE_STATE
 from tests.app.batch_shell import OneByOne
 
 
@@ -147,7 +147,7 @@ def test_each_topic_s_records_go_in_order_in_record_batches_of_the_producer_s_si
     from aiokafka import AIOKafkaProducer
     from aiokafka.record.default_records import DefaultRecordBatch
 
-    from streams.kafka.producers import send_records
+    from craps_streams.kafka.producers import send_records
 
     records = {
         SETTLEMENTS: [(b"t%d" % (i % 3), b"settled-%d-" % i + b"x" * (i % 50)) for i in range(300)],
@@ -186,7 +186,7 @@ class QuietRunRaises(Shell):
     quiet = "the native run"
 
     def handle_batch(self, items):
-        from streams.app.shell import SettlingRaised
+        from craps_streams.app.shell import SettlingRaised
 
         if self.quiet is not None:
             raise SettlingRaised(None, RuntimeError("a wager gave outputs"))

@@ -16,15 +16,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The one library the pure packages may import (frozen Structs, JSON decoding of the contract).
 ALLOWED_LIBRARIES = ("msgspec",)
 # Each pure package may import the pure packages below it.
-PURE_BELOW = {"rules": ("streams.rules",), "odds": ("streams.rules", "streams.odds"),
-              "surveillance": ("streams.rules", "streams.odds", "streams.surveillance"),
-              "authenticity": ("streams.rules", "streams.authenticity")}
+PURE_BELOW = {"rules": ("craps_streams.rules",), "odds": ("craps_streams.rules", "craps_streams.odds"),
+              "surveillance": ("craps_streams.rules", "craps_streams.odds", "craps_streams.surveillance"),
+              "authenticity": ("craps_streams.rules", "craps_streams.authenticity")}
 
 
 @pytest.mark.parametrize("package", sorted(PURE_BELOW))
 def test_pure_packages_import_only_the_standard_library(package):
     offenders = []
-    for path in sorted((ROOT / "streams" / package).rglob("*.py")):
+    for path in sorted((ROOT / "craps_streams" / package).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -59,7 +59,7 @@ def _contract(name_start: str) -> dict:
 
 
 def _top_level_modules() -> set[str]:
-    return {f"streams.{p.stem}" for p in (ROOT / "streams").iterdir()
+    return {f"craps_streams.{p.stem}" for p in (ROOT / "craps_streams").iterdir()
             if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
 
 
@@ -67,20 +67,20 @@ def test_every_module_but_the_kafka_adapter_is_kept_from_the_kafka_libraries():
     """A forbidden contract covers only the modules it lists: a new package must be listed."""
     contract = _contract("Only the Kafka adapter")
     assert set(contract["forbidden_modules"]) == {"aiokafka", "kafka"}
-    assert set(contract["source_modules"]) == _top_level_modules() - {"streams.kafka", "streams.floor"}
+    assert set(contract["source_modules"]) == _top_level_modules() - {"craps_streams.kafka", "craps_streams.floor"}
 
 
 def test_every_module_but_the_floor_view_is_kept_from_faust():
     contract = _contract("Only the floor view")
-    assert set(contract["source_modules"]) == _top_level_modules() - {"streams.floor"}
+    assert set(contract["source_modules"]) == _top_level_modules() - {"craps_streams.floor"}
 
 
 def test_no_module_outside_the_adapter_names_a_kafka_library():
     """Belt and braces beside import-linter: also catches an import inside a function or a string
     passed to importlib."""
     offenders = []
-    for path in sorted((ROOT / "streams").rglob("*.py")):
-        if path.is_relative_to(ROOT / "streams" / "kafka"):
+    for path in sorted((ROOT / "craps_streams").rglob("*.py")):
+        if path.is_relative_to(ROOT / "craps_streams" / "kafka"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \

@@ -1,5 +1,5 @@
 """Tampering with an archive: `archive verify` and `audit` name the changed, removed, reordered or
-inserted file or record (the hash chain of `streams.archive.chain`)."""
+inserted file or record (the hash chain of `craps_streams.archive.chain`)."""
 from __future__ import annotations
 
 import json
@@ -12,9 +12,9 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from streams.codec import read_container
-from streams.archive import ArchiveWriter, load_index, verify
-from streams.archive.chain import GENESIS, verify_chain
+from craps_streams.codec import read_container
+from craps_streams.archive import ArchiveWriter, load_index, verify
+from craps_streams.archive.chain import GENESIS, verify_chain
 from tests.replay.replay_fixtures import floor_lines, messages_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def archived(tmp_path_factory):
             w.add(p, o, v, k)
         w.commit()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    replay = subprocess.run([sys.executable, "-m", "streams.cli", "replay", "--accept-untagged", str(out),
+    replay = subprocess.run([sys.executable, "-m", "craps_streams.cli", "replay", "--accept-untagged", str(out),
                              "--only", "settlements", "-o", str(base / "settled.jsonl"), "--no-progress"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert replay.returncode == 0, replay.stderr
@@ -52,7 +52,7 @@ def archive(archived, tmp_path):
 
 
 def _cli(env, *args):
-    return subprocess.run([sys.executable, "-m", "streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
 
 
@@ -197,7 +197,7 @@ def test_an_archive_from_before_the_chain_says_unchained(archive):
 
 def test_records_read_back_match_their_digests(archive):
     d, _, _ = archive
-    from streams.archive.chain import record_digest, sidecar_of
+    from craps_streams.archive.chain import record_digest, sidecar_of
 
     for e in _event_files(d):
         want = sidecar_of(d / e["path"]).read_text().split()
@@ -209,8 +209,8 @@ def test_a_consistent_rewrite_is_caught_by_the_seal(tmp_path):
     passes the chain alone; the seal (HMAC of the head with the archiver's key) catches it."""
     import hashlib
 
-    from streams.archive.chain import entry_chain, file_sha256, record_digest, seal, sidecar_of
-    from streams.authenticity import keyfile
+    from craps_streams.archive.chain import entry_chain, file_sha256, record_digest, seal, sidecar_of
+    from craps_streams.authenticity import keyfile
 
     key_path = tmp_path / "secrets" / "archive-key"
     key = keyfile.archive_key(key_path, create=True)

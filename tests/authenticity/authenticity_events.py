@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from streams.rules import record_to_event
-from streams.rules.contract import ID_PATTERN
+from craps_streams.rules import record_to_event
+from craps_streams.rules.contract import ID_PATTERN
 
 ID = st.from_regex(ID_PATTERN, fullmatch=True)
 TS = st.integers(0, 2**62)

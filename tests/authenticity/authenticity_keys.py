@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 
-from streams.authenticity import KeyRing, TableKey
+from craps_streams.authenticity import KeyRing, TableKey
 
 
 def key(key_id: str, tables, not_before: int = 0, not_after: int | None = None) -> TableKey:

@@ -5,10 +5,10 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.authenticity.canonical import OWN_FIELDS, canonical_bytes, canonical_bytes_general
-from streams.codec import decode_event, encode_event, from_json_line, to_json_line
-from streams.rules import event_to_record, record_to_event
-from streams.rules.events import (
+from craps_streams.authenticity.canonical import OWN_FIELDS, canonical_bytes, canonical_bytes_general
+from craps_streams.codec import decode_event, encode_event, from_json_line, to_json_line
+from craps_streams.rules import event_to_record, record_to_event
+from craps_streams.rules.events import (
     ComeBetsOnly,
     DiceThrown,
     ShooterChanged,

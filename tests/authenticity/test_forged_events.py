@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from tests.authenticity.authenticity_keys import key, ring_for
 
-from streams.app.shell import SettlementShell
-from streams.authenticity import FORGED_EVENT, KeyRing, TableSigner, TagCheck, keyfile, sign_record, signed
-from streams.codec import encode_event, to_json_line
-from streams.rules import EventRejected, SurveillanceAlerted, event_to_record, record_to_event
-from streams.sim.floor import floor_events
-from streams.rules.verdict import REJECTED
+from craps_streams.app.shell import SettlementShell
+from craps_streams.authenticity import FORGED_EVENT, KeyRing, TableSigner, TagCheck, keyfile, sign_record, signed
+from craps_streams.codec import encode_event, to_json_line
+from craps_streams.rules import EventRejected, SurveillanceAlerted, event_to_record, record_to_event
+from craps_streams.sim.floor import floor_events
+from craps_streams.rules.verdict import REJECTED
 
 ROOT = Path(__file__).resolve().parents[2]
 RETIRED_AT = 1_767_225_600_000 + 3_600_000  # an hour into the simulated floor
@@ -118,7 +118,7 @@ def _replay(tmp_path, lines, *extra, keys=None):
     path = tmp_path / f"h{len(list(tmp_path.iterdir()))}.jsonl"
     path.write_text("\n".join(lines) + "\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-m", "streams.cli", "replay", str(path), "--no-progress",
+    result = subprocess.run([sys.executable, "-m", "craps_streams.cli", "replay", str(path), "--no-progress",
                              "--keys", str(keys), *extra], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from streams.authenticity import KeyRingError, TableSigner, TagCheck
-from streams.authenticity import keyfile
-from streams.rules.events import DiceThrown
+from craps_streams.authenticity import KeyRingError, TableSigner, TagCheck
+from craps_streams.authenticity import keyfile
+from craps_streams.rules.events import DiceThrown
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,11 +11,11 @@ from tests.authenticity.authenticity_keys import key, ring_for
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from streams.authenticity import BAD_SIGNATURE, UNKNOWN_KEY, KeyRing, TableSigner, TagCheck, signed, tag_of
-from streams.authenticity.canonical import canonical_bytes
-from streams.codec import CodecError, decode_event, encode_event, from_json_line, to_json_line
-from streams.rules import ContractError, event_to_record, record_to_event
-from streams.rules.events import DiceThrown, WagerPlaced
+from craps_streams.authenticity import BAD_SIGNATURE, UNKNOWN_KEY, KeyRing, TableSigner, TagCheck, signed, tag_of
+from craps_streams.authenticity.canonical import canonical_bytes
+from craps_streams.codec import CodecError, decode_event, encode_event, from_json_line, to_json_line
+from craps_streams.rules import ContractError, event_to_record, record_to_event
+from craps_streams.rules.events import DiceThrown, WagerPlaced
 
 T0 = 1_767_225_600_000
 RING = ring_for(["A", "B"])
@@ -177,7 +177,7 @@ def test_tag_text_from_kept_pads_is_the_hmac_digest():
     import hashlib
     import hmac
 
-    from streams.authenticity.tags import hmac_pads, tag_text
+    from craps_streams.authenticity.tags import hmac_pads, tag_text
 
     for n in (0, 1, 31, 32, 63, 64, 65, 200):
         secret = hashlib.sha512(bytes([n])).digest() * 4

@@ -1,4 +1,4 @@
-"""Codec tests: make the repository root (for ``streams``) and this folder (for the shared
+"""Codec tests: make the repository root (for ``craps_streams``) and this folder (for the shared
 hypothesis strategies, ``codec_strategies``) importable whatever pytest's import mode."""
 import sys
 from pathlib import Path

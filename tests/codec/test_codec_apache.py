@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.exploration import examples
 
-from streams.codec import (
+from craps_streams.codec import (
     HEADER_LEN,
     MAGIC,
     decode_event,

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.exploration import examples
 
-from streams.codec import default_codec
-from streams.codec.compatibility import (
+from craps_streams.codec import default_codec
+from craps_streams.codec.compatibility import (
     backward_problems,
     check_repo,
     main,
@@ -25,7 +25,7 @@ from streams.codec.compatibility import (
     sample_problems,
     static_problems,
 )
-from streams.codec.schemas import default_schema_dir, load_texts
+from craps_streams.codec.schemas import default_schema_dir, load_texts
 
 SCHEMA_DIR = default_schema_dir()
 FILES = sorted(p.name for p in SCHEMA_DIR.glob("*.avsc"))
@@ -36,7 +36,7 @@ PREVIOUS = load_texts({name: _PREVIOUS.get(name, (SCHEMA_DIR / name).read_text()
 
 
 def _git_show_head(name: str) -> str | None:
-    r = subprocess.run(["git", "show", f"HEAD:schemas/{name}"], cwd=SCHEMA_DIR, capture_output=True, text=True,
+    r = subprocess.run(["git", "show", f"HEAD:craps_streams/schemas/{name}"], cwd=SCHEMA_DIR, capture_output=True, text=True,
                        check=False)
     return r.stdout if r.returncode == 0 else None
 
@@ -193,7 +193,7 @@ def test_removed_schema_file_is_reported(tmp_path):
     d = tmp_path / "schemas"
     d.mkdir()
     (d / "a.avsc").write_text(json.dumps({"type": "record", "name": "A", "fields": [{"name": "x", "type": "long"}]}))
-    git("add", "schemas/a.avsc")
+    git("add", "craps_streams/schemas/a.avsc")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
     assert check_repo(d) == {"a.avsc": []}
     (d / "a.avsc").write_text(json.dumps({"type": "record", "name": "A", "fields": [{"name": "x", "type": "int"}]}))

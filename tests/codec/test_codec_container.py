@@ -14,15 +14,15 @@ from hypothesis import strategies as st
 
 from tests.exploration import examples
 
-from streams.codec import (
+from craps_streams.codec import (
     CodecError,
     default_container_codec,
     read_container,
     write_container,
 )
-from streams.codec.container import SCHEMA_VERSION_KEY
-from streams.codec.schemas import make_loaded
-from streams.codec.wire import AvroCodec, default_codec
+from craps_streams.codec.container import SCHEMA_VERSION_KEY
+from craps_streams.codec.schemas import make_loaded
+from craps_streams.codec.wire import AvroCodec, default_codec
 
 
 def _events(n: int):

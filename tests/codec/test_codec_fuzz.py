@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.exploration import examples
 
-from streams.codec import (
+from craps_streams.codec import (
     MAGIC,
     CodecError,
     decode_event,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.exploration import examples
 
-from streams.codec import (
+from craps_streams.codec import (
     HEADER_LEN,
     MAGIC,
     CodecError,
@@ -221,13 +221,13 @@ def test_module_functions_are_thread_safe():
 def test_core_dataclasses_survive_the_wire():
     """output_to_record / record_to_output and event_to_record / record_to_event of the rules
     contract compose with the codec."""
-    from streams.rules.contract import (
+    from craps_streams.rules.contract import (
         event_to_record,
         output_to_record,
         record_to_event,
         record_to_output,
     )
-    from streams.rules.events import (
+    from craps_streams.rules.events import (
         EventRejected,
         MarkerCleared,
         MarkerPlaced,

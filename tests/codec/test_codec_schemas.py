@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from streams.codec import OUTPUT_KINDS, default_codec
-from streams.codec.schemas import NAMESPACE, default_schema_dir, load_dir, load_texts
+from craps_streams.codec import OUTPUT_KINDS, default_codec
+from craps_streams.codec.schemas import NAMESPACE, default_schema_dir, load_dir, load_texts
 
 FILES = sorted(default_schema_dir().glob("*.avsc"))
 SOURCES = {p.name: json.loads(p.read_text()) for p in FILES}
@@ -83,7 +83,7 @@ def test_wire_contract_field_names():
 def test_output_dataclass_fields_are_covered():
     """Every field of the core's output events has a wire field (EventRejected.event travels as
     event_json)."""
-    from streams.rules.events import INPUT_TYPES, OUTPUT_TYPES, field_names
+    from craps_streams.rules.events import INPUT_TYPES, OUTPUT_TYPES, field_names
     c = default_codec()
     for name, cls in OUTPUT_TYPES.items():
         wire = {s[0] for s in c.outputs[name][2]}

@@ -1,4 +1,4 @@
-"""The outputs' direct writer (streams/codec/fastwrite.py, native/src/avro_out.rs) against the plain
+"""The outputs' direct writer (craps_streams/codec/fastwrite.py, native/src/avro_out.rs) against the plain
 path, `encode_output(output_to_record(o))`: the same bytes for every output, on simulated floors
 and on odd values; whatever the plain path refuses, it refuses with the same error."""
 from __future__ import annotations
@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from streams.app.shell import TOPIC_OF, SettlementShell
-from streams.codec import CodecError, decode_output, encode_event, encode_output
-from streams.codec.fastwrite import _native_writer, output_writer
-from streams.rules import CORE, EventRejected, MarkerCleared, MarkerPlaced, SurveillanceAlerted, WagerSettled
-from streams.rules.contract import output_to_record
-from streams.rules.verdict import UNDECODABLE
-from streams.sim.floor import floor_events
-from streams.surveillance import HoldWatch
-from streams.surveillance.dice_watch import DiceWatch
-from streams.surveillance.table_watch import Thresholds
+from craps_streams.app.shell import TOPIC_OF, SettlementShell
+from craps_streams.codec import CodecError, decode_output, encode_event, encode_output
+from craps_streams.codec.fastwrite import _native_writer, output_writer
+from craps_streams.rules import CORE, EventRejected, MarkerCleared, MarkerPlaced, SurveillanceAlerted, WagerSettled
+from craps_streams.rules.contract import output_to_record
+from craps_streams.rules.verdict import UNDECODABLE
+from craps_streams.sim.floor import floor_events
+from craps_streams.surveillance import HoldWatch
+from craps_streams.surveillance.dice_watch import DiceWatch
+from craps_streams.surveillance.table_watch import Thresholds
 
 WRITERS = [pytest.param(True, id="native"), pytest.param(False, id="plain")]
 

@@ -14,7 +14,7 @@ import time
 
 from kafka import KafkaAdminClient
 
-from streams.kafka.settings import client_settings
+from craps_streams.kafka.settings import client_settings
 from tests.faults import network_cut
 from tests.faults.harness import KAFKA_SH, log
 
@@ -149,6 +149,6 @@ class Cluster:
         return quorum["topics"][0]["partitions"][0]["leader_id"]
 
     def in_sync(self, timeout: float = 120) -> float:
-        from streams.kafka.cluster import wait_in_sync
+        from craps_streams.kafka.cluster import wait_in_sync
 
         return wait_in_sync(self.bootstrap, timeout)

@@ -353,7 +353,7 @@ def _answers(port: int, timeout: float = 3.0) -> bool:
     """A TCP connection and a TLS handshake to 127.0.0.1:`port` within `timeout`."""
     import socket
 
-    from streams.kafka.settings import client_settings
+    from craps_streams.kafka.settings import client_settings
 
     ctx = client_settings("viewer")["ssl_context"]
     try:

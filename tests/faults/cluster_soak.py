@@ -6,7 +6,7 @@ read_committed reader ever stop behind a transaction the broker did not end (a s
     python3 -m tests.faults.cluster_soak --minutes 120 --tables 200 --speed 1
 
 Every `--interval` seconds it records, per output partition, the high watermark and the LSO
-(streams.app.stability.StableOffsetWatch turns them into a stall's age, as the worker's own gauge
+(craps_streams.app.stability.StableOffsetWatch turns them into a stall's age, as the worker's own gauge
 does), the workers' `craps_output_lso_stalled_seconds`, the group's lag, what the reader has read
 and the workers' RSS. A stall is an LSO that stood still, with records above it, for longer than
 `--stall-after` seconds (the worker's transaction timeout, 60 s: no transaction of the worker's
@@ -29,7 +29,7 @@ import urllib.request
 
 from kafka import TopicPartition
 
-from streams.app.stability import StableOffsetWatch
+from craps_streams.app.stability import StableOffsetWatch
 from tests.faults.cluster import Cluster
 from tests.faults.harness import (
     PARTITIONS,
@@ -81,7 +81,7 @@ def soak(tmp: pathlib.Path, minutes: float, tables: int, speed: float, interval:
             wait_until(lambda: all(owned_partitions(w) for w in workers), 120, "every worker to own partitions")
             hours = minutes * speed / 60 + 0.2
             sim_log = open(run.tmp / "simulate.log", "wb")  # noqa: SIM115 - closed below
-            sim = subprocess.Popen([sys.executable, "-m", "streams.cli", "simulate", "--live", "--tables",
+            sim = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "simulate", "--live", "--tables",
                                     str(tables), "--hours", str(hours), "--speed", str(speed), "--seed", str(seed),
                                     "--bad-rate", "0"], env=run.env, cwd=ROOT, stdout=subprocess.DEVNULL,
                                    stderr=sim_log)

@@ -30,10 +30,10 @@ import uuid
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
-from streams.codec import decode_output, encode_output
-from streams.kafka.producers import HANGING_KEY
-from streams.kafka.settings import client_settings
-from streams.replay.engine import Replay, json_lines
+from craps_streams.codec import decode_output, encode_output
+from craps_streams.kafka.producers import HANGING_KEY
+from craps_streams.kafka.settings import client_settings
+from craps_streams.replay.engine import Replay, json_lines
 from tests.conftest import ROOT, Pipeline, free_port
 
 PARTITIONS = 8
@@ -183,7 +183,7 @@ class Feeder:
 
     def start(self) -> Feeder:
         out = open(self.run.tmp / f"{self.name}.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "produce", "-", "--quiet"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "produce", "-", "--quiet"],
                                      env=self.run.env, cwd=ROOT, stdin=subprocess.PIPE, stdout=out,
                                      stderr=subprocess.STDOUT)
         self.started = time.monotonic()
@@ -316,7 +316,7 @@ def aborted_records(bootstrap: str, topic: str) -> int:
     stable = {}
     for m in committed:
         stable[m.partition] = max(stable.get(m.partition, 0), m.offset)
-    # The takeovers' own aborted records (streams.kafka.producers.abort_hanging) are not outputs.
+    # The takeovers' own aborted records (craps_streams.kafka.producers.abort_hanging) are not outputs.
     return sum(1 for m in read_all(bootstrap, topic, "read_uncommitted")
                if m.offset < stable.get(m.partition, -1) and (m.partition, m.offset) not in seen
                and m.key != HANGING_KEY)
@@ -339,7 +339,7 @@ def stored_hashes(stored: dict[str, dict]) -> dict[str, str]:
 def differing_tables(stored: dict[str, dict], states: dict[str, str], money: dict[tuple, list[int]]) -> list[str]:
     """Tables whose stored record differs from the replay: the game state (canonical JSON) and
     the hold book's money (handle, collected, returned, won per wager kind and paytable)."""
-    from streams.surveillance.hold_watch import HoldBook
+    from craps_streams.surveillance.hold_watch import HoldBook
 
     out = []
     for table in sorted(states.keys() | stored.keys()):

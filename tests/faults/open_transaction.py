@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from streams.kafka.producers import transactional_producer
+from craps_streams.kafka.producers import transactional_producer
 
 
 async def leave_open(transactional_id: str, topic: str, partition: int, timeout_ms: int) -> None:

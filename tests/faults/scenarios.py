@@ -10,9 +10,9 @@ import subprocess
 import sys
 import time
 
-from streams.codec import decode_event, decode_output, encode_output
-from streams.replay.engine import Replay
-from streams.rules import WagerSettled, output_to_record
+from craps_streams.codec import decode_event, decode_output, encode_output
+from craps_streams.replay.engine import Replay
+from craps_streams.rules import WagerSettled, output_to_record
 from tests.conftest import ROOT
 from tests.faults.harness import (
     FaultRun,
@@ -366,7 +366,7 @@ def soak(run: FaultRun, minutes: float, tables: int = 200, speed: float = 20.0, 
     workers = [run.start_worker("a"), run.start_worker("b")]
     watch = GroupWatch(run)
     sim_log = open(run.tmp / "simulate.log", "wb")  # noqa: SIM115 - closed below
-    sim = subprocess.Popen([sys.executable, "-m", "streams.cli", "simulate", "--live", "--tables", str(tables),
+    sim = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "simulate", "--live", "--tables", str(tables),
                             "--hours", str(hours), "--speed", str(speed), "--seed", str(seed), "--bad-rate", "0"],
                            env=run.env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sim_log)
     samples, t0 = [], time.monotonic()

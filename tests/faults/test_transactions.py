@@ -11,7 +11,7 @@ import time
 import pytest
 from kafka import TopicPartition
 
-from streams.kafka.transactions import OpenTransaction
+from craps_streams.kafka.transactions import OpenTransaction
 from tests.conftest import ROOT
 from tests.faults.harness import _consumer, wait_until
 

@@ -1,13 +1,13 @@
 """The floor view a replay of the history gives: the replay's outputs and final table states folded
-by streams/floor/folding.py, as the view's agents fold the topics."""
+by craps_streams/floor/folding.py, as the view's agents fold the topics."""
 from __future__ import annotations
 
 from collections import defaultdict
 
-from streams.app.shell import state_to_text
-from streams.floor import folding
-from streams.replay.engine import Replay, json_lines
-from streams.rules import output_to_record
+from craps_streams.app.shell import state_to_text
+from craps_streams.floor import folding
+from craps_streams.replay.engine import Replay, json_lines
+from craps_streams.rules import output_to_record
 
 # The parts of a table's detail that depend on the history only (the hold series depends on how
 # the workers batched their commits: one point per committed state record).
@@ -51,7 +51,7 @@ def compared(detail: dict) -> dict:
 
 
 class ReplayedFloor:
-    """A floor reader (streams.floor.web.FloorReader) over a replay's folded views: the pages served
+    """A floor reader (craps_streams.floor.web.FloorReader) over a replay's folded views: the pages served
     without a broker, from what the core made of a history."""
 
     def __init__(self, lines: list[str]):

@@ -1,5 +1,5 @@
 """The floor view's commit position never passes a record whose fold still waits for its changelog
-record (streams/floor/app.py, `ChangelogWrites` and `_ReadCommittedConsumer._new_offset`), where
+record (craps_streams/floor/app.py, `ChangelogWrites` and `_ReadCommittedConsumer._new_offset`), where
 Faust's own reckoning would: it lets a single unacked offset right after its last commit go (it
 takes it for a transaction marker), and before its first commit it checks nothing. And one commit
 passes every transaction marker read (`_add_gap`), where Faust's gets past one marker per commit on
@@ -17,7 +17,7 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from faust.types import TP
 from intervaltree import IntervalTree
 
-from streams.floor import app as floor_app
+from craps_streams.floor import app as floor_app
 
 SETTLEMENTS = TP("t.settlements", 3)
 OTHER = TP("t.settlements", 4)

@@ -7,12 +7,12 @@ from collections import defaultdict
 
 import pytest
 
-from streams.app.shell import state_from_text, state_to_text
-from streams.codec import to_json_line
-from streams.floor import folding
-from streams.replay.engine import Replay, json_lines
-from streams.rules import output_to_record
-from streams.sim.floor import floor_events
+from craps_streams.app.shell import state_from_text, state_to_text
+from craps_streams.codec import to_json_line
+from craps_streams.floor import folding
+from craps_streams.replay.engine import Replay, json_lines
+from craps_streams.rules import output_to_record
+from craps_streams.sim.floor import floor_events
 
 from tests.floor.replayed import replayed_views
 

@@ -18,11 +18,11 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from streams.app.web_security import CSP, WebConfig
-from streams.codec import to_json_line
-from streams.floor.hub import ChangeHub
-from streams.floor.web import make_floor_web
-from streams.sim.floor import floor_events
+from craps_streams.app.web_security import CSP, WebConfig
+from craps_streams.codec import to_json_line
+from craps_streams.floor.hub import ChangeHub
+from craps_streams.floor.web import make_floor_web
+from craps_streams.sim.floor import floor_events
 
 from tests.chromium import open_page, start_chromium, stop_chromium
 from tests.conftest import free_port

@@ -1,4 +1,4 @@
-"""The floor view's web server (streams/floor/web.py) on its own: no broker, no browser."""
+"""The floor view's web server (craps_streams/floor/web.py) on its own: no broker, no browser."""
 from __future__ import annotations
 
 import asyncio
@@ -7,9 +7,9 @@ import time
 import aiohttp
 from aiohttp import web
 
-from streams.app.web_security import WebConfig
-from streams.floor.hub import ChangeHub
-from streams.floor.web import make_floor_web
+from craps_streams.app.web_security import WebConfig
+from craps_streams.floor.hub import ChangeHub
+from craps_streams.floor.web import make_floor_web
 
 from tests.conftest import free_port
 

@@ -16,7 +16,7 @@ def start_view(pipeline, name: str, port: int | None = None, extra_env: dict | N
     port = port or free_port()
     env = {**pipeline.env, "CRAPS_FLOOR_INSTANCE": name, "CRAPS_FLOOR_PORT": str(port),
            "CRAPS_FLOOR_DATADIR": str(pipeline.tmp / f"view-data-{name}"), **(extra_env or {})}
-    proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "floor", "--loglevel", "info"], env=env, cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "floor", "--loglevel", "info"], env=env, cwd=ROOT,
                             stdout=open(log_path, "ab"), stderr=subprocess.STDOUT)
     proc.web_port = port  # type: ignore[attr-defined]
     proc.log_path = log_path  # type: ignore[attr-defined]

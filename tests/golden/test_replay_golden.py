@@ -32,7 +32,7 @@ def _cli(cwd: Path, *args: str, stderr_to: Path | None = None) -> None:
     # the file it came from ("rejected/floor.jsonl:77").
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with open(stderr_to, "wb") if stderr_to else open(os.devnull, "wb") as err:
-        subprocess.run([sys.executable, "-m", "streams.cli", *args], check=True, env=env, stderr=err, cwd=cwd)
+        subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], check=True, env=env, stderr=err, cwd=cwd)
 
 
 def _sha(path: Path) -> str:

@@ -41,7 +41,7 @@ DIGESTS = {
 def _cli(cwd: Path, *args: str, stdin: Path | None = None) -> tuple[bytes, bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with open(stdin, "rb") if stdin else open(os.devnull, "rb") as inp:
-        r = subprocess.run([sys.executable, "-m", "streams.cli", *args], check=True, env=env, cwd=cwd,
+        r = subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], check=True, env=env, cwd=cwd,
                            stdin=inp, capture_output=True)
     return r.stdout, r.stderr
 
@@ -52,7 +52,7 @@ def _sha(data: bytes) -> str:
 
 def digests(work: Path) -> dict[str, str]:
     """Every pinned digest, computed in `work` (bare file names: a rejection id names its file)."""
-    from streams.codec import write_container
+    from craps_streams.codec import write_container
 
     got = {}
     floor = work / "floor.jsonl"

@@ -8,12 +8,12 @@ import json
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.app.shell import SettlementShell
-from streams.codec import encode_event
-from streams.metrics.exporter import FloorMetrics
-from streams.rules import WagerSettled
-from streams.sim.floor import floor_events
-from streams.surveillance.native_watch import as_table_watch
+from craps_streams.app.shell import SettlementShell
+from craps_streams.codec import encode_event
+from craps_streams.metrics.exporter import FloorMetrics
+from craps_streams.rules import WagerSettled
+from craps_streams.sim.floor import floor_events
+from craps_streams.surveillance.native_watch import as_table_watch
 
 
 def shell_after(tables=5, hours=4, seed=4):
@@ -75,8 +75,8 @@ def test_a_worker_taking_the_tables_over_exports_the_same_money():
 
 
 def test_surveillance_figures_come_from_the_committed_watch():
-    from streams.surveillance.tails import unit_distribution
-    from streams.odds import wager_odds
+    from craps_streams.surveillance.tails import unit_distribution
+    from craps_streams.odds import wager_odds
 
     shell, handled = shell_after(tables=3, hours=6, seed=5)
     got = scrape(FloorMetrics(tables=owned(shell)))

@@ -1,13 +1,13 @@
 """The collector's pauses are timed into craps_gc_pause_seconds by generation, and the start-up's
-objects are frozen out of later collections (streams/metrics/gc_pauses.py)."""
+objects are frozen out of later collections (craps_streams/metrics/gc_pauses.py)."""
 from __future__ import annotations
 
 import gc
 
 import pytest
 
-from streams.metrics.exporter import FloorMetrics
-from streams.metrics.gc_pauses import GcPauses, freeze_start_up
+from craps_streams.metrics.exporter import FloorMetrics
+from craps_streams.metrics.gc_pauses import GcPauses, freeze_start_up
 
 
 def _count(metrics, generation: str) -> float:

@@ -15,13 +15,13 @@ import pytest
 from prometheus_client import generate_latest
 from rich.console import Console
 
-from streams.app.shell import SettlementShell
-from streams.codec import encode_event, to_json_line
-from streams.metrics.exporter import FloorMetrics
-from streams.metrics.panel import Links, Snapshot, Source, TableLine, plain_line, render, snapshot_of, with_rates
-from streams.metrics.panel_sources import Sources, take
-from streams.rules import WagerSettled
-from streams.sim.floor import floor_events
+from craps_streams.app.shell import SettlementShell
+from craps_streams.codec import encode_event, to_json_line
+from craps_streams.metrics.exporter import FloorMetrics
+from craps_streams.metrics.panel import Links, Snapshot, Source, TableLine, plain_line, render, snapshot_of, with_rates
+from craps_streams.metrics.panel_sources import Sources, take
+from craps_streams.rules import WagerSettled
+from craps_streams.sim.floor import floor_events
 
 from tests.conftest import free_port
 from tests.floor.replayed import ReplayedFloor

@@ -1,6 +1,6 @@
 """`craps-streams status` in a real terminal (tmux) and in a pipe, against real sources: a worker's
 metrics served by prometheus_client over HTTP and the floor view's pages served by
-streams/floor/web.py, both over a simulated floor that goes on settling while the panel runs.
+craps_streams/floor/web.py, both over a simulated floor that goes on settling while the panel runs.
 
 On the terminal the panel stays on one screen and is redrawn in place (two captures of the pane: the
 figures and the clock change, the panel's title is in the pane's history once); in a pipe it is one
@@ -20,12 +20,12 @@ import pytest
 from aiohttp import web
 from prometheus_client import generate_latest
 
-from streams.app.shell import SettlementShell
-from streams.app.web_security import WebConfig
-from streams.codec import encode_event, to_json_line
-from streams.floor.hub import ChangeHub
-from streams.floor.web import make_floor_web
-from streams.metrics.exporter import FloorMetrics
+from craps_streams.app.shell import SettlementShell
+from craps_streams.app.web_security import WebConfig
+from craps_streams.codec import encode_event, to_json_line
+from craps_streams.floor.hub import ChangeHub
+from craps_streams.floor.web import make_floor_web
+from craps_streams.metrics.exporter import FloorMetrics
 
 from tests.conftest import ROOT, free_port, wait_for
 from tests.floor.replayed import ReplayedFloor
@@ -86,7 +86,7 @@ class ServedFloor:
         self.floor = ReplayedFloor([to_json_line(r) for r in self.records[:self.fed]])
         return sum(line.settled for book in self.shell.books.values() for line in book.lines.values())
 
-    # The floor view's reader (streams.floor.web.FloorReader), over the folds of what was fed.
+    # The floor view's reader (craps_streams.floor.web.FloorReader), over the folds of what was fed.
     def table_ids(self):
         return self.floor.table_ids()
 
@@ -124,7 +124,7 @@ def tmux(*args: str) -> str:
 def test_the_panel_stays_on_one_screen_and_is_redrawn_in_place(served, tmp_path):
     assert shutil.which("tmux"), "tmux is not installed: apt-get install -y tmux (infra/setup.sh test does)"
     session = f"craps-status-{free_port()}"
-    command = shlex.join([sys.executable, "-m", "streams.cli", "status", "--interval", "1", *served.args(),
+    command = shlex.join([sys.executable, "-m", "craps_streams.cli", "status", "--interval", "1", *served.args(),
                           "--note", "Ctrl-C quits"]) + f" 2>{tmp_path / 'stderr'}"
     tmux("new-session", "-d", "-s", session, "-x", str(WIDTH), "-y", str(HEIGHT), "-c", str(ROOT),
          f"env PYTHONPATH={ROOT} TERM=xterm-256color CRAPS_TOPIC_PREFIX=craps.run-test. {command}; sleep 60")
@@ -169,7 +169,7 @@ def test_the_panel_stays_on_one_screen_and_is_redrawn_in_place(served, tmp_path)
 
 def test_in_a_pipe_it_prints_plain_lines(served):
     served.feed(len(served.records))  # the whole floor: T004 suspended
-    once = subprocess.run([sys.executable, "-m", "streams.cli", "status", "--once", *served.args()],
+    once = subprocess.run([sys.executable, "-m", "craps_streams.cli", "status", "--once", *served.args()],
                           cwd=ROOT, capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT),
                                                                                        "PATH": "/usr/bin:/bin"})
     assert once.returncode == 0, once.stderr
@@ -178,7 +178,7 @@ def test_in_a_pipe_it_prints_plain_lines(served):
     assert re.match(r"\d\d:\d\d:\d\d UTC · tables 8 open \d+ suspended 1 · settled [\d,]+ \([\d.]+/s\) · hold ", lines[0])
     assert "open alerts 1 (T004:sequence_gap)" in lines[0]
 
-    follow = subprocess.Popen([sys.executable, "-m", "streams.cli", "status", "--interval", "0.5", *served.args()],
+    follow = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "status", "--interval", "0.5", *served.args()],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(ROOT)})
     try:
         got = [follow.stdout.readline() for _ in range(3)]
@@ -188,7 +188,7 @@ def test_in_a_pipe_it_prints_plain_lines(served):
     assert all(re.match(r"\d\d:\d\d:\d\d UTC · tables 8 ", x) and x.endswith("\n") for x in got), got
     assert "\x1b" not in "".join(got)
 
-    down = subprocess.run([sys.executable, "-m", "streams.cli", "status", "--once", "--metrics-url",
+    down = subprocess.run([sys.executable, "-m", "craps_streams.cli", "status", "--once", "--metrics-url",
                            f"http://127.0.0.1:{free_port()}/metrics", "--floor-url", "", "--prometheus-url", ""],
                           cwd=ROOT, capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT)})
     assert down.returncode == 1 and down.stdout.rstrip().endswith("unreachable: metrics")

@@ -11,8 +11,8 @@ import urllib.request
 
 import pytest
 
-from streams.codec import decode_output
-from streams.kafka.reader import read_committed
+from craps_streams.codec import decode_output
+from craps_streams.kafka.reader import read_committed
 from tests.conftest import free_port, wait_for
 from tests.pipeline.test_pipeline import replayed, write_floor
 

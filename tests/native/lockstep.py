@@ -24,7 +24,7 @@ Where it is not, they are skipped, saying why: the Python core, which every othe
 then the only core. The paths the replay takes only where the native code is in use (the quiet
 run, the lane, the watch, the Avro reader, the writer) are skipped too under CRAPS_CORE=python.
 CI (infra/test.sh) sets CRAPS_CORE=native wherever cargo is present, and with that an accelerator
-that is missing, stale or refused is an error at import (streams/rules/__init__.py), so there
+that is missing, stale or refused is an error at import (craps_streams/rules/__init__.py), so there
 these tests can never be skipped."""
 from __future__ import annotations
 
@@ -43,19 +43,19 @@ from typing import Any, Callable, Iterable
 import msgspec
 import pytest
 
-from streams.app.shell import state_from_text, state_to_text
-from streams.authenticity import KeyRing, TagCheck, signed
-from streams.authenticity.canonical import canonical_bytes_general
-from streams.authenticity.native_tags import formats
-from streams.rules import CORE, ContractError, event_to_record, output_to_record, record_to_event
-from streams.rules import native
-from streams.rules.events import DiceThrown, SurveillanceAlerted, TableOpened, WagerPlaced
-from streams.rules.table import apply as python_apply
-from streams.rules.verdict import APPLIED
-from streams.sim.floor import Fault, floor_events
-from streams.surveillance import HoldWatch
-from streams.surveillance.dice_watch import DiceWatch
-from streams.surveillance.table_watch import TableWatch, Thresholds
+from craps_streams.app.shell import state_from_text, state_to_text
+from craps_streams.authenticity import KeyRing, TagCheck, signed
+from craps_streams.authenticity.canonical import canonical_bytes_general
+from craps_streams.authenticity.native_tags import formats
+from craps_streams.rules import CORE, ContractError, event_to_record, output_to_record, record_to_event
+from craps_streams.rules import native
+from craps_streams.rules.events import DiceThrown, SurveillanceAlerted, TableOpened, WagerPlaced
+from craps_streams.rules.table import apply as python_apply
+from craps_streams.rules.verdict import APPLIED
+from craps_streams.sim.floor import Fault, floor_events
+from craps_streams.surveillance import HoldWatch
+from craps_streams.surveillance.dice_watch import DiceWatch
+from craps_streams.surveillance.table_watch import TableWatch, Thresholds
 from tests.authenticity.authenticity_keys import ring_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,7 +88,7 @@ class NativePath:
     """One native path: `python(floor)` and `native(floor)` make a fresh side (input -> the step's
     result; a side may keep `counts`, a Counter, of what it did), `compare(python, native)` says
     how two results differ (None: they agree), `inputs(floor)` the floor as this path's inputs,
-    `entry_points` the names of `streams.rules._native` the path holds, `in_use` why it cannot be
+    `entry_points` the names of `craps_streams.rules._native` the path holds, `in_use` why it cannot be
     compared (None: it can)."""
     name: str
     entry_points: frozenset
@@ -443,7 +443,7 @@ class WatchSide:
     result: (the outputs, the table's watch as a normalized dump after a throw or an opening)."""
 
     def __init__(self, thresholds: Thresholds, native_watch: bool):
-        from streams.surveillance.native_watch import watch_factory
+        from craps_streams.surveillance.native_watch import watch_factory
 
         self.watch = HoldWatch(thresholds, table_watch=watch_factory(thresholds)) if native_watch \
             else HoldWatch(thresholds)
@@ -452,8 +452,8 @@ class WatchSide:
         self.counts = Counter()
 
     def __call__(self, event):
-        from streams.settle.step import settle_event
-        from streams.surveillance.native_watch import dump_of
+        from craps_streams.settle.step import settle_event
+        from craps_streams.surveillance.native_watch import dump_of
 
         _, _, out = settle_event(self.tables, self.books, self.watch, event)
         for o in out:
@@ -574,7 +574,7 @@ class ReplaySide:
     the tally so far, the untagged count, every table's record)."""
 
     def __init__(self, floor: Floor, quiet: bool = False, lane: bool = False):
-        from streams.replay.engine import Replay
+        from craps_streams.replay.engine import Replay
 
         self.replay = Replay(WATCH, tags=TagCheck(floor.ring, accept_untagged=floor.accept_untagged))
         self.ran = [0, 0, 0]
@@ -600,7 +600,7 @@ class ReplaySide:
                        **{f"alert {a}": n for a, n in self.alerts.items()})
 
     def __call__(self, batch):
-        from streams.replay.jsonread import LineBatch
+        from craps_streams.replay.jsonread import LineBatch
 
         if type(batch) is tuple:
             batch = LineBatch(list(batch[1]), batch[0], "f", self.known)
@@ -669,7 +669,7 @@ def message_batches(floor: Floor, size: int = 97) -> list:
     """The floor's lines as the worker reads them, Avro messages in batches: each line's record
     encoded (`encode_event`), or the line's own bytes when it is no record the codec encodes (the
     worker rejects those as undecodable, raw bytes kept)."""
-    from streams.codec import encode_event
+    from craps_streams.codec import encode_event
 
     values = []
     for line in floor.lines:
@@ -691,7 +691,7 @@ class ShellSide:
     the stored record of every table it changed."""
 
     def __init__(self, floor: Floor, quiet: bool):
-        from streams.app.shell import SettlementShell
+        from craps_streams.app.shell import SettlementShell
 
         self.shell = SettlementShell(lambda table_id: None, WATCH,
                                      tags=TagCheck(floor.ring, accept_untagged=floor.accept_untagged))
@@ -740,8 +740,8 @@ class AvroSide:
         self.counts = Counter()
 
     def __call__(self, data: bytes):
-        from streams.codec import CodecError, default_codec
-        from streams.codec import fastread
+        from craps_streams.codec import CodecError, default_codec
+        from craps_streams.codec import fastread
 
         path = Path(self.dir.name) / "container.avro"
         path.write_bytes(data)
@@ -767,13 +767,13 @@ class AvroSide:
 
 
 def read(path, native: bool):
-    from streams.codec.fastread import read_event_batches
+    from craps_streams.codec.fastread import read_event_batches
 
     return read_event_batches(path, lambda n: f"f:{n}", native=native)
 
 
 def container(records: list, codec: str = "null", sync_interval: int = 64_000) -> bytes:
-    from streams.codec import write_container
+    from craps_streams.codec import write_container
 
     buf = io.BytesIO()
     write_container(buf, records, codec=codec, sync_interval=sync_interval)
@@ -783,7 +783,7 @@ def container(records: list, codec: str = "null", sync_interval: int = 64_000) -
 def avro_inputs(floor: Floor) -> list:
     """The floor's records the Avro schema takes, as containers of 400 (one block, many blocks,
     deflated), and each again with three bytes changed at pinned places after its header."""
-    from streams.codec import CodecError, default_codec
+    from craps_streams.codec import CodecError, default_codec
 
     codec = default_codec()
     records = []
@@ -825,14 +825,14 @@ class WriterSide:
     (`run._general_line`), or the native writer's text (None: the batch left to msgspec)."""
 
     def __init__(self, is_native: bool):
-        from streams.replay import run
+        from craps_streams.replay import run
 
         self.lines = run._NATIVE_LINES if is_native else None
         assert self.lines is not None or not is_native, "the native code is in use but there is no native writer"
         self.counts = Counter()
 
     def __call__(self, batch: list):
-        from streams.replay.run import _general_line
+        from craps_streams.replay.run import _general_line
 
         if self.lines is None:
             return "".join(_general_line(o) + "\n" for o in batch)
@@ -871,12 +871,12 @@ WRITER_PATH = NativePath(
 
 class MessageSide:
     """A batch of outputs as the worker's messages, (topic, key, Avro message) each: the plain
-    path's (`encode_output(output_to_record(o))`) or the native writer's (streams/codec/fastwrite.py),
+    path's (`encode_output(output_to_record(o))`) or the native writer's (craps_streams/codec/fastwrite.py),
     which leaves to the plain path what it is not sure of (counted: `written natively`)."""
 
     def __init__(self, is_native: bool):
-        from streams.app.shell import TOPIC_OF
-        from streams.codec.fastwrite import _native_writer, output_writer
+        from craps_streams.app.shell import TOPIC_OF
+        from craps_streams.codec.fastwrite import _native_writer, output_writer
 
         self.raw = _native_writer(TOPIC_OF) if is_native else None
         assert self.raw is not None or not is_native, "the native code is in use but there is no native message writer"
@@ -906,8 +906,8 @@ def tail_inputs(floor: Floor) -> list:
     """The Chernoff minimums the surveillance asks for while settling the floor under touchy
     thresholds: `(distribution, (stake, decisions) pairs, h, scale)`, as `chernoff_lower_tail`
     passes them."""
-    from streams.settle.step import settle_event
-    from streams.surveillance import tails
+    from craps_streams.settle.step import settle_event
+    from craps_streams.surveillance import tails
 
     calls = []
     chosen = tails._minimum
@@ -931,7 +931,7 @@ class TailSide:
     (bit for bit: an alert and its message could differ otherwise)."""
 
     def __init__(self, is_native: bool):
-        from streams.surveillance.tails import chernoff_minimum
+        from craps_streams.surveillance.tails import chernoff_minimum
 
         self.minimum = native._native.chernoff_minimum if is_native else chernoff_minimum
         self.counts = Counter()
@@ -959,5 +959,5 @@ PATHS: dict[str, NativePath] = {p.name: p for p in (
     WRITER_PATH, MESSAGES_PATH, TAILS_PATH)}
 
 # What the extension exposes that is no path to compare: facts it is checked on at import
-# (streams/rules/native.py: the kinds and groups against the registry, the sources' digest).
+# (craps_streams/rules/native.py: the kinds and groups against the registry, the sources' digest).
 NOT_PATHS = frozenset({"KINDS", "GROUPS", "SOURCE_DIGEST"})

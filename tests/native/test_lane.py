@@ -14,10 +14,10 @@ import json
 
 import pytest
 
-from streams.authenticity import TagCheck
-from streams.replay.engine import Replay
-from streams.replay.jsonread import LineBatch, json_line_batches, line_batches
-from streams.rules import CORE, DiceThrown, output_to_record
+from craps_streams.authenticity import TagCheck
+from craps_streams.replay.engine import Replay
+from craps_streams.replay.jsonread import LineBatch, json_line_batches, line_batches
+from craps_streams.rules import CORE, DiceThrown, output_to_record
 from tests.native.lockstep import WATCH, history_floor, odd_lines, odd_throws
 
 

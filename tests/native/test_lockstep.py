@@ -18,10 +18,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from streams.authenticity import KeyRing, signed
-from streams.odds import wager_odds
-from streams.rules import native
-from streams.rules.events import (
+from craps_streams.authenticity import KeyRing, signed
+from craps_streams.odds import wager_odds
+from craps_streams.rules import native
+from craps_streams.rules.events import (
     ComeBetsOnly,
     DiceThrown,
     ShooterChanged,
@@ -29,7 +29,7 @@ from streams.rules.events import (
     TableOpened,
     WagerPlaced,
 )
-from streams.rules.submission import DEFAULT_RULES, rules_from_record
+from craps_streams.rules.submission import DEFAULT_RULES, rules_from_record
 from tests.authenticity.authenticity_events import ANY_TAGGED_EVENT
 from tests.authenticity.authenticity_keys import key, ring_for
 from tests.authenticity.test_canonical import _ODD, _with_odd_strings
@@ -53,7 +53,7 @@ from tests.native.lockstep import (
     native_keys,
     requires_accelerator,
 )
-from streams.rules.table import apply as python_apply
+from craps_streams.rules.table import apply as python_apply
 
 T0 = 1_767_225_600_000
 
@@ -68,12 +68,12 @@ def ready(path) -> None:
 
 
 def test_every_entry_point_has_a_path():
-    """Every name the Python wrappers read from the extension (`_native.<name>` in streams/), and
+    """Every name the Python wrappers read from the extension (`_native.<name>` in craps_streams/), and
     every public name the built extension exposes, is held by a registered path (or is one of
     the facts checked at import)."""
     covered = set().union(*(p.entry_points for p in PATHS.values())) | NOT_PATHS
     used = set()
-    for source in (ROOT / "streams").rglob("*.py"):
+    for source in (ROOT / "craps_streams").rglob("*.py"):
         used |= set(re.findall(r"\b_native\.([A-Za-z_]\w*)", source.read_text()))
     assert {"apply", "settle_quiet", "settle_lines", "chernoff_minimum", "TagKeys", "WatchConfig",
             "BlockReader", "LineWriter", "OutputWriter"} <= used, used  # the scan does find the wrappers' reads
@@ -292,7 +292,7 @@ def test_tags_on_every_kind_of_forgery():
     ]
     counts = lockstep(TAGS_PATH, [honest, *forged], Floor(ring=ring))
     assert counts["native"]["authentic"] == counts["python"]["authentic"] == 1, counts  # the honest one only
-    from streams.authenticity import TagCheck
+    from craps_streams.authenticity import TagCheck
 
     assert all(TagCheck(ring).problem(f) is not None for f in forged)
 
@@ -394,7 +394,7 @@ def test_chernoff_minimum_on_pinned_lines(kind):
     """Pinned random lines (many stakes, long lines, house wins from the far tail to the mean,
     ints and floats for h), bit for bit; and the surveillance uses the native minimum."""
     ready(TAILS_PATH)
-    from streams.surveillance.tails import unit_distribution
+    from craps_streams.surveillance.tails import unit_distribution
 
     unit = unit_distribution(wager_odds(kind, DEFAULT_RULES))
     draw = random.Random(f"chernoff-{kind}")  # pinned: the same lines every run
@@ -412,7 +412,7 @@ def test_chernoff_minimum_on_pinned_lines(kind):
     counts = lockstep(TAILS_PATH, calls)
     assert counts["python"]["below one"] > 100  # most lines have a bound below 1 (not a comparison of zeros)
     if PATHS["watch"].in_use() is None:
-        from streams.surveillance import tails
+        from craps_streams.surveillance import tails
 
         assert tails._minimum is native._native.chernoff_minimum
 

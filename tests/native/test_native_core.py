@@ -1,4 +1,4 @@
-"""The native rules core (streams/rules/native.py, native/) beyond its lockstep with the Python
+"""The native rules core (craps_streams/rules/native.py, native/) beyond its lockstep with the Python
 core (tests/native/test_lockstep.py, every floor): stakes inside table limits placed natively,
 records round-tripping both ways and through pickle, a table reloaded in place, and the built
 extension refused when it is not of the checkout's sources.
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pickle
 
-from streams.rules import native
-from streams.rules.table import TableState
-from streams.rules.table import apply as python_apply
-from streams.sim.floor import floor_events
+from craps_streams.rules import native
+from craps_streams.rules.table import TableState
+from craps_streams.rules.table import apply as python_apply
+from craps_streams.sim.floor import floor_events
 from tests.native.lockstep import CORE_PATH, lockstep, requires_accelerator
 from tests.native.lockstep import events_of as _events
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from streams.rules import bonus_craps, fire_bet, hot_roller, hot_shooter, native, paytables, submission
-from streams.rules import table as python_table
-from streams.rules.events import MarkerPlaced, SurveillanceAlerted, WagerSettled
-from streams.rules.paytables import PUSH, BonusPaytable, Paytable
-from streams.sim.floor import floor_events
+from craps_streams.rules import bonus_craps, fire_bet, hot_roller, hot_shooter, native, paytables, submission
+from craps_streams.rules import table as python_table
+from craps_streams.rules.events import MarkerPlaced, SurveillanceAlerted, WagerSettled
+from craps_streams.rules.paytables import PUSH, BonusPaytable, Paytable
+from craps_streams.sim.floor import floor_events
 from tests.native.lockstep import CORE_PATH, lockstep, requires_accelerator
 from tests.native.lockstep import events_of as _events
 
@@ -62,7 +62,7 @@ def test_the_accelerator_settles_and_words_as_the_python_core_after_a_change(cha
     counts = lockstep(CORE_PATH, events)
     assert counts["native"]["native"] > 0.9 * counts["steps"], counts
     # The changes are in force (so the comparison above is of the changed facts, on both sides).
-    from streams.rules.table import apply
+    from craps_streams.rules.table import apply
 
     tables: dict = {}
     outputs = []
@@ -115,9 +115,9 @@ def test_structs_laid_out_otherwise_are_refused_and_the_accelerator_in_use_stays
     whose field is no slot, is refused by `init` with the reason; the context in use is kept."""
     import types
 
-    from streams.rules import events
-    from streams.rules.submission import rules_from_record
-    from streams.rules.verdict import APPLIED
+    from craps_streams.rules import events
+    from craps_streams.rules.submission import rules_from_record
+    from craps_streams.rules.verdict import APPLIED
 
     class NoSlots:  # fields in the instance's __dict__
         __struct_fields__ = ("table_id",)
@@ -135,17 +135,17 @@ def test_structs_laid_out_otherwise_are_refused_and_the_accelerator_in_use_stays
 
 
 def test_a_refused_accelerator_leaves_the_python_core_saying_why():
-    """At import (streams/rules/native.py): the refusal becomes PROBLEM and the Python core runs."""
+    """At import (craps_streams/rules/native.py): the refusal becomes PROBLEM and the Python core runs."""
     import subprocess
     import sys
 
     import inspect
 
     script = (
-        "from streams.rules import events, CORE\n"  # CRAPS_CORE=python: the accelerator not loaded yet
+        "from craps_streams.rules import events, CORE\n"  # CRAPS_CORE=python: the accelerator not loaded yet
         + inspect.getsource(_Shifted) +
         "events.INPUT_TYPES['DiceThrown'] = _Shifted\n"
-        "from streams.rules import native\n"
+        "from craps_streams.rules import native\n"
         "print(CORE)\n"
         "print(native.PROBLEM)\n"
     )

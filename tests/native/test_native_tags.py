@@ -1,4 +1,4 @@
-"""The native tag check (native/src/tags.rs, streams/authenticity/native_tags.py) beyond its
+"""The native tag check (native/src/tags.rs, craps_streams/authenticity/native_tags.py) beyond its
 lockstep with the reference, `TagCheck.problem_plain` (tests/native/test_lockstep.py: every
 floor's honest and forged events, every kind of forgery, odd text and numbers, generated events):
 the check takes the native keys only where the native code is chosen, and they serve any thread.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import msgspec
 
-from streams.authenticity import TagCheck, signed
-from streams.rules.events import DiceThrown
+from craps_streams.authenticity import TagCheck, signed
+from craps_streams.rules.events import DiceThrown
 from tests.authenticity.authenticity_keys import ring_for
 from tests.native.lockstep import native_keys as native_of
 from tests.native.lockstep import requires_accelerator
@@ -28,12 +28,12 @@ def test_the_check_takes_the_native_path_only_where_chosen(monkeypatch):
     gives the same answers either way; it still pickles (a parallel replay sends it to its jobs)."""
     import pickle
 
-    import streams.rules
+    import craps_streams.rules
 
     ring = ring_for(["A"])
     honest = signed(ring.get("k-A"), DiceThrown("A", 5, T0, 3, 4))
     for core, native_used in (("python", False), ("native", True)):
-        monkeypatch.setattr(streams.rules, "CORE", core)
+        monkeypatch.setattr(craps_streams.rules, "CORE", core)
         check = TagCheck(ring)
         assert (check._native is not None) == native_used
         assert check.problem(honest) is None

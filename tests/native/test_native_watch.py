@@ -1,4 +1,4 @@
-"""The native surveillance watch (native/src/watch.rs, streams/surveillance/native_watch.py)
+"""The native surveillance watch (native/src/watch.rs, craps_streams/surveillance/native_watch.py)
 beyond its lockstep with the Python `TableWatch` (tests/native/test_lockstep.py: the same outputs
 and state after every throw of every floor, under the casino's thresholds and touchy ones): its
 state read back both ways, its decline (nothing changed) and the hand-over to the Python watch."""
@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from streams.rules import CORE, ContractError, DiceThrown, WagerSettled, record_to_event
-from streams.settle.step import settle_event
-from streams.sim.floor import floor_events
-from streams.surveillance import HoldWatch
-from streams.surveillance.native_watch import dump_of, table_watch_of, watch_factory, watch_record
-from streams.surveillance.table_watch import TableWatch, Thresholds
+from craps_streams.rules import CORE, ContractError, DiceThrown, WagerSettled, record_to_event
+from craps_streams.settle.step import settle_event
+from craps_streams.sim.floor import floor_events
+from craps_streams.surveillance import HoldWatch
+from craps_streams.surveillance.native_watch import dump_of, table_watch_of, watch_factory, watch_record
+from craps_streams.surveillance.table_watch import TableWatch, Thresholds
 from tests.native.lockstep import FAULTS, TOUCHY, normal
 
 pytestmark = pytest.mark.skipif(CORE != "native", reason="the native code is not in use (CRAPS_CORE=python)")
@@ -79,9 +79,9 @@ def test_an_odd_settlement_is_declined_with_nothing_changed(odd):
 def test_a_declined_table_goes_on_with_the_python_watch():
     """The step (`settled`) hands a table whose native watch declined to the Python watch, for
     good: the same alerts and state as the Python watch had all along."""
-    from streams.rules import apply
-    from streams.rules.verdict import APPLIED
-    from streams.settle.step import settled
+    from craps_streams.rules import apply
+    from craps_streams.rules.verdict import APPLIED
+    from craps_streams.settle.step import settled
 
     thresholds = TOUCHY
     paths = [HoldWatch(thresholds), HoldWatch(thresholds, table_watch=watch_factory(thresholds))]

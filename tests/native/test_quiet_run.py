@@ -1,4 +1,4 @@
-"""The run of quiet events (streams/settle/quiet.py, native/src/quiet.rs) beyond its lockstep with
+"""The run of quiet events (craps_streams/settle/quiet.py, native/src/quiet.rs) beyond its lockstep with
 the plain path (tests/native/test_lockstep.py: a replay's batches settled with it give exactly what
 `settle_event` alone gives them, on every floor, forged, altered, misbound and untagged events
 among them): a run stops, with nothing changed, at the first event that is not quiet, and there is
@@ -11,11 +11,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from streams.authenticity import TagCheck, signed
-from streams.replay.engine import Replay
-from streams.rules import CORE, ShooterChanged, TableState, WagerPlaced, record_to_event
-from streams.settle.quiet import quiet_run
-from streams.sim.floor import floor_events
+from craps_streams.authenticity import TagCheck, signed
+from craps_streams.replay.engine import Replay
+from craps_streams.rules import CORE, ShooterChanged, TableState, WagerPlaced, record_to_event
+from craps_streams.settle.quiet import quiet_run
+from craps_streams.sim.floor import floor_events
 from tests.authenticity.authenticity_keys import key, ring_for
 from tests.native.lockstep import WATCH
 

@@ -1,7 +1,7 @@
-"""Cross-checks of streams.odds against independent brute-force chains written here.
+"""Cross-checks of craps_streams.odds against independent brute-force chains written here.
 
 Each brute force walks the game throw by throw over the 36 ordered dice outcomes, with the full
-state the streams.odds code reduces away (the point for the Bonus wagers, every combination for the
+state the craps_streams.odds code reduces away (the point for the Bonus wagers, every combination for the
 Hot Roller), so a wrong reduction in the library cannot hide in the same mistake here.
 """
 from __future__ import annotations
@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from tests.exploration import examples
 
-from streams.odds.bonus_craps import TARGETS, all_before_seven, bonus_odds
-from streams.odds.fire_bet import distinct_points_distribution
-from streams.odds.hot_shooter import hot_shooter_odds, throws_distribution
-from streams.rules.paytables import BONUS_ALTERNATE, BONUS_STANDARD, HOT_SHOOTER_STANDARD, PUSH, Paytable
+from craps_streams.odds.bonus_craps import TARGETS, all_before_seven, bonus_odds
+from craps_streams.odds.fire_bet import distinct_points_distribution
+from craps_streams.odds.hot_shooter import hot_shooter_odds, throws_distribution
+from craps_streams.rules.paytables import BONUS_ALTERNATE, BONUS_STANDARD, HOT_SHOOTER_STANDARD, PUSH, Paytable
 from tests.odds.exact_solve import solve
 
 DICE = [(a, b) for a in range(1, 7) for b in range(1, 7)]

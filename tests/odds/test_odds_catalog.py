@@ -1,4 +1,4 @@
-"""streams.odds: the catalogue, the published house edges, the report, and how long it all takes."""
+"""craps_streams.odds: the catalogue, the published house edges, the report, and how long it all takes."""
 from __future__ import annotations
 
 import json
@@ -9,9 +9,9 @@ from fractions import Fraction
 
 import pytest
 
-from streams.odds import Outcome, WagerOdds, all_wager_odds, clear_caches, wager_odds
-from streams.odds.report import format_text, odds_records
-from streams.rules.paytables import (
+from craps_streams.odds import Outcome, WagerOdds, all_wager_odds, clear_caches, wager_odds
+from craps_streams.odds.report import format_text, odds_records
+from craps_streams.rules.paytables import (
     BONUS_ALTERNATE,
     BONUS_STANDARD,
     FIRE_STANDARD,
@@ -19,7 +19,7 @@ from streams.rules.paytables import (
     HOT_ROLLER_B,
     HOT_SHOOTER_STANDARD,
 )
-from streams.rules.submission import DEFAULT_RULES, WAGER_KINDS, rules_from_record
+from craps_streams.rules.submission import DEFAULT_RULES, WAGER_KINDS, rules_from_record
 
 
 def _edge_percent(wager: str, **rules) -> float:

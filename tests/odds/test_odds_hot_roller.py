@@ -1,4 +1,4 @@
-"""Hot Roller (§ 623c.1): the exact distribution of streams.odds against independent checks.
+"""Hot Roller (§ 623c.1): the exact distribution of craps_streams.odds against independent checks.
 
 * smaller games (only some numbers tracked) solved here by brute force over (every combination
   thrown, point), throw by throw over the 36 ordered dice outcomes;
@@ -16,10 +16,10 @@ from itertools import combinations
 
 import pytest
 
-from streams.odds import wager_odds
-from streams.odds.hot_roller import COMBINATIONS, seven_distribution
-from streams.rules.paytables import HOT_ROLLER_A, HOT_ROLLER_B
-from streams.rules.submission import DEFAULT_RULES
+from craps_streams.odds import wager_odds
+from craps_streams.odds.hot_roller import COMBINATIONS, seven_distribution
+from craps_streams.rules.paytables import HOT_ROLLER_A, HOT_ROLLER_B
+from craps_streams.rules.submission import DEFAULT_RULES
 from tests.odds.exact_solve import solve
 
 DICE = [(a, b) for a in range(1, 7) for b in range(1, 7)]
@@ -180,7 +180,7 @@ def test_the_kept_distribution_is_the_computed_one():
     """`seven_distribution()` reads the wager's distribution from `hot_roller_sevens` (kept to
     spare every process the computation): it must be exactly what the computation gives, every
     key, in the same order."""
-    from streams.odds.hot_roller import POINTS, computed_seven_distribution
+    from craps_streams.odds.hot_roller import POINTS, computed_seven_distribution
 
     kept, computed = seven_distribution(), computed_seven_distribution(POINTS)
     assert list(kept.items()) == list(computed.items())

@@ -1,5 +1,5 @@
 """The command line's answers to what stops it: one or two lines saying what is wrong and what to
-do, an exit code per kind (streams/cli.py, docs/operating/cli.md), a traceback only with --debug."""
+do, an exit code per kind (craps_streams/cli.py, docs/operating/cli.md), a traceback only with --debug."""
 from __future__ import annotations
 
 import os
@@ -10,12 +10,12 @@ import time
 
 import pytest
 
-from streams.cli import EXIT_INTERNAL, explain_error
+from craps_streams.cli import EXIT_INTERNAL, explain_error
 from tests.conftest import ROOT, free_port
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "streams.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
@@ -101,7 +101,7 @@ def test_an_unexpected_error_is_one_line_that_says_so():
 @pytest.mark.kafka
 def test_refused_credentials(kafka, tmp_path):
     """A client config whose password the broker does not know: refused, said at once."""
-    from streams.kafka.security import config_path, read_properties
+    from craps_streams.kafka.security import config_path, read_properties
 
     real = config_path("viewer")
     props = read_properties(real)

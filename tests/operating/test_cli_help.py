@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from streams.cli import _debug_everywhere, build_parser
+from craps_streams.cli import _debug_everywhere, build_parser
 from tests.conftest import ROOT
 
 
@@ -50,10 +50,10 @@ def test_every_command_has_a_description():
 
 
 def test_the_help_names_every_environment_variable_the_code_reads():
-    """Each CRAPS_* variable read under streams/ appears in some command's help (but those of
-    `python -m streams.metrics.scrape_config`, which infra/run-floor.sh runs for Prometheus)."""
+    """Each CRAPS_* variable read under craps_streams/ appears in some command's help (but those of
+    `python -m craps_streams.metrics.scrape_config`, which infra/run-floor.sh runs for Prometheus)."""
     read = set()
-    for path in (ROOT / "streams").rglob("*.py"):
+    for path in (ROOT / "craps_streams").rglob("*.py"):
         if path.name != "scrape_config.py":
             read |= set(re.findall(r"\bCRAPS_[A-Z_]+\b", path.read_text()))
     shown = "\n".join(p.format_help() for _, p in commands(parser()))
@@ -63,13 +63,13 @@ def test_the_help_names_every_environment_variable_the_code_reads():
 
 
 def test_version_says_the_rules_core():
-    from streams.rules import CORE
+    from craps_streams.rules import CORE
 
-    r = subprocess.run([sys.executable, "-m", "streams.cli", "--version"], cwd=ROOT, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "craps_streams.cli", "--version"], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert r.returncode == 0
     lines = r.stdout.splitlines()
     assert re.fullmatch(r"craps-streams \d+\.\d+\.\d+.*", lines[0]) and lines[1].startswith(f"rules core: {CORE}")
-    r = subprocess.run([sys.executable, "-m", "streams.cli", "--version"], cwd=ROOT, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "craps_streams.cli", "--version"], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(ROOT), "CRAPS_CORE": "python"}, timeout=60)
     assert r.stdout.splitlines()[1] == "rules core: python"

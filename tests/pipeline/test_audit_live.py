@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from streams.codec import decode_output, encode_output
-from streams.kafka.reader import read_committed
+from craps_streams.codec import decode_output, encode_output
+from craps_streams.kafka.reader import read_committed
 from tests.conftest import ROOT, wait_for
 
 pytestmark = pytest.mark.kafka
@@ -36,7 +36,7 @@ def live_floor(pipeline, tmp_path):
     """A worker and a floor of 8 tables fed live at 60x real time."""
     pipeline.start_worker()
     log = open(tmp_path / "floor.log", "wb")
-    feed = subprocess.Popen([sys.executable, "-m", "streams.cli", "simulate", "--live", "--tables", "8",
+    feed = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "simulate", "--live", "--tables", "8",
                              "--hours", "8", "--speed", "60", "--bad-rate", "0.01"],
                             env=pipeline.env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
     try:
@@ -66,7 +66,7 @@ def test_a_changed_or_deleted_settlement_inside_the_cut_is_named(pipeline, live_
     from kafka.admin import KafkaAdminClient
     from kafka.structs import TopicPartition
 
-    from streams.kafka.settings import client_settings
+    from craps_streams.kafka.settings import client_settings
 
     topic = pipeline.prefix + "settlements"
     by_partition: dict = {}
@@ -118,7 +118,7 @@ def test_the_audit_role_reads_the_worker_groups_offsets_and_cannot_move_them(pip
     from kafka.errors import GroupAuthorizationFailedError
     from kafka.structs import OffsetAndMetadata, TopicPartition
 
-    from streams.kafka.settings import client_settings
+    from craps_streams.kafka.settings import client_settings
 
     tp = TopicPartition(pipeline.prefix + "table-events", 0)
     auditor = KafkaConsumer(**client_settings("audit", pipeline.bootstrap), group_id=pipeline.app_id,

@@ -6,12 +6,12 @@ import signal
 
 import pytest
 
-from streams.codec import decode_output, encode_output
-from streams.replay.engine import Replay, json_lines
-from streams.kafka.reader import read_committed
-from streams.rules import output_to_record
-from streams.sim.floor import floor_events
-from streams.codec import to_json_line
+from craps_streams.codec import decode_output, encode_output
+from craps_streams.replay.engine import Replay, json_lines
+from craps_streams.kafka.reader import read_committed
+from craps_streams.rules import output_to_record
+from craps_streams.sim.floor import floor_events
+from craps_streams.codec import to_json_line
 
 from tests.conftest import wait_for
 
@@ -97,7 +97,7 @@ def test_forged_events_on_the_broker_are_rejected_and_the_honest_ones_settle_exa
     table B under table A's key, no tag, an unknown key) produced between the honest events of a
     tagged floor: every one rejected and alerted, and the honest events settle exactly as their
     replay does: 0 lost, 0 duplicated."""
-    from streams.authenticity import FORGED_EVENT, TagCheck, keyfile
+    from craps_streams.authenticity import FORGED_EVENT, TagCheck, keyfile
     from tests.authenticity.test_forged_events import RING, forgeries, honest_floor
 
     floor = honest_floor()

@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.kafka.producers import transactional_producer
+from craps_streams.kafka.producers import transactional_producer
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.kafka

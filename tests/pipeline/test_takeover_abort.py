@@ -1,5 +1,5 @@
 """A takeover ends whatever its transactional id left open on the partition's outputs
-(streams.kafka.producers.abort_hanging), on the real broker: the records it writes to do so are
+(craps_streams.kafka.producers.abort_hanging), on the real broker: the records it writes to do so are
 aborted (no read_committed reader sees them), and no transaction stays open on any output
 partition (the last stable offset is the end), so the owner's first commit can only commit its
 own records. The offset it adds never takes effect. The case it is for, records a stopping broker left open,
@@ -12,9 +12,9 @@ import pytest
 from aiokafka.structs import TopicPartition as SourcePartition  # what the worker's consumer gives
 from kafka import KafkaConsumer, TopicPartition
 
-from streams.kafka.producers import HANGING_KEY, abort_hanging, transactional_producer
-from streams.kafka.reader import read_committed
-from streams.kafka.settings import client_settings
+from craps_streams.kafka.producers import HANGING_KEY, abort_hanging, transactional_producer
+from craps_streams.kafka.reader import read_committed
+from craps_streams.kafka.settings import client_settings
 
 pytestmark = pytest.mark.kafka
 

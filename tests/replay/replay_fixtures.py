@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import zlib
 
-from streams.authenticity import TableSigner, keyfile, sign_record
-from streams.codec import to_json_line
-from streams.ingest.producer import wire_message
-from streams.replay.engine import Replay, json_lines
-from streams.rules import WagerSettled, output_to_record
-from streams.sim.floor import floor_events
+from craps_streams.authenticity import TableSigner, keyfile, sign_record
+from craps_streams.codec import to_json_line
+from craps_streams.ingest.producer import wire_message
+from craps_streams.replay.engine import Replay, json_lines
+from craps_streams.rules import WagerSettled, output_to_record
+from craps_streams.sim.floor import floor_events
 
 # 2025-12-31 23:00 UTC: a floor of two hours crosses a UTC day.
 BEFORE_MIDNIGHT_MS = 1_767_222_000_000

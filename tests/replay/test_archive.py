@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from streams.codec import decode_event, read_container
-from streams.codec import RawMessage
-from streams.archive import ArchiveWriter, day_of, iter_archive, load_index, verify
+from craps_streams.codec import decode_event, read_container
+from craps_streams.codec import RawMessage
+from craps_streams.archive import ArchiveWriter, day_of, iter_archive, load_index, verify
 from tests.replay.replay_fixtures import PARTITIONS, floor_lines, messages_of
 
 TOPIC = "x.table-events"
@@ -117,7 +117,7 @@ def test_an_interrupted_run_leaves_the_archive_as_it_was(floor, tmp_path):
 
 
 def test_verify_reports_floor_seq_gaps_and_duplicates_without_failing(tmp_path):
-    from streams.codec import encode_event
+    from craps_streams.codec import encode_event
 
     def ev(seq, ts):
         return encode_event({"type": "DiceThrown", "table_id": "T9", "seq": seq, "ts": ts, "die1": 1, "die2": 2})
@@ -132,7 +132,7 @@ def test_verify_reports_floor_seq_gaps_and_duplicates_without_failing(tmp_path):
 
 
 def test_verify_reports_an_offset_hole(tmp_path):
-    from streams.codec import encode_event
+    from craps_streams.codec import encode_event
 
     def ev(seq):
         return encode_event({"type": "TableClosed", "table_id": "T9", "seq": seq, "ts": 1_767_225_600_000})
@@ -147,9 +147,9 @@ def test_verify_reports_an_offset_hole(tmp_path):
 def test_fast_read_equals_the_contract_path(floor, tmp_path):
     """The fast path (core events straight from the Avro datums) settles exactly like records fed
     through record_to_event, bad inputs included."""
-    from streams.replay.engine import Replay
-    from streams.replay.sources import archive_source, feed_item
-    from streams.rules import output_to_record
+    from craps_streams.replay.engine import Replay
+    from craps_streams.replay.sources import archive_source, feed_item
+    from craps_streams.rules import output_to_record
 
     _, messages = floor
     archive_messages(tmp_path, messages)

@@ -7,20 +7,20 @@ import json
 
 import pytest
 
-from streams.archive import iter_archive, load_index, verify
+from craps_streams.archive import iter_archive, load_index, verify
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.kafka
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    from streams.kafka.reader import end_offsets as topic_end_offsets
+    from craps_streams.kafka.reader import end_offsets as topic_end_offsets
 
     return topic_end_offsets(topic, "admin", bootstrap=bootstrap)
 
 
 def settlement_count(pipeline) -> int:
-    from streams.kafka.reader import read_committed
+    from craps_streams.kafka.reader import read_committed
 
     return sum(1 for _ in read_committed(pipeline.prefix + "settlements", "admin", bootstrap=pipeline.bootstrap))
 
@@ -63,8 +63,8 @@ def test_archive_replay_and_audit_on_kafka(pipeline, tmp_path):
     v = verify(archive)
     assert v.archive_ok and v.records == len(lines)
     # torn lines and unencodable records (sent as raw bytes) are kept raw, byte for byte
-    from streams.ingest.producer import wire_message
-    from streams.replay.engine import json_lines
+    from craps_streams.ingest.producer import wire_message
+    from craps_streams.replay.engine import json_lines
 
     sent = [wire_message(record)[1] for record, _ in json_lines(lines, "floor")]
     not_avro = [v for v in sent if not v.startswith(b"\xc3\x01")]

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from streams.archive import ArchiveWriter
-from streams.replay.audit import compare, explain, replay_settlements
-from streams.replay.sources import jsonl_source
+from craps_streams.archive import ArchiveWriter
+from craps_streams.replay.audit import compare, explain, replay_settlements
+from craps_streams.replay.sources import jsonl_source
 from tests.replay.replay_fixtures import floor_lines, messages_of, write_lines
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -19,7 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def cli(*args) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
 
 

@@ -13,12 +13,12 @@ import fastavro
 import msgspec
 import pytest
 
-from streams.codec import CodecError, default_codec, write_container
-from streams.codec import fastread
-from streams.codec.fastread import read_event_batches, read_events
-from streams.rules import CORE
-from streams.rules import ContractError, record_to_event
-from streams.rules.events import (
+from craps_streams.codec import CodecError, default_codec, write_container
+from craps_streams.codec import fastread
+from craps_streams.codec.fastread import read_event_batches, read_events
+from craps_streams.rules import CORE
+from craps_streams.rules import ContractError, record_to_event
+from craps_streams.rules.events import (
     INPUT_TYPES,
     NEW,
     OUTPUT_TYPES,
@@ -27,7 +27,7 @@ from streams.rules.events import (
     field_names,
     settlement_id,
 )
-from streams.rules.submission import RulesSubmission
+from craps_streams.rules.submission import RulesSubmission
 
 TS = 1_767_225_600_000
 

@@ -1,6 +1,6 @@
 """The JSON Lines fast paths against the plain ones they stand for.
 
-Reading: msgspec's decoding straight into core events (`streams.replay.jsonread`) must give, line
+Reading: msgspec's decoding straight into core events (`craps_streams.replay.jsonread`) must give, line
 by line, what `json.loads` + `record_to_event` give: the same event for every line it decodes, and
 for every other line the plain path's item. Writing: `output_lines` (msgspec, a batch at a time)
 must give the text of `dumps(output_to_record(o))`, output by output (the native writer: the
@@ -17,11 +17,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from streams.replay.engine import Replay, json_lines
-from streams.replay.jsonread import json_line_batches, line_item
-from streams.replay.run import LINE_OF, _general_line, output_lines
-from streams.rules import ContractError, record_to_event
-from streams.rules.events import (
+from craps_streams.replay.engine import Replay, json_lines
+from craps_streams.replay.jsonread import json_line_batches, line_item
+from craps_streams.replay.run import LINE_OF, _general_line, output_lines
+from craps_streams.rules import ContractError, record_to_event
+from craps_streams.rules.events import (
     INPUT_TYPES,
     EventRejected,
     MarkerCleared,
@@ -30,7 +30,7 @@ from streams.rules.events import (
     WagerSettled,
     settlement_id,
 )
-from streams.sim.floor import floor_events
+from craps_streams.sim.floor import floor_events
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
 from contract_corpus import corpus_bytes  # noqa: E402
@@ -137,7 +137,7 @@ def outputs_with(text: str) -> list:
 def test_output_lines_are_the_json_modules_text(monkeypatch):
     """msgspec's lines (the native writer set aside: tests/native/test_lockstep.py holds it to the
     same text, the `writer` path)."""
-    from streams.replay import run
+    from craps_streams.replay import run
 
     monkeypatch.setattr(run, "_NATIVE_LINES", None)
     replay = Replay()

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from streams.archive import ArchiveWriter, iter_archive_batches, partition_groups
-from streams.replay.engine import Replay
-from streams.replay.parallel import replay_archive_parallel
-from streams.replay.run import ReplayRun, wanted_types
-from streams.replay.sources import Slice, archive_source, feed_item
+from craps_streams.archive import ArchiveWriter, iter_archive_batches, partition_groups
+from craps_streams.replay.engine import Replay
+from craps_streams.replay.parallel import replay_archive_parallel
+from craps_streams.replay.run import ReplayRun, wanted_types
+from craps_streams.replay.sources import Slice, archive_source, feed_item
 from tests.replay.replay_fixtures import floor_lines, messages_of
 from tests.replay.test_replay_sources import cli
 
@@ -116,8 +116,8 @@ def test_feed_batch_equals_item_by_item(floor):
 
 
 def test_output_lines_equal_the_json_of_the_records(floor):
-    from streams.replay.run import LINE_OF, dumps
-    from streams.rules import output_to_record
+    from craps_streams.replay.run import LINE_OF, dumps
+    from craps_streams.rules import output_to_record
 
     d, _, _ = floor
     replay = Replay()

@@ -5,14 +5,14 @@ from __future__ import annotations
 import collections
 import random
 
-from streams.app.shell import SettlementShell
-from streams.codec import encode_event
-from streams.replay.engine import Replay
-from streams.rules import output_to_record, record_to_event
-from streams.sim.floor import floor_events
-from streams.surveillance import HoldWatch
-from streams.surveillance.dice_watch import DiceWatch
-from streams.surveillance.table_watch import Thresholds
+from craps_streams.app.shell import SettlementShell
+from craps_streams.codec import encode_event
+from craps_streams.replay.engine import Replay
+from craps_streams.rules import output_to_record, record_to_event
+from craps_streams.sim.floor import floor_events
+from craps_streams.surveillance import HoldWatch
+from craps_streams.surveillance.dice_watch import DiceWatch
+from craps_streams.surveillance.table_watch import Thresholds
 
 
 def shuffled_floor(seed: int) -> list[dict]:

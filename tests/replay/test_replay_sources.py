@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from streams.codec import write_container
-from streams.archive import ArchiveWriter
-from streams.replay.sources import Slice, parse_time
+from craps_streams.codec import write_container
+from craps_streams.archive import ArchiveWriter
+from craps_streams.replay.sources import Slice, parse_time
 from tests.replay.replay_fixtures import floor_lines, messages_of, replay_settlements_of, write_lines
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ TOPIC = "x.table-events"
 
 def cli(*args, **kw) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300, **kw)
 
 
@@ -80,7 +80,7 @@ def test_archive_replay_equals_jsonl_replay(history):
 
 def test_avro_files_replay(history, tmp_path):
     d, lines = history
-    from streams.codec import CodecError, encode_event
+    from craps_streams.codec import CodecError, encode_event
 
     def encodable(line):
         try:
@@ -137,7 +137,7 @@ def test_slice_feeds_history_up_to_until_and_keeps_outputs_by_deciding_ts():
 def test_progress_line_on_long_runs():
     import io
 
-    from streams.cli import Progress
+    from craps_streams.cli import Progress
 
     out = io.StringIO()
     p = Progress(True, after_s=0.0, stream=out)

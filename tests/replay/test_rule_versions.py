@@ -2,11 +2,11 @@
 the earlier wagers by the paytables then in force and the later ones by the new."""
 from __future__ import annotations
 
-from streams.codec import encode_event
-from streams.archive import ArchiveWriter
-from streams.replay.engine import Replay
-from streams.replay.sources import archive_source, feed_item
-from streams.rules import WagerSettled
+from craps_streams.codec import encode_event
+from craps_streams.archive import ArchiveWriter
+from craps_streams.replay.engine import Replay
+from craps_streams.replay.sources import archive_source, feed_item
+from craps_streams.rules import WagerSettled
 
 NEW_RULES = {"bonus_paytable": "bonus-623b.3", "hot_roller_paytable": "B"}
 # Every Hot Roller combination (so all six numbers complete) and 2, 3, 4, 5, 6 (All Small), no 7,
@@ -75,7 +75,7 @@ def test_the_rules_survive_the_archive(tmp_path):
 
 
 def test_a_slice_after_the_reopening_still_knows_the_new_rules(tmp_path):
-    from streams.replay.sources import Slice
+    from craps_streams.replay.sources import Slice
 
     records = history()
     reopened = next(r["ts"] for r in records if r["type"] == "TableOpened" and "rules" in r)

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from datetime import date, datetime, time
 
-from streams.authenticity import TableSigner, TagCheck, sign_record
-from streams.codec import to_json_line
-from streams.replay.engine import Replay, json_lines
-from streams.report import GamingCalendar, Period, ReportSettings, make_report
-from streams.rules import WagerSettled
-from streams.sim.floor import floor_events
+from craps_streams.authenticity import TableSigner, TagCheck, sign_record
+from craps_streams.codec import to_json_line
+from craps_streams.replay.engine import Replay, json_lines
+from craps_streams.report import GamingCalendar, Period, ReportSettings, make_report
+from craps_streams.rules import WagerSettled
+from craps_streams.sim.floor import floor_events
 from tests.authenticity.authenticity_keys import ring_for
 
 TABLES = [f"T{n:03d}" for n in range(1, 5)]

@@ -6,7 +6,7 @@ from datetime import date, datetime, time, timezone
 
 import pytest
 
-from streams.report.calendar import GamingCalendar, Period, parse_clock, parse_shifts
+from craps_streams.report.calendar import GamingCalendar, Period, parse_clock, parse_shifts
 
 NY = GamingCalendar("America/New_York", time(6, 0))
 H = 3_600_000

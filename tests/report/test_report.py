@@ -7,7 +7,7 @@ import json
 from collections import defaultdict
 from datetime import date
 
-from streams.report.calendar import Period
+from craps_streams.report.calendar import Period
 from tests.report.report_fixtures import (
     NY,
     floor,

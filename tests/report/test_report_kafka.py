@@ -10,8 +10,8 @@ from collections import defaultdict
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.codec import decode_output
-from streams.kafka.reader import read_committed
+from craps_streams.codec import decode_output
+from craps_streams.kafka.reader import read_committed
 from tests.conftest import wait_for
 from tests.replay.replay_fixtures import floor_lines, replay_settlements_of, write_lines
 

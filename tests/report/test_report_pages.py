@@ -14,8 +14,8 @@ from datetime import date
 import aiohttp
 import pytest
 
-from streams.report import files
-from streams.report.figures import COLUMNS
+from craps_streams.report import files
+from craps_streams.report.figures import COLUMNS
 from tests.chromium import open_page, start_chromium, stop_chromium
 from tests.report.report_fixtures import floor, ms, report, write
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from streams.odds import wager_odds
-from streams.report.statistics import Tail, bonferroni, lattice_distribution, line_tail, mirrored
-from streams.surveillance.tails import exact_distribution, unit_distribution
+from craps_streams.odds import wager_odds
+from craps_streams.report.statistics import Tail, bonferroni, lattice_distribution, line_tail, mirrored
+from craps_streams.surveillance.tails import exact_distribution, unit_distribution
 
 STAKES = [{100: 3, 300: 2}, {500: 7}, {100: 1, 200: 1, 500: 4, 2500: 1}]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 
-from streams.rules import (
+from craps_streams.rules import (
     EventRejected,
     MarkerCleared,
     MarkerPlaced,
@@ -37,7 +37,7 @@ def snapshot(state):
     """A deep, comparable copy of a state's game record (None for a table never opened).
 
     Leaves out the feed's cursor: a rejected event was still received, so the cursor moves past its
-    seq (streams/rules/sequence.py) while the game stays exactly as it was (docs/rules.md, Bad input)."""
+    seq (craps_streams/rules/sequence.py) while the game stays exactly as it was (docs/rules.md, Bad input)."""
     if state is None:
         return None
     record = copy.deepcopy(state.to_record())

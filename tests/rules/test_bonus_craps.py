@@ -127,7 +127,7 @@ def test_bonus_win_large_alert():
 
 
 def test_a_seven_s_detail_names_the_totals_marked():
-    from streams.rules.bonus_craps import seven_detail
+    from craps_streams.rules.bonus_craps import seven_detail
 
     assert seven_detail(0) == "seven with nothing marked"
     assert seven_detail((1 << 4) | (1 << 11)) == "seven with 4,11 marked"

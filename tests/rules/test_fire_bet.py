@@ -1,7 +1,7 @@
 """Fire Bet (§ 623a.11; paytable § 623a.5 as docs/rules.md states it)."""
 import pytest
 
-from streams.rules.wager import AMOUNT_CENTS
+from craps_streams.rules.wager import AMOUNT_CENTS
 
 from .table_script import Script, assert_settled
 

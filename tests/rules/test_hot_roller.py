@@ -1,7 +1,7 @@
 """Hot Roller (§ 623c.1)."""
 import pytest
 
-from streams.rules.wager import POSITION
+from craps_streams.rules.wager import POSITION
 
 from .table_script import Script, assert_settled
 

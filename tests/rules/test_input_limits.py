@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.app.shell import SettlementShell
-from streams.codec import decode_output, encode_event
-from streams.rules import ContractError, malformed, record_to_event
-from streams.rules.contract import ID_PATTERN, valid_id
+from craps_streams.app.shell import SettlementShell
+from craps_streams.codec import decode_output, encode_event
+from craps_streams.rules import ContractError, malformed, record_to_event
+from craps_streams.rules.contract import ID_PATTERN, valid_id
 
 OK = {"type": "WagerPlaced", "table_id": "T001", "seq": 3, "ts": 5, "wager_id": "T001-w1", "position": 2,
       "wager": "fire", "amount_cents": 500}

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from tests.exploration import examples
 
-from streams.rules import (
+from craps_streams.rules import (
     ContractError,
     EventRejected,
     SurveillanceAlerted,
@@ -38,7 +38,7 @@ from streams.rules import (
     malformed,
     record_to_event,
 )
-from streams.rules.events import (
+from craps_streams.rules.events import (
     ComeBetsOnly,
     DiceThrown,
     ShooterChanged,
@@ -423,11 +423,11 @@ def run(history, *, restore: bool = False, check: bool = True):
         state, out, verdict = apply(state, ev)
         states[ev.table_id] = state
         if check and state is not None:
-            # `pending` is exactly the wagers of the table's cohorts (streams/rules/table.py forgets
+            # `pending` is exactly the wagers of the table's cohorts (craps_streams/rules/table.py forgets
             # a seven-out's wagers in one step, any other settlement's one by one).
             assert state.pending == {i: w for c in state.all_cohorts() for i, w in c.wagers.items()}
         rejected = [o for o in out if type(o) is EventRejected]
-        # Each handler returns its own verdict (streams/rules/table.py, `apply`): it must be the
+        # Each handler returns its own verdict (craps_streams/rules/table.py, `apply`): it must be the
         # one its outputs define (rejected: its own rejection first; else applied or duplicate).
         assert verdict == ("duplicate" if duplicate else "rejected" if rejected else "applied"), (verdict, out)
         if duplicate:
@@ -535,7 +535,7 @@ def _record_of(history, ev):
 def test_every_accepted_wager_settled_exactly_once_and_money_conserved(ops, table_kind, rules):
     """docs/rules.md: nothing is lost: every accepted wager settles at most once while the table plays
     and exactly once by the close; stakes in = stakes settled; won = odds * stake by the paytable."""
-    from streams.rules.paytables import (
+    from craps_streams.rules.paytables import (
         BONUS_PAYTABLES,
         FIRE_PAYTABLES,
         HOT_ROLLER_PAYTABLES,

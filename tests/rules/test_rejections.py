@@ -5,7 +5,7 @@ leaves `state.to_record()` exactly as it was; a record that cannot be an event r
 from `record_to_event` (the shell turns it into a rejection with `malformed`)."""
 import pytest
 
-from streams.rules import (
+from craps_streams.rules import (
     ContractError,
     EventRejected,
     TableState,

@@ -1,4 +1,4 @@
-"""The table's feed (streams/rules/sequence.py): events applied in seq order, duplicates counted,
+"""The table's feed (craps_streams/rules/sequence.py): events applied in seq order, duplicates counted,
 out-of-order arrivals reordered within a bounded window, and a gap suspending the table with a
 surveillance alert until it is filled, so no wager is settled from an incomplete history."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.exploration import examples
 
-from streams.rules import (
+from craps_streams.rules import (
     EventRejected,
     SurveillanceAlerted,
     TableState,
@@ -20,8 +20,8 @@ from streams.rules import (
     output_to_record,
     record_to_event,
 )
-from streams.rules.sequence import SEQUENCE_WINDOW
-from streams.sim.floor import TableSimulation, table_kind_for, FLOOR_EPOCH_MS
+from craps_streams.rules.sequence import SEQUENCE_WINDOW
+from craps_streams.sim.floor import TableSimulation, table_kind_for, FLOOR_EPOCH_MS
 
 from .table_script import Script, snapshot
 

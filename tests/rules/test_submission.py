@@ -1,13 +1,13 @@
 """The Rules Submission (§ 601a.2): per-casino overrides in a TableOpened `rules` object."""
 import pytest
 
-from streams.rules import (
+from craps_streams.rules import (
     DEFAULT_RULES,
     ContractError,
     record_to_event,
     rules_from_record,
 )
-from streams.rules.submission import RulesError
+from craps_streams.rules.submission import RulesError
 
 from .table_script import Script, assert_settled
 

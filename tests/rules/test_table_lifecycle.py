@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from streams.rules import (
+from craps_streams.rules import (
     EventRejected,
     MarkerCleared,
     MarkerPlaced,

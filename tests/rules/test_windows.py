@@ -2,7 +2,7 @@
 Hot Roller § 623c.1(b), Hot Shooter § 623c.4(c); come-bets-only § 623a.10(b); invalid rolls § 623a.8."""
 import pytest
 
-from streams.rules.wager import PLACED_SEQ
+from craps_streams.rules.wager import PLACED_SEQ
 
 from .table_script import Script, assert_settled
 

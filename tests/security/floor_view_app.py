@@ -8,9 +8,9 @@ import os
 
 import faust
 
-from streams.kafka.access import floor_view_prefix
-from streams.kafka.settings import broker_urls, sasl_credentials
-from streams.topics import APP_ID, SETTLEMENTS
+from craps_streams.kafka.access import floor_view_prefix
+from craps_streams.kafka.settings import broker_urls, sasl_credentials
+from craps_streams.topics import APP_ID, SETTLEMENTS
 
 credentials = sasl_credentials("floor")
 app = faust.App(

@@ -1,7 +1,7 @@
 """Attacks on the real broker: each is refused, and nothing is written.
 
 Every attack runs on a floor of its own (topic prefix, app id, ACLs granted by the administrator as
-streams.topics does for any floor). "Nothing written" is checked by the administrator: the floor's
+craps_streams.topics does for any floor). "Nothing written" is checked by the administrator: the floor's
 topics, their end offsets (read_uncommitted: even an aborted write would move them) and the broker's
 ACLs are the same after the attack as before. Each refusal has a control beside it: the same client
 with the right credentials, role or CA gets through, so a refusal for another reason (a broker that
@@ -23,10 +23,10 @@ from kafka.admin import NewTopic
 from kafka.errors import (KafkaError, KafkaTimeoutError, TopicAuthorizationFailedError,
                           TransactionalIdAuthorizationFailedError)
 
-from streams.codec import encode_event
-from streams.kafka.access import admin_client, current_acls
-from streams.kafka.security import security_settings
-from streams.sim.floor import floor_events
+from craps_streams.codec import encode_event
+from craps_streams.kafka.access import admin_client, current_acls
+from craps_streams.kafka.security import security_settings
+from craps_streams.sim.floor import floor_events
 
 pytestmark = pytest.mark.kafka
 

@@ -11,8 +11,8 @@ import subprocess
 import pytest
 from kafka import KafkaProducer
 
-from streams.kafka.access import admin_client
-from streams.kafka.security import ROLES, security_settings
+from craps_streams.kafka.access import admin_client
+from craps_streams.kafka.security import ROLES, security_settings
 from tests.conftest import ROOT
 from tests.faults.harness import PrivateBroker
 

@@ -12,8 +12,8 @@ import pytest
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
-from streams.kafka.access import admin_client, floor_view_prefix
-from streams.kafka.settings import client_settings
+from craps_streams.kafka.access import admin_client, floor_view_prefix
+from craps_streams.kafka.settings import client_settings
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.kafka

@@ -1,4 +1,4 @@
-"""A long simulated floor, settled by the core, agrees with the exact odds (streams.odds).
+"""A long simulated floor, settled by the core, agrees with the exact odds (craps_streams.odds).
 
 Outcomes are counted per cohort decision (one table, one deciding throw, one wager kind, one
 count), not per wager: the wagers of a cohort share their markers, so they are one trial.
@@ -12,10 +12,10 @@ from collections import Counter
 
 import pytest
 
-from streams.odds import wager_odds
-from streams.replay.engine import Replay
-from streams.rules import DEFAULT_RULES, WagerSettled, record_to_event
-from streams.sim.floor import floor_events
+from craps_streams.odds import wager_odds
+from craps_streams.replay.engine import Replay
+from craps_streams.rules import DEFAULT_RULES, WagerSettled, record_to_event
+from craps_streams.sim.floor import floor_events
 
 pytestmark = pytest.mark.slow
 Z_LIMIT = 5.0

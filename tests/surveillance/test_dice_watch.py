@@ -10,7 +10,7 @@ from tests.exploration import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.surveillance.dice_watch import (
+from craps_streams.surveillance.dice_watch import (
     _CELL,
     _FACE,
     _SEVEN_LOW,

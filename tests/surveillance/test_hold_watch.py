@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from tests.exploration import examples
 
-from streams.rules import WagerSettled, apply, record_to_event
-from streams.sim.floor import floor_events
-from streams.surveillance import HoldBook, HoldWatch
+from craps_streams.rules import WagerSettled, apply, record_to_event
+from craps_streams.sim.floor import floor_events
+from craps_streams.surveillance import HoldBook, HoldWatch
 
 
 
@@ -78,7 +78,7 @@ def test_a_book_restored_from_its_record_continues_identically(seed, cut):
     first = run(records[:cut], states, books)
     restored = {t: HoldBook.from_record(json.loads(json.dumps(b.to_record()))) for t, b in books.items()}
     assert {t: b.to_record() for t, b in restored.items()} == {t: b.to_record() for t, b in books.items()}
-    from streams.rules import TableState
+    from craps_streams.rules import TableState
     states2 = {t: (TableState.from_record(json.loads(json.dumps(s.to_record()))) if s else None)
                for t, s in states.items()}
     live = run(records[cut:], states, books)
@@ -100,7 +100,7 @@ _settlement = st.builds(
 @settings(max_examples=examples(200), deadline=None)
 @given(st.lists(_settlement, max_size=40))
 def test_a_group_is_booked_as_its_settlements_one_by_one(group):
-    from streams.surveillance.hold_watch import HoldLine
+    from craps_streams.surveillance.hold_watch import HoldLine
 
     one_by_one, at_once = HoldLine(), HoldLine()
     for s in group:
@@ -112,7 +112,7 @@ def test_a_group_is_booked_as_its_settlements_one_by_one(group):
 @settings(max_examples=examples(100), deadline=None)
 @given(st.lists(_settlement, max_size=40))
 def test_settled_groups_are_the_decisions_in_the_order_they_first_appear(outputs):
-    from streams.surveillance.table_watch import settled_groups
+    from craps_streams.surveillance.table_watch import settled_groups
 
     groups = settled_groups(outputs)
     assert [s for g in groups.values() for s in g] == sorted(
@@ -126,15 +126,15 @@ def test_the_shared_groups_book_and_watch_as_the_outputs_alone(monkeypatch, tabl
     """settle_event hands the hold book and the surveillance one grouping of an event's
     settlements; without it (each grouping the outputs on its own, as before) the outputs, books
     and surveillance records are the same, on a floor with bad input and sequence gaps."""
-    import streams.settle.step as step
-    from streams.replay.engine import Replay
-    from streams.replay.sources import batched
-    from streams.surveillance.native_watch import as_table_watch
-    from streams.surveillance.table_watch import TableWatch
+    import craps_streams.settle.step as step
+    from craps_streams.replay.engine import Replay
+    from craps_streams.replay.sources import batched
+    from craps_streams.surveillance.native_watch import as_table_watch
+    from craps_streams.surveillance.table_watch import TableWatch
 
     def replay():
         # "python": the Python TableWatch, the one that takes the groups, even where the native
-        # watch is the replay's default (streams/replay/engine.py).
+        # watch is the replay's default (craps_streams/replay/engine.py).
         r = Replay(None if table_watch == "default" else HoldWatch(table_watch=lambda: TableWatch()))
         items = [(rec, f"floor:{n}") for n, rec in enumerate(floor_events(8, 8, 5, bad_rate=0.05))]
         out = [o for batch in batched(items, 64) for o in r.feed_batch(batch)]

@@ -10,18 +10,18 @@ from tests.exploration import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from streams.app.shell import state_from_text, state_to_text
-from streams.odds import wager_odds
-from streams.rules.submission import DEFAULT_RULES
-from streams.rules import DiceThrown, SurveillanceAlerted, record_to_event
-from streams.sim.floor import Fault, floor_events
-from streams.surveillance import HoldWatch
-from streams.settle.step import settle_event
-from streams.surveillance.dice_watch import DiceWatch
-from streams.surveillance.position_watch import PositionLine
-from streams.surveillance.position_watch import tests_of as line_tests
-from streams.surveillance.table_watch import Thresholds, position_tail
-from streams.surveillance.tails import binomial_tail, unit_distribution
+from craps_streams.app.shell import state_from_text, state_to_text
+from craps_streams.odds import wager_odds
+from craps_streams.rules.submission import DEFAULT_RULES
+from craps_streams.rules import DiceThrown, SurveillanceAlerted, record_to_event
+from craps_streams.sim.floor import Fault, floor_events
+from craps_streams.surveillance import HoldWatch
+from craps_streams.settle.step import settle_event
+from craps_streams.surveillance.dice_watch import DiceWatch
+from craps_streams.surveillance.position_watch import PositionLine
+from craps_streams.surveillance.position_watch import tests_of as line_tests
+from craps_streams.surveillance.table_watch import Thresholds, position_tail
+from craps_streams.surveillance.tails import binomial_tail, unit_distribution
 
 TS0 = 1_700_000_000_000
 

@@ -12,9 +12,9 @@ from tests.exploration import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from streams.odds import wager_odds
-from streams.rules.submission import DEFAULT_RULES
-from streams.surveillance.tails import (
+from craps_streams.odds import wager_odds
+from craps_streams.rules.submission import DEFAULT_RULES
+from craps_streams.surveillance.tails import (
     UnitDistribution,
     binomial_tail,
     binomial_tail_floor,

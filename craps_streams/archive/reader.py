@@ -1,0 +1,191 @@
+"""Reading an archive back for replay: records (or RawMessage for undecodable ones) in offset
+order per partition, whole or by batches, and partition groups for a parallel replay."""
+from __future__ import annotations
+
+import base64
+import heapq
+import json
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from craps_streams.archive.index import _offsets, load_index
+from craps_streams.codec import RawMessage, read_container
+
+
+def _event_file_items(path: Path, entry: dict, fast: bool = False) -> Iterator[tuple[int, object]]:
+    offsets = _offsets(entry["offsets"])
+    n = 0
+    if fast:
+        from craps_streams.codec.fastread import read_events
+
+        records = read_events(path)
+    else:
+        records = read_container(path)
+    for record in records:
+        try:
+            offset = next(offsets)
+        except StopIteration:
+            raise ValueError(f"{path}: more records than the index lists ({entry['count']})") from None
+        n += 1
+        yield offset, record
+    if n != entry["count"]:
+        raise ValueError(f"{path}: {n} records, the index lists {entry['count']}")
+
+
+def _undecodable_file_items(path: Path, topic: str) -> Iterator[tuple[int, RawMessage]]:
+    with open(path, encoding="utf-8") as fo:
+        for line in fo:
+            r = json.loads(line)
+            value = base64.b64decode(r["value_b64"]) if r.get("value_b64") is not None else b""
+            key = base64.b64decode(r["key_b64"]) if r.get("key_b64") is not None else None
+            yield r["offset"], RawMessage(value, key, topic, r["partition"], r["offset"], r.get("error", ""))
+
+
+def iter_archive(out_dir, *, tables: set | None = None, until: int | None = None,
+                 partitions: Iterable[int] | None = None, fast: bool = False) -> Iterator[tuple[int, int, object]]:
+    """(partition, offset, record or RawMessage) of an archive, in offset order per partition,
+    partition after partition: exactly the order each table's events had on the topic.
+
+    `tables` skips files holding none of those tables (and undecodable messages), `until` skips
+    files whose events all come after it; the caller still filters record by record. With `fast`,
+    records that need no further contract check come as the core's events (`fastread`)."""
+    d = Path(out_dir)
+    index = load_index(d)
+    topic = index.get("topic") or "table-events"
+    by_partition: dict = {}
+    for e in index["files"]:
+        if tables is not None:
+            if e["kind"] != "events" or not tables.intersection(e["tables"]):
+                continue
+        if until is not None and e["kind"] == "events" and e["min_ts"] is not None and e["min_ts"] > until:
+            continue
+        by_partition.setdefault(e["partition"], []).append(e)
+    wanted = None if partitions is None else set(partitions)
+    for p in sorted(by_partition):
+        if wanted is not None and p not in wanted:
+            continue
+        entries = sorted(by_partition[p], key=lambda e: e["first_offset"])
+        streams = []
+        for e in entries:
+            path = d / e["path"]
+            craps_streams.append(_event_file_items(path, e, fast) if e["kind"] == "events"
+                           else _undecodable_file_items(path, topic))
+        disjoint = all(a["last_offset"] < b["first_offset"] for a, b in zip(entries, entries[1:]))
+        if disjoint:  # the usual case: one file after the other, no merge needed
+            for stream in streams:
+                for offset, item in stream:
+                    yield p, offset, item
+        else:
+            for offset, item in heapq.merge(*streams, key=lambda oi: oi[0]):
+                yield p, offset, item
+
+
+def _offset_at(entry: dict, n: int) -> int:
+    """The offset of the n-th record (from 0) of an events file."""
+    for first, last in entry["offsets"]:
+        if n <= last - first:
+            return first + n
+        n -= last - first + 1
+    raise ValueError(f"{entry['path']}: record {n} beyond the offsets the index lists")
+
+
+def _selected_files(index: dict, tables: set | None, until: int | None) -> dict:
+    """partition -> its files worth reading for these tables and this end of slice, by offset."""
+    by_partition: dict = {}
+    for e in index["files"]:
+        if tables is not None and (e["kind"] != "events" or not tables.intersection(e["tables"])):
+            continue
+        if until is not None and e["kind"] == "events" and e["min_ts"] is not None and e["min_ts"] > until:
+            continue
+        by_partition.setdefault(e["partition"], []).append(e)
+    return {p: sorted(es, key=lambda e: e["first_offset"]) for p, es in sorted(by_partition.items())}
+
+
+def iter_archive_batches(out_dir, *, tables: set | None = None, until: int | None = None,
+                         partitions: Iterable[int] | None = None, batch: int = 1024) -> Iterator[list]:
+    """The fast replay source of an archive, in batches (lists): core events when no contract check
+    is left (see `fastread`), else `(item, where)` tuples, a record, torn or undecodable message
+    with its "topic/partition/offset". Offset order per partition (files merged by offset when a
+    partition's files interleave), partition after partition, only `partitions` when given."""
+    from craps_streams.codec.fastread import EVENT_TYPES, read_event_batches
+
+    d = Path(out_dir)
+    index = load_index(d)
+    topic = index.get("topic") or "table-events"
+    wanted = None if partitions is None else set(partitions)
+    for p, entries in _selected_files(index, tables, until).items():
+        if wanted is not None and p not in wanted:
+            continue
+        if not all(a["last_offset"] < b["first_offset"] for a, b in zip(entries, entries[1:])):
+            chunk: list = []
+            for _, offset, item in iter_archive(d, tables=tables, until=until, partitions=(p,), fast=True):
+                chunk.append(item if type(item) in EVENT_TYPES else (item, f"{topic}/{p}/{offset}"))
+                if len(chunk) >= batch:
+                    yield chunk
+                    chunk = []
+            if chunk:
+                yield chunk
+            continue
+        for e in entries:
+            path = d / e["path"]
+            if e["kind"] == "events":
+                count = 0
+                for items in read_event_batches(path, (lambda e: lambda n: f"{topic}/{p}/{_offset_at(e, n)}")(e),
+                                                batch=batch):
+                    count += len(items)
+                    yield items
+                if count != e["count"]:
+                    raise ValueError(f"{path}: {count} records, the index lists {e['count']}")
+            else:
+                chunk = []
+                for offset, item in _undecodable_file_items(path, topic):
+                    chunk.append((item, f"{topic}/{p}/{offset}"))
+                    if len(chunk) >= batch:
+                        yield chunk
+                        chunk = []
+                if chunk:
+                    yield chunk
+
+
+def iter_archive_fast(out_dir, *, tables: set | None = None, until: int | None = None,
+                      partitions: Iterable[int] | None = None) -> Iterator[tuple]:
+    """`(item, where)` for replays: core events (where None) when no contract check is left, else
+    records, torn or undecodable messages with "topic/partition/offset" (`iter_archive_batches`,
+    one item at a time)."""
+    for items in iter_archive_batches(out_dir, tables=tables, until=until, partitions=partitions):
+        for item in items:
+            yield item if type(item) is tuple else (item, None)
+
+
+def partition_groups(out_dir, *, tables: set | None = None, until: int | None = None) -> list[tuple]:
+    """The partitions of an archive (those holding these tables and this slice) in groups that
+    share no table, each `(partitions, events)` in partition order: a table's events are all in
+    one group, so groups replay independently (a table on two partitions joins them)."""
+    index = load_index(out_dir)
+    selected = _selected_files(index, tables, until)
+    parent = {p: p for p in selected}
+
+    def root(p):
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    owner: dict = {}
+    for p, entries in selected.items():
+        for e in entries:
+            for t in e["tables"]:
+                q = owner.setdefault(t, p)
+                if root(q) != root(p):
+                    parent[max(root(q), root(p))] = min(root(q), root(p))
+    groups: dict = {}
+    for p, entries in selected.items():
+        members, events = groups.setdefault(root(p), ([], [0]))
+        members.append(p)
+        events[0] += sum(e["count"] for e in entries)
+    return [(tuple(members), events[0]) for _, (members, events) in sorted(groups.items())]
+
+
+def archive_topic(out_dir) -> str:
+    return load_index(out_dir).get("topic") or "table-events"
+

@@ -1,0 +1,109 @@
+"""Verifying an archive: per partition one record per offset, contiguous; every table's seq walked."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from craps_streams.archive.chain import verify_chain
+from craps_streams.archive.index import load_index
+from craps_streams.archive.reader import iter_archive
+
+
+@dataclass(slots=True)
+class Verification:
+    partitions: dict = field(default_factory=dict)  # p -> {"first","next","count","covered"}
+    offset_gaps: list = field(default_factory=list)  # (partition, first missing, last missing)
+    offset_overlaps: list = field(default_factory=list)  # (partition, offset, files)
+    count_mismatches: list = field(default_factory=list)  # (partition, count, covered)
+    records: int = 0
+    chain: object = None  # chain.ChainReport: the hash chain of files and records
+    seq_gaps: list = field(default_factory=list)  # (table, after seq, next seq, partition, offset)
+    seq_duplicates: list = field(default_factory=list)  # (table, seq, last seq, partition, offset)
+    tables: int = 0
+
+    @property
+    def archive_ok(self) -> bool:
+        """The archive itself: every offset once, counts equal to offsets covered."""
+        return not (self.offset_gaps or self.offset_overlaps or self.count_mismatches) and \
+            (self.chain is None or self.chain.ok)
+
+    def lines(self, limit: int = 20) -> list[str]:
+        out = [] if self.chain is None else self.chain.lines(limit)
+        for p, info in sorted(self.partitions.items()):
+            out.append(f"partition {p}: offsets {info['first']}..{info['next'] - 1} covered {info['covered']:,}, "
+                       f"archived {info['count']:,}" + ("" if info["count"] == info["covered"] else "  MISMATCH"))
+        for p, a, b in self.offset_gaps[:limit]:
+            out.append(f"offset gap: partition {p} offsets {a}..{b} not archived")
+        for p, o, files in self.offset_overlaps[:limit]:
+            out.append(f"offset overlap: partition {p} offset {o} in {', '.join(files)}")
+        for t, last, nxt, p, o in self.seq_gaps[:limit]:
+            out.append(f"seq gap (floor): table {t} seq {last} then {nxt} (partition {p} offset {o})")
+        for t, seq, last, p, o in self.seq_duplicates[:limit]:
+            out.append(f"seq duplicate or out of order (floor): table {t} seq {seq} after {last} "
+                       f"(partition {p} offset {o})")
+        more = max(0, len(self.seq_gaps) - limit) + max(0, len(self.seq_duplicates) - limit)
+        if more:
+            out.append(f"... and {more:,} more seq findings")
+        out.append(self.summary())
+        return out
+
+    def summary(self) -> str:
+        return (f"verify: {self.records:,} records in {len(self.partitions)} partitions, "
+                f"archive {'OK' if self.archive_ok else 'INCONSISTENT'} "
+                f"({len(self.offset_gaps)} offset gaps, {len(self.offset_overlaps)} overlaps, "
+                f"{len(self.count_mismatches)} count mismatches"
+                f"{'' if self.chain is None else ', ' + self.chain.summary()}); floor: {self.tables} tables, "
+                f"{len(self.seq_gaps)} seq gaps, {len(self.seq_duplicates)} seq duplicates")
+
+
+def verify(out_dir, *, check_seq: bool = True, key: bytes | None = None) -> Verification:
+    """`key`: the archiver's key, to check the chain head's seal (archive.chain)."""
+    d = Path(out_dir)
+    index = load_index(d)
+    v = Verification()
+    v.chain = verify_chain(d, index, key)
+    by_partition: dict = {}
+    for e in index["files"]:
+        by_partition.setdefault(e["partition"], []).append(e)
+    for p, entries in sorted(by_partition.items()):
+        ranges = sorted((first, last, e["path"]) for e in entries for first, last in e["offsets"])
+        count = sum(e["count"] for e in entries)
+        listed = sum(last - first + 1 for first, last, _ in ranges)
+        if listed != count:
+            v.count_mismatches.append((p, count, listed))
+        first = ranges[0][0] if ranges else 0
+        nxt = index["partitions"].get(str(p), {}).get("next_offset", first)
+        covered = nxt - first
+        reach, reach_path = first - 1, None
+        for a, b, path in ranges:
+            if a <= reach:
+                v.offset_overlaps.append((p, a, [reach_path, path]))
+            elif a > reach + 1:
+                v.offset_gaps.append((p, reach + 1, a - 1))
+            if b > reach:
+                reach, reach_path = b, path
+        if reach < nxt - 1:
+            v.offset_gaps.append((p, reach + 1, nxt - 1))
+        if count != covered:
+            v.count_mismatches.append((p, count, covered))
+        v.partitions[p] = {"first": first, "next": nxt, "count": count, "covered": covered}
+        v.records += count
+    if check_seq and not v.chain.findings:  # a tampered archive is not read as history
+        last: dict = {}
+        for p, offset, item in iter_archive(d):
+            if type(item) is not dict:
+                continue
+            t, seq = item.get("table_id"), item.get("seq")
+            if type(t) is not str or type(seq) is not int:
+                continue
+            prev = last.get(t)
+            if prev is not None:
+                if seq <= prev:
+                    v.seq_duplicates.append((t, seq, prev, p, offset))
+                    continue
+                if seq > prev + 1:
+                    v.seq_gaps.append((t, prev, seq, p, offset))
+            elif seq != 1:
+                v.seq_gaps.append((t, 0, seq, p, offset))
+            last[t] = seq
+        v.tables = len(last)
+    return v

@@ -1,0 +1,276 @@
+"""Who may do what on the broker: one principal per role, least privilege by ACLs (docs/security.md).
+
+    python -m craps_streams.kafka.access users               # upsert every role's SCRAM login (kafka.sh up does)
+    python -m craps_streams.kafka.access grant               # the ACLs of the floor of $CRAPS_TOPIC_PREFIX / $CRAPS_APP_ID
+    python -m craps_streams.kafka.access rotate ROLE         # a new password for ROLE, on the broker and in its config
+    python -m craps_streams.kafka.access show                # every ACL on the broker
+
+Run as the administrator (the `admin` role's client config); idempotent: granting an ACL that
+exists, or upserting a login again, changes nothing a client sees.
+
+A floor is a topic prefix (CRAPS_TOPIC_PREFIX) and the worker group's application id (CRAPS_APP_ID).
+The roles differ by the END of a topic's name (`table-events` vs `settlements`), and Kafka's PREFIXED
+patterns match a name's START: a PREFIXED grant on `craps.` would hand the viewer the table events
+too. So topic grants are LITERAL, per floor, made by the administrator when the floor's topics are
+created (craps_streams/kafka/topics.py calls grant_floor); the names the application makes up at run time are
+PREFIXED: the tail's groups `craps-tail-*`, and the floor view's (faust) own topics, groups and
+transactional ids `<app id>-floor-*` (craps_streams/floor/app.py names its app `<app id>-floor-<instance>`).
+The worker's transactional ids are LITERAL, one per partition (`<app id>-<partition>`), so they do
+not also cover the floor view's.
+"""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import sys
+import time
+from dataclasses import dataclass
+from typing import Iterable
+
+from craps_streams.kafka.security import ROLES, config_path, security_settings
+
+SCRAM_ITERATIONS = 8192
+TAIL_GROUP_PREFIX = "craps-tail-"  # craps_streams/app/tail.py: one throwaway group per terminal
+FLOOR_VIEW_INFIX = "-floor-"  # the floor view's faust app ids: <app id>-floor-<instance> (craps_streams/floor/app.py)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """ALLOW `operation` on a resource to a role's principal, from any host."""
+    role: str
+    resource: str  # TOPIC | GROUP | TRANSACTIONAL_ID
+    name: str
+    operation: str  # READ | WRITE | DESCRIBE | CREATE
+    pattern: str = "LITERAL"  # or PREFIXED
+
+
+def floor_view_prefix(app_id: str) -> str:
+    """What every faust app id of the floor's view starts with (its topics, group, transactional ids)."""
+    return app_id + FLOOR_VIEW_INFIX
+
+
+def floor_grants(prefix: str, app_id: str) -> list[Grant]:
+    """Every ACL of one floor: its topics under `prefix`, its worker group `app_id`, its floor view."""
+    from craps_streams.topics import PARTITIONS
+
+    events = prefix + "table-events"
+    state = prefix + "table-state"
+    outputs = [prefix + name for name in ("settlements", "layout-markers", "surveillance", "rejections")]
+    floor_app_id = floor_view_prefix(app_id)
+    g: list[Grant] = []
+
+    def topic(role, names, *ops, pattern="LITERAL"):
+        g.extend(Grant(role, "TOPIC", n, op, pattern) for n in names for op in ops)
+
+    # Table controllers: write the table events, nothing else (an idempotent producer needs no more
+    # since Kafka 2.8, KIP-679).
+    topic("controller", [events], "WRITE", "DESCRIBE")
+    # Settling workers: read the events in their group, write outputs and states in transactions of
+    # their own ids, read the states back to recover a partition.
+    topic("worker", [events], "READ", "DESCRIBE")
+    topic("worker", [*outputs, state], "WRITE", "DESCRIBE")
+    topic("worker", [state], "READ")
+    g += [Grant("worker", "GROUP", app_id, "READ"), Grant("worker", "GROUP", app_id, "DESCRIBE")]
+    g += [Grant("worker", "TRANSACTIONAL_ID", f"{app_id}-{p}", op) for p in range(PARTITIONS)
+          for op in ("WRITE", "DESCRIBE")]
+    # Archive: the table events it files. Audit (and replay --from-topic): the events it replays and
+    # the settlements it checks.
+    topic("archive", [events], "READ", "DESCRIBE")
+    topic("audit", [events, prefix + "settlements"], "READ", "DESCRIBE")
+    # ... and the worker group's committed offsets, the audit's cut of a live floor
+    # (craps_streams/kafka/cut.py): DESCRIBE reads them, it cannot join the group or commit.
+    g += [Grant("audit", "GROUP", app_id, "DESCRIBE")]
+    # Viewers (tail, dashboards): the outputs, in throwaway groups of their own.
+    topic("viewer", outputs, "READ", "DESCRIBE")
+    g += [Grant("viewer", "GROUP", TAIL_GROUP_PREFIX, "READ", "PREFIXED")]
+    # The faust read side (floor view): the outputs and states, and its own assignor, changelog
+    # topics, groups and transactional ids, all named after its application ids.
+    topic("floor", [*outputs, state], "READ", "DESCRIBE")
+    topic("floor", [floor_app_id], "CREATE", "READ", "WRITE", "DESCRIBE", pattern="PREFIXED")
+    g += [Grant("floor", "GROUP", floor_app_id, "READ", "PREFIXED"),
+          Grant("floor", "GROUP", floor_app_id, "DESCRIBE", "PREFIXED"),
+          Grant("floor", "TRANSACTIONAL_ID", floor_app_id, "WRITE", "PREFIXED"),
+          Grant("floor", "TRANSACTIONAL_ID", floor_app_id, "DESCRIBE", "PREFIXED")]
+    return g
+
+
+# ------------------------------------------------------------------ the administrator's client
+
+
+def admin_client(bootstrap: str, timeout_s: float = 30.0, client_id: str = "craps-streams-admin"):
+    from kafka.admin import KafkaAdminClient
+
+    from craps_streams.kafka.settings import client_settings
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return KafkaAdminClient(**client_settings("admin", bootstrap), client_id=client_id)
+        except Exception:  # NoBrokersAvailable while the broker is still starting
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _usernames() -> dict[str, str]:
+    return {role: security_settings(role).get("sasl_plain_username", role) for role in ROLES}
+
+
+def _acl(grant: Grant, usernames: dict[str, str]):
+    from kafka.admin import ACL, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePattern, ResourceType
+
+    return ACL(f"User:{usernames[grant.role]}", "*", ACLOperation[grant.operation], ACLPermissionType.ALLOW,
+               ResourcePattern(ResourceType[grant.resource], grant.name, ACLResourcePatternType[grant.pattern]))
+
+
+def _key(acl) -> tuple:
+    p = acl.resource_pattern
+    return (acl.principal, acl.host, acl.operation.name, acl.permission_type.name,
+            p.resource_type.name, p.resource_name, p.pattern_type.name)
+
+
+def current_acls(admin) -> list:
+    from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePatternFilter, ResourceType
+
+    acls, error = admin.describe_acls(ACLFilter(
+        principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+        resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY)))
+    if getattr(error, "errno", 0):
+        raise RuntimeError(f"describe_acls failed: {error}")
+    return acls
+
+
+def apply_grants(admin, grants: Iterable[Grant], timeout_s: float = 30.0) -> int:
+    """Create the ACLs (idempotent) and wait until the broker's authorizer has them all (it takes
+    about a second). Returns how many were new."""
+    usernames = _usernames()
+    wanted = {_key(a): a for a in (_acl(g, usernames) for g in grants)}
+    have = {_key(a) for a in current_acls(admin)}
+    missing = [a for k, a in wanted.items() if k not in have]
+    if missing:
+        result = admin.create_acls(missing)
+        failed = result.get("failed") if isinstance(result, dict) else None
+        if failed:
+            raise RuntimeError(f"create_acls failed for {len(failed)} ACLs: {failed[:3]}")
+    deadline = time.monotonic() + timeout_s
+    while missing:
+        have = {_key(a) for a in current_acls(admin)}
+        if all(k in have for k in wanted):
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError("the broker did not show the new ACLs in time")
+        time.sleep(0.2)
+    return len(missing)
+
+
+def revoke_topics(admin, names: Iterable[str]) -> None:
+    """Delete the LITERAL ACLs that name these topics (a deleted floor's), so a topic created later
+    under the same name starts with no rights for anyone."""
+    from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePatternFilter, ResourceType
+
+    filters = [ACLFilter(principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+                         resource_pattern=ResourcePatternFilter(ResourceType.TOPIC, n, ACLResourcePatternType.LITERAL))
+               for n in names]
+    if filters:
+        admin.delete_acls(filters)
+
+
+def grant_floor(admin, prefix: str, app_id: str) -> int:
+    return apply_grants(admin, floor_grants(prefix, app_id))
+
+
+def grant_application(prefix: str, app_id: str, bootstrap: str | None = None) -> int:
+    """The floor's grants for one more application id on the topics of `prefix`, as the
+    administrator (a benchmark's round on a fresh group and fresh transactional ids); nothing to
+    grant on a plaintext bench broker (0)."""
+    from craps_streams.kafka.settings import client_settings, default_bootstrap
+
+    if client_settings("admin", bootstrap).get("security_protocol") == "PLAINTEXT":
+        return 0
+    admin = admin_client(bootstrap or default_bootstrap())
+    try:
+        return grant_floor(admin, prefix, app_id)
+    finally:
+        admin.close()
+
+
+def upsert_logins(admin, roles: Iterable[str] = ROLES) -> list[str]:
+    """Create or update the SCRAM-SHA-512 login of each role from its client config."""
+    from kafka.admin import ScramMechanism, UserScramCredentialUpsertion
+
+    upserts, names = [], []
+    for role in roles:
+        s = security_settings(role)
+        if s.get("security_protocol") != "SASL_SSL":
+            continue
+        upserts.append(UserScramCredentialUpsertion(s["sasl_plain_username"], ScramMechanism.SCRAM_SHA_512,
+                                                    s["sasl_plain_password"], iterations=SCRAM_ITERATIONS))
+        names.append(s["sasl_plain_username"])
+    errors = {u: e for u, e in (admin.alter_user_scram_credentials(upserts) or {}).items() if e}
+    if errors:
+        raise RuntimeError(f"could not set the logins of {sorted(errors)}: {errors}")
+    return names
+
+
+_PASSWORD_FIELD = re.compile(r'(password=")((?:[^"\\]|\\.)*)(")')
+
+
+def rotate_password(admin, role: str) -> None:
+    """A new random password for `role`: set on the broker first, then written to the role's config.
+    Clients already connected stay connected; new connections need the new password."""
+    from kafka.admin import ScramMechanism, UserScramCredentialUpsertion
+
+    path = config_path(role)
+    username = security_settings(role)["sasl_plain_username"]
+    password = secrets.token_urlsafe(30).replace("-", "x").replace("_", "y")
+    errors = admin.alter_user_scram_credentials(
+        [UserScramCredentialUpsertion(username, ScramMechanism.SCRAM_SHA_512, password, iterations=SCRAM_ITERATIONS)])
+    if errors and errors.get(username):
+        raise RuntimeError(f"could not rotate {username}: {errors[username]}")
+    text, n = _PASSWORD_FIELD.subn(lambda m: m.group(1) + password + m.group(3), path.read_text(), count=1)
+    if n != 1:
+        raise RuntimeError(f"{path}: no password field to replace")
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from craps_streams.kafka.settings import default_bootstrap
+    from craps_streams.topics import APP_ID, TOPIC_PREFIX
+
+    parser = argparse.ArgumentParser(prog="python -m craps_streams.kafka.access", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("users", "grant", "rotate", "show"))
+    parser.add_argument("role", nargs="?")
+    parser.add_argument("--bootstrap", default=None)
+    parser.add_argument("--prefix", default=TOPIC_PREFIX)
+    parser.add_argument("--app-id", default=APP_ID)
+    args = parser.parse_args(argv)
+    admin = admin_client(args.bootstrap or default_bootstrap(), timeout_s=60)
+    try:
+        if args.command == "users":
+            # Never the passwords: only who has a login.
+            print(f"logins: {', '.join(upsert_logins(admin))}", file=sys.stderr)
+        elif args.command == "grant":
+            n = grant_floor(admin, args.prefix, args.app_id)
+            print(f"floor {args.prefix!r} (app id {args.app_id!r}): {n} new ACLs", file=sys.stderr)
+        elif args.command == "rotate":
+            if args.role not in ROLES:
+                parser.error(f"rotate ROLE: one of {', '.join(ROLES)}")
+            rotate_password(admin, args.role)
+            print(f"rotated the password of {args.role} ({config_path(args.role)})", file=sys.stderr)
+        else:
+            for k in sorted(_key(a) for a in current_acls(admin)):
+                print(" ".join(map(str, k)))
+    finally:
+        admin.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Producers: the ingest feed's idempotent producer and the worker's transactional producers."""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterable
+
+from aiokafka import AIOKafkaProducer, TopicPartition
+from kafka import KafkaProducer
+
+from craps_streams.kafka.settings import client_settings
+
+
+class DeliveryError(RuntimeError):
+    """Records the producer gave up on (the broker away longer than the delivery timeout)."""
+
+
+def feed_producer(role: str = "controller", bootstrap: str | None = None, live: bool = False) -> KafkaProducer:
+    """An idempotent producer with acks=all: a retried send is never written twice. `live`: a table
+    controller sending each event as it happens (no linger: a live event waits for nothing); a
+    file sent in bulk lingers 5 ms so its records travel in batches."""
+    return KafkaProducer(**client_settings(role, bootstrap), enable_idempotence=True, acks="all",
+                         linger_ms=0 if live else 5, batch_size=256 * 1024, max_in_flight_requests_per_connection=5,
+                         retries=2**31 - 1)
+
+
+def send_all(producer: KafkaProducer, topic: str, messages: Iterable[tuple[bytes, bytes]],
+             on_sent=None) -> int:
+    """Send every (key, value) and flush; raises DeliveryError if any of them was not written: a
+    broker outage the producer's retries did not ride out must never look like a complete feed."""
+    n = 0
+    failures: list = []
+    for key, value in messages:
+        producer.send(topic, key=key, value=value).add_errback(failures.append)
+        n += 1
+        if on_sent is not None:
+            on_sent()
+    producer.flush()
+    if failures:
+        raise DeliveryError(f"{len(failures):,} of {n:,} records were not delivered to {topic}: {failures[0]!r}")
+    return n
+
+
+def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
+                           role: str = "worker", bootstrap: str | None = None) -> AIOKafkaProducer:
+    """An aiokafka producer for one partition's transactions. Starting it (init_transactions)
+    fences every earlier producer of the same transactional id and ends its open transaction."""
+    return AIOKafkaProducer(**client_settings(role, bootstrap), transactional_id=transactional_id,
+                            enable_idempotence=True, acks="all", linger_ms=2,
+                            transaction_timeout_ms=transaction_timeout_ms,
+                            # A transaction begun while the previous one's markers are still being
+                            # written gets a retriable error (Kafka 4's transaction verification,
+                            # KIP-890, answers older clients NOT_ENOUGH_REPLICAS): retry in 10 ms, not
+                            # aiokafka's default 100 ms, which was the whole p99 of the settlement
+                            # latency at a floor's real load.
+                            retry_backoff_ms=int(os.environ.get("CRAPS_RETRY_BACKOFF_MS") or 10))
+
+
+async def send_records(producer: AIOKafkaProducer, records: dict, partition: int) -> list:
+    """Send each topic's (key, value) records, in their order, to `partition` of the topic, in
+    record batches built here (aiokafka `create_batch` / `send_batch`) rather than one `send`
+    each: a send's work per record (the metadata wait, the transaction check, the partitioner, the
+    accumulator's append) once per batch instead. The records, their order within each topic
+    partition and the batches' size limit (the producer's max_batch_size: a full batch goes and a
+    new one starts) are those of the sends. -> the batches' delivery futures."""
+    delivered = []
+    for topic, items in records.items():
+        batch = producer.create_batch()
+        for key, value in items:
+            if batch.append(key=key, value=value, timestamp=None) is None:  # full
+                batch.close()
+                delivered.append(await producer.send_batch(batch, topic, partition=partition))
+                batch = producer.create_batch()
+                batch.append(key=key, value=value, timestamp=None)  # a batch's first record always fits
+        if batch.record_count():
+            batch.close()
+            delivered.append(await producer.send_batch(batch, topic, partition=partition))
+    return delivered
+
+
+
+# The key of the records `abort_hanging` writes: no table id has it ("~" is outside the contract's
+# id pattern), so even a compacted topic's cleaner never confuses it with a table's record.
+HANGING_KEY = b"~takeover"
+
+
+async def abort_hanging(producer: AIOKafkaProducer, topics: Iterable[str], partition: int,
+                        source: TopicPartition, group_id: str) -> None:
+    """Abort, on partition `partition` of each of `topics` and on the group's offsets of `source`,
+    any record this producer's transactional id left open there: call it right after the producer
+    started (init_transactions), before the tables and the committed offset are read.
+
+    Why: without it, the broker-restart fault scenario (tests/faults) pays settlements twice, each
+    copy byte-identical, every table's state right. The broker's record batches and transaction log
+    show the cause: the broker, already stopping (SIGTERM), completed one of the worker's transactions, PrepareCommit
+    and CompleteCommit in the same millisecond, and the client was told it committed, but no
+    commit marker reached any of its partitions (settlements, layout-markers, table-state, the
+    offsets). Most likely Kafka's marker channel dropped them: it skips a partition whose leader it
+    cannot find, as "likely deleted", and a stopping broker leads nothing. Those records stayed open
+    under the producer id. After the restart the next owner rightly recovered the tables and the
+    offset from before that batch (nothing of it was committed) and settled it again; its first
+    COMMIT marker on those partitions, the same producer id at a later epoch, then committed the
+    open records together with its own copies. A client of the transaction protocol aiokafka speaks
+    (before KIP-890's second part) cannot see open records; it can end them: a transaction that
+    writes to every partition the owner writes, offsets included, and is aborted makes the
+    coordinator write an abort marker to each, and a marker ends every open record of the producer
+    id on its partition, whatever its epoch. The records written here are aborted, so no
+    read_committed reader ever sees them (tombstones keyed `HANGING_KEY`, and an offset commit
+    that never takes effect); the cost is one short transaction per takeover."""
+    await producer.begin_transaction()
+    try:
+        delivered = [await producer.send(topic, None, key=HANGING_KEY, partition=partition) for topic in topics]
+        for future in delivered:
+            await future
+        await producer.send_offsets_to_transaction({source: 0}, group_id)
+    except BaseException:
+        # Fenced (another worker took the partition over meanwhile) or cut off: the coordinator
+        # aborts this transaction itself (the newer owner's init_transactions, or its timeout).
+        # aiokafka refuses an abort from a fenced producer's state with an AssertionError, which
+        # must not hide why the takeover failed.
+        with contextlib.suppress(Exception):
+            await producer.abort_transaction()
+        raise
+    await producer.abort_transaction()

@@ -1,0 +1,71 @@
+"""Every Kafka client's settings, built in one place: `client_settings(role)`.
+
+A role names who the client acts for; it is the unit a secured broker grants rights to (one
+principal per role), so every call site passes its role even while the settings of the roles
+are the same:
+
+    controller  feeds table events in (`produce`, `simulate --live`)
+    worker      the settling worker: consumes table events, writes outputs transactionally
+    archive     copies the table-events topic into Avro container files
+    audit       reads history and recorded settlements back (`replay --from-topic`, `audit`)
+    viewer      read-only followers of the outputs (`tail`, dashboards)
+    floor       the floor-wide view (faust, craps_streams/floor)
+    admin       topic creation and description
+
+The keys are the keyword arguments aiokafka and kafka-python share (bootstrap_servers,
+client_id, request_timeout_ms, retry_backoff_ms, and the security keys), so one dict serves
+either library. The security keys (TLS + SASL/SCRAM-SHA-512 as the role's principal) come from
+the role's client config file: craps_streams/kafka/security.py.
+
+Environment:
+    CRAPS_KAFKA_BOOTSTRAP    bootstrap servers "host:port[,host:port]" (default 127.0.0.1:9092)
+"""
+from __future__ import annotations
+
+import os
+
+from craps_streams.kafka.security import ROLES, security_settings
+
+DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+BOOTSTRAP_ENV = "CRAPS_KAFKA_BOOTSTRAP"
+
+
+def default_bootstrap() -> str:
+    """Bootstrap servers ("host:port[,...]") from the environment."""
+    return os.environ.get(BOOTSTRAP_ENV) or DEFAULT_BOOTSTRAP
+
+
+def broker_urls(role: str, bootstrap: str | None = None) -> list[str]:
+    """The bootstrap servers as faust broker URLs (["kafka://host:port", ...])."""
+    servers = client_settings(role, bootstrap)["bootstrap_servers"]
+    return [f"kafka://{hp.strip()}" for hp in servers.split(",") if hp.strip()]
+
+
+def sasl_credentials(role: str) -> dict | None:
+    """Keyword arguments of faust.SASLCredentials for `role` (username, password, ssl_context,
+    mechanism), None on a plaintext bench broker. The caller builds the faust object: faust is
+    imported only by the faust side (import-linter)."""
+    s = security_settings(role)
+    if s["security_protocol"] == "PLAINTEXT":
+        return None
+    return {"username": s["sasl_plain_username"], "password": s["sasl_plain_password"],
+            "ssl_context": s["ssl_context"], "mechanism": s["sasl_mechanism"]}
+
+
+def _role_settings(role: str) -> dict:
+    if role == "admin":
+        return {"request_timeout_ms": 15_000}
+    return {}
+
+
+def client_settings(role: str, bootstrap: str | None = None) -> dict:
+    """Keyword arguments for any aiokafka or kafka-python client acting for `role`.
+
+    `bootstrap` overrides the environment's servers (a --bootstrap option, a test's broker).
+    Call sites add what is particular to one client (group, isolation level, transactional id).
+    """
+    if role not in ROLES:
+        raise ValueError(f"unknown Kafka client role {role!r}; one of {', '.join(ROLES)}")
+    # The broker's security (TLS, SASL/SCRAM per role) is merged here, and only here.
+    return {"bootstrap_servers": bootstrap or default_bootstrap(), **_role_settings(role),
+            **security_settings(role)}

@@ -1,0 +1,49 @@
+"""Bonus Craps (§ 623a.12): All Small, All Tall, All Or Nothing At All.
+
+Every throw counts the same whether the point is on or off, and any 7 ends the wager, so each wager
+is a race between a set A of totals and the 7. By inclusion-exclusion over the totals B of A that
+are still missing when the 7 comes:
+
+    P(every total of A before a 7) = sum over B subset of A of (-1)^|B| * w7 / (w7 + ways(B))
+
+where ways(B) is the number of ways to throw a total of B (the 7 beats all of B with probability
+w7 / (w7 + ways(B))).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+from itertools import combinations
+
+from craps_streams.odds.model import SEVEN_WAYS, WAYS, Outcome, WagerOdds, net_for
+from craps_streams.rules.paytables import BonusPaytable
+
+TARGETS = {
+    "all_small": (2, 3, 4, 5, 6),
+    "all_tall": (8, 9, 10, 11, 12),
+    "all_or_nothing": (2, 3, 4, 5, 6, 8, 9, 10, 11, 12),
+}
+WAGERS = tuple(TARGETS)
+
+
+@lru_cache(maxsize=None)
+def all_before_seven(totals: tuple[int, ...]) -> Fraction:
+    """P(every total in `totals` is thrown before the first 7), by inclusion-exclusion."""
+    result = Fraction(0)
+    for size in range(len(totals) + 1):
+        sign = -1 if size % 2 else 1
+        for missing in combinations(totals, size):
+            result += sign * Fraction(SEVEN_WAYS, SEVEN_WAYS + sum(WAYS[t] for t in missing))
+    return result
+
+
+@lru_cache(maxsize=None)
+def bonus_odds(wager: str, paytable: BonusPaytable) -> WagerOdds:
+    if wager not in TARGETS:
+        raise ValueError(f"unknown Bonus Craps wager {wager!r}; known: {WAGERS}")
+    win = all_before_seven(TARGETS[wager])
+    outcomes = (
+        Outcome("win", win, net_for(paytable.odds_for(wager))),
+        Outcome("7 first", 1 - win, net_for(None)),
+    )
+    return WagerOdds.from_outcomes(wager, paytable.name, "", outcomes)

@@ -1,0 +1,441 @@
+"""Audit: replay a history with the rules core and compare with the settlements that were recorded.
+
+Wager by wager, by settlement id (`table/seq/settle/wager_id`) and by wager id:
+
+* missing    the replay settled it, nothing was recorded for the wager
+* extra      recorded, the replay did not settle the wager at all
+* duplicated the same id recorded more than once, or the same wager recorded under two ids
+* different  the same wager recorded with other field values than the replay's (the fields shown);
+             a settlement recorded under another id (another deciding seq) is a difference in `id`
+             and `seq`
+* unreadable a recorded line that is not a settlement record
+
+Each finding names the table events that explain it: the wager's WagerPlaced (`placed_seq`) and
+the deciding event (`seq`), looked up by table and seq in a second pass over the history, with
+the replay's verdict on them when it rejected them.
+
+A live floor (the table-events topic, or an archive of it, against the settlements topic) is
+audited on one consistent cut, the events the worker group has committed and the settlements of
+exactly those events (craps_streams/kafka/cut.py says why that cut is sound): what was settled after the
+cut is the next audit's. The report names the cut (`report.cut`). An archive must reach the cut.
+
+`compare` is the audit itself, a pure function of the replayed and the recorded settlements;
+`run_audit` reads the history and the recording and calls it.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from craps_streams.rules import EventRejected, WagerSettled, output_to_record
+
+COMPARED_FIELDS = ("id", "wager_id", "table_id", "position", "wager", "outcome", "stake_cents", "won_cents",
+                   "paytable", "detail", "seq", "ts", "placed_seq")
+KINDS = ("missing", "extra", "duplicated", "different", "unreadable")
+
+
+@dataclass(slots=True)
+class Finding:
+    kind: str  # missing | extra | duplicated | different | unreadable
+    id: str
+    wager_id: str | None
+    table_id: str | None
+    message: str
+    replayed: dict | None = None
+    recorded: list = field(default_factory=list)
+    fields: dict = field(default_factory=dict)  # name -> {"replayed": v, "recorded": v}
+    events: list = field(default_factory=list)  # {"role", "table_id", "seq", "where", "record", "replay"}
+
+    def keys(self) -> set:
+        """(table, seq) of the events that explain it."""
+        out = set()
+        for r in ([self.replayed] if self.replayed else []) + list(self.recorded):
+            t = r.get("table_id")
+            if type(t) is not str:
+                continue
+            for name in ("placed_seq", "seq"):
+                if type(r.get(name)) is int:
+                    out.add((t, r[name]))
+        return out
+
+    def to_record(self) -> dict:
+        return {"kind": self.kind, "id": self.id, "wager_id": self.wager_id, "table_id": self.table_id,
+                "message": self.message, "replayed": self.replayed, "recorded": self.recorded,
+                "fields": self.fields, "events": self.events}
+
+
+@dataclass(slots=True)
+class AuditReport:
+    replayed: int = 0
+    recorded: int = 0
+    findings: list = field(default_factory=list)
+    chain: object = None  # craps_streams.archive.chain.ChainReport of an archive history
+    unreadable: str = ""  # why a tampered archive could not be replayed at all
+    untagged: int = 0  # events let through without a tag (--accept-untagged)
+    forged: dict = field(default_factory=dict)  # reason -> events rejected before the rules
+    cut: object = None  # craps_streams.kafka.cut.Cut of a live floor's audit
+
+    def of(self, kind: str) -> list:
+        return [f for f in self.findings if f.kind == kind]
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings and not self.unreadable and (self.chain is None or self.chain.ok)
+
+    def summary(self) -> str:
+        counts = {k: 0 for k in KINDS}
+        for f in self.findings:
+            counts[f.kind] += 1
+        parts = [f"{counts[k]:,} {k}" for k in KINDS if k != "unreadable" or counts[k]]
+        verdict = "CLEAN" if self.clean else "FINDINGS"
+        if self.chain is not None and not self.chain.ok:
+            parts.append(f"archive TAMPERED ({len(self.chain.findings)} chain findings)")
+        return (f"audit {verdict}: {self.replayed:,} settlements replayed, {self.recorded:,} recorded: "
+                + ", ".join(parts))
+
+    def lines(self, limit: int = 50) -> list[str]:
+        out = [] if self.cut is None else self.cut.lines()
+        if self.chain is not None:
+            out += self.chain.lines(limit)
+        if self.unreadable:
+            out.append(self.unreadable)
+        if self.forged:
+            out.append("events rejected before the rules (authentication): "
+                       + ", ".join(f"{r} {n:,}" for r, n in sorted(self.forged.items())))
+        if self.untagged:
+            out.append(f"UNTAGGED: {self.untagged:,} events accepted without an authentication tag "
+                       f"(--accept-untagged)")
+        for kind in KINDS:
+            found = self.of(kind)
+            for f in found[:limit]:
+                out.append(f"{kind.upper():<10} {f.id}: {f.message}")
+                for name, v in f.fields.items():
+                    out.append(f"    {name}: replayed {v['replayed']!r}, recorded {v['recorded']!r}")
+                for e in f.events:
+                    verdict = f"  [replay: {e['replay']}]" if e.get("replay") else ""
+                    out.append(f"    {e['role']:<9} {e['table_id']} seq {e['seq']} ({e['where']}): "
+                               f"{json.dumps(e['record'], sort_keys=True, default=str)}{verdict}")
+                if not f.events and kind != "unreadable":
+                    out.append("    (no table event with that table and seq in the history)")
+            if len(found) > limit:
+                out.append(f"... and {len(found) - limit:,} more {kind}")
+        out.append(self.summary())
+        return out
+
+
+def _settlement_of(record) -> bool:
+    return type(record) is dict and record.get("type", "WagerSettled") == "WagerSettled" \
+        and type(record.get("id")) is str
+
+
+def _comparable(record: dict) -> dict:
+    return {k: record.get(k) for k in COMPARED_FIELDS}
+
+
+def _diff(replayed: dict, recorded: dict) -> dict:
+    out = {}
+    for k in COMPARED_FIELDS:
+        a, b = replayed.get(k), recorded.get(k)
+        if a != b or type(a) is not type(b):
+            out[k] = {"replayed": a, "recorded": b}
+    return out
+
+
+def _describe(s: dict) -> str:
+    won = f" won {s.get('won_cents')}" if s.get("outcome") == "win" else ""
+    return (f"{s.get('wager')} {s.get('outcome')}{won} on stake {s.get('stake_cents')} "
+            f"(paytable {s.get('paytable')}, {s.get('detail')}), table {s.get('table_id')} "
+            f"placed at seq {s.get('placed_seq')}, decided at seq {s.get('seq')}")
+
+
+def replay_settlements(history: Iterable, sl=None, tags=None) -> tuple[dict, dict, object]:
+    """Replay a history: (settlement id -> record, (table, seq) -> rejection "reason: message",
+    tally); `tags` the tag check before the core (`craps_streams.authenticity.TagCheck`)."""
+    from craps_streams.replay.engine import Replay
+    from craps_streams.replay.sources import feed_item
+
+    replay = Replay(tags=tags)
+    settled: dict = {}
+    rejected: dict = {}
+    feeds = sl.feeds if sl is not None and sl.active else None
+    keeps = sl.keeps if sl is not None and sl.active else None
+    for item, where in history:
+        if feeds is not None and not feeds(item):
+            continue
+        for o in feed_item(replay, item, where):
+            t = type(o)
+            if t is WagerSettled:
+                if keeps is None or keeps(o):
+                    settled[o.id] = output_to_record(o)
+            elif t is EventRejected and o.table_id:
+                rejected.setdefault((o.table_id, o.seq), f"rejected {o.reason}: {o.message[:200]}")
+    return settled, rejected, replay.tally
+
+
+def compare(replayed: dict, recorded: Iterable) -> AuditReport:
+    """Findings of the recorded settlements against the replayed ones (id -> record)."""
+    report = AuditReport(replayed=len(replayed))
+    rec_by_id: dict = {}
+    order = []
+    for n, item in enumerate(recorded, 1):
+        record, where = item if type(item) is tuple else (item, f"record {n}")
+        if not _settlement_of(record):
+            if type(record) is dict and record.get("type") not in (None, "WagerSettled"):
+                continue  # another output kind in a mixed file: not the audit's business
+            report.findings.append(Finding("unreadable", f"<{where}>", None, None,
+                                           f"not a settlement record: {str(record)[:200]}"))
+            continue
+        report.recorded += 1
+        if record["id"] not in rec_by_id:
+            order.append(record["id"])
+        rec_by_id.setdefault(record["id"], []).append(record)
+
+    replay_by_wager = {r["wager_id"]: i for i, r in replayed.items()}
+    matched_replay = set()
+    unmatched_recorded = []
+    for i in order:
+        copies = rec_by_id[i]
+        first = copies[0]
+        if len(copies) > 1:
+            identical = all(_comparable(c) == _comparable(first) for c in copies[1:])
+            report.findings.append(Finding(
+                "duplicated", i, first.get("wager_id"), first.get("table_id"),
+                f"recorded {len(copies)} times ({'identical copies' if identical else 'copies differ'}): "
+                f"{_describe(first)}", replayed.get(i), [dict(c) for c in copies]))
+        if i in replayed:
+            matched_replay.add(i)
+            seen_diffs = []
+            for c in copies:
+                d = _diff(replayed[i], c)
+                if d and d not in seen_diffs:
+                    seen_diffs.append(d)
+                    report.findings.append(Finding(
+                        "different", i, c.get("wager_id"), c.get("table_id"),
+                        f"{', '.join(d)} differ{'s' if len(d) == 1 else ''}: replayed {_describe(replayed[i])}",
+                        replayed[i], [dict(c)], d))
+        else:
+            unmatched_recorded.append(first)
+
+    # Recorded under an id the replay does not have: the same wager decided elsewhere, the same
+    # wager paid twice, or a settlement of a wager the replay never settled.
+    recorded_wagers: dict = {}
+    for i in order:
+        recorded_wagers.setdefault(rec_by_id[i][0].get("wager_id"), []).append(i)
+    for r in unmatched_recorded:
+        w = r.get("wager_id")
+        rid = replay_by_wager.get(w)
+        if rid is not None and rid not in matched_replay:
+            matched_replay.add(rid)
+            d = _diff(replayed[rid], r)
+            report.findings.append(Finding(
+                "different", r["id"], w, r.get("table_id"),
+                f"recorded under {r['id']}, replayed as {rid}: {', '.join(d)} differ; "
+                f"replayed {_describe(replayed[rid])}", replayed[rid], [dict(r)], d))
+        elif rid is not None:
+            others = [i for i in recorded_wagers.get(w, []) if i != r["id"]]
+            report.findings.append(Finding(
+                "duplicated", r["id"], w, r.get("table_id"),
+                f"wager {w} recorded again under another id (also {', '.join(others)}): {_describe(r)}",
+                replayed[rid], [dict(r)], _diff(replayed[rid], r)))
+        else:
+            report.findings.append(Finding(
+                "extra", r["id"], w, r.get("table_id"),
+                f"recorded, the replay did not settle wager {w}: {_describe(r)}", None, [dict(r)]))
+    for i, s in replayed.items():
+        if i not in matched_replay:
+            report.findings.append(Finding(
+                "missing", i, s.get("wager_id"), s.get("table_id"),
+                f"replay settled, not recorded: {_describe(s)}", s, []))
+    return report
+
+
+def explain(report: AuditReport, history: Iterable, rejected: dict) -> None:
+    """Attach the table events named by each finding (second pass over the history)."""
+    wanted = {}
+    for f in report.findings:
+        for key in f.keys():
+            wanted.setdefault(key, [])
+    if not wanted:
+        return
+    for item, where in history:
+        if type(item) is not dict:
+            continue
+        key = (item.get("table_id"), item.get("seq"))
+        if key in wanted:
+            wanted[key].append((where, item))
+    for f in report.findings:
+        rows = []
+        refs = []
+        for r in ([f.replayed] if f.replayed else []) + list(f.recorded):
+            t = r.get("table_id")
+            for role, name in (("placed", "placed_seq"), ("deciding", "seq")):
+                ref = (role, t, r.get(name))
+                if ref not in refs:
+                    refs.append(ref)
+        for role, t, seq in refs:
+            for where, record in wanted.get((t, seq), []):
+                if role == "placed" and record.get("type") != "WagerPlaced":
+                    role_shown = "placed?"  # placed_seq names an event that is no WagerPlaced
+                else:
+                    role_shown = role
+                rows.append({"role": role_shown, "table_id": t, "seq": seq, "where": where, "record": record,
+                             "replay": rejected.get((t, seq))})
+        f.events = rows
+
+
+# ---------------------------------------------------------------- reading the history and the recording
+
+
+def recorded_from_jsonl(path: str) -> Iterator[tuple[object, str]]:
+    stream = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")
+    with stream:
+        for n, line in enumerate(stream, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                yield json.loads(line), f"{path}:{n}"
+            except (ValueError, RecursionError):  # RecursionError: hostile nesting
+                yield line, f"{path}:{n}"
+
+
+def recorded_from_topic(topic: str, bootstrap: str | None,
+                        ends: dict[int, int] | None = None) -> Iterator[tuple[object, str]]:
+    """The settlements topic read_committed, to its end or to `ends` (partition -> offset)."""
+    from craps_streams.codec import CodecError, decode_output
+    from craps_streams.kafka.reader import read_committed
+
+    for m in read_committed(topic, "audit", bootstrap=bootstrap, ends=ends):
+        where = f"{m.topic}/{m.partition}/{m.offset}"
+        try:
+            record = decode_output(m.value)
+        except CodecError as e:
+            record = f"undecodable: {e}"
+        if type(record) is dict:
+            record.setdefault("type", "WagerSettled")
+        yield record, where
+
+
+def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str | None = None,
+              recorded: str | None = None, settlements_topic: str | None = None,
+              bootstrap: str | None = None, tags=None, archive_key: bytes | None = None,
+              group: str | None = None):
+    """Replay `history` (an archive directory, a .jsonl or .avro file, "-"; or with `from_topic`
+    the table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
+    settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
+    settlements topic). `tags` checks every event's tag before the core (TagCheck).
+
+    The table-events topic (or an archive of it) against the settlements topic is a live floor:
+    both are read on the consistent cut of the worker group `group` (default $CRAPS_APP_ID)
+    (`report.cut`); an archive that ends before the cut is a ValueError. An
+    archive's hash chain is verified first (its seal with `archive_key` when given)
+    (`report.chain`): a tampered archive is a finding, and one that cannot be read as it is gives
+    a report with the chain's findings only. Returns the report (`.clean`, `.lines(limit)`,
+    `.summary()`); raises OSError or ValueError for a history or recording it cannot read."""
+    from craps_streams.replay.sources import open_history
+    from craps_streams.topics import APP_ID, SETTLEMENTS, TABLE_EVENTS
+
+    if not recorded and not settlements_topic:
+        settlements_topic = SETTLEMENTS
+    is_archive = not from_topic and history not in (None, "-") and (Path(history) / "index.json").exists()
+    cut = None
+    if not recorded and (from_topic or is_archive):
+        from craps_streams.kafka.cut import committed_cut
+
+        if from_topic:
+            events_topic = topic or TABLE_EVENTS
+        else:
+            from craps_streams.archive import archive_topic
+
+            events_topic = archive_topic(history)
+        cut = committed_cut(events_topic, settlements_topic, group or APP_ID, bootstrap=bootstrap)
+        if is_archive:
+            _archive_reaches(history, cut)
+
+    def history_items(fast=True):
+        if is_archive and cut is not None:
+            return _archive_to(history, sl, cut.events)
+        return open_history(history, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl, fast=fast,
+                            ends=None if cut is None else cut.events)
+
+    chain = None
+    if is_archive:
+        # An archive's hash chain first: a changed, removed or inserted file or record is a finding.
+        from craps_streams.archive.chain import verify_chain
+        from craps_streams.archive.index import load_index
+
+        chain = verify_chain(history, load_index(history), archive_key)
+    try:
+        replayed, rejected, tally = replay_settlements(history_items(), sl, tags)
+    except (OSError, ValueError) as e:
+        if chain is None or chain.ok:
+            raise
+        # the tampered archive does not even read: the chain's findings are the report
+        return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
+    if recorded:
+        recorded_items = recorded_from_jsonl(recorded)
+    else:
+        recorded_items = recorded_from_topic(settlements_topic, bootstrap, None if cut is None else cut.settlements)
+    if sl.active:
+        recorded_items = ((r, w) for r, w in recorded_items if not _settlement_of(r) or _in_slice(r, sl))
+    report = compare(replayed, recorded_items)
+    if cut is not None and not cut.committed and report.recorded:
+        raise ValueError(f"worker group {cut.group} has committed no offset on {cut.events_topic}, yet "
+                         f"{cut.settlements_topic} holds settlements: name the floor's worker group "
+                         f"(--group, or CRAPS_APP_ID: `source .run/floor.env` for a `make run` floor)")
+    report.cut = cut
+    report.chain = chain
+    report.untagged = tally.untagged
+    report.forged = {r: n for r, n in tally.rejections_by_reason.items() if r in ("bad_signature", "unknown_key")}
+    if report.findings and (from_topic or history != "-"):
+        explain(report, history_items(fast=False), rejected)
+    return report
+
+
+def _archive_reaches(path: str, cut) -> None:
+    """An archive audited against the live settlements topic must hold every event of the cut:
+    the settlements of events it lacks would otherwise be "extra"."""
+    from craps_streams.archive.index import load_index
+
+    held = {int(p): v["next_offset"] for p, v in load_index(path)["partitions"].items()}
+    short = [f"partition {p}: the archive ends at offset {held.get(p, 0):,}, the worker has committed "
+             f"{o:,}" for p, o in sorted(cut.events.items()) if held.get(p, 0) < o]
+    if short:
+        raise ValueError(f"the archive {path} ends before the events worker group {cut.group} has settled ("
+                         + "; ".join(short) + "): archive again first (`craps-streams archive --out "
+                         f"{path}`), or audit --from-topic")
+
+
+def _archive_to(path: str, sl, ends: dict) -> Iterator[tuple[object, str]]:
+    """An archive's records below the cut's offsets, partition by partition."""
+    from craps_streams.archive import archive_topic, iter_archive
+
+    topic = archive_topic(path)
+    tables = set(sl.tables) if sl is not None and sl.tables is not None else None
+    until = sl.until if sl is not None else None
+    for p, offset, item in iter_archive(path, tables=tables, until=until):
+        if offset < ends.get(p, 0):
+            yield item, f"{topic}/{p}/{offset}"
+
+
+def report_record(report) -> dict:
+    """The report as JSON-able data (the --json file)."""
+    return {"summary": report.summary(), "replayed": report.replayed, "recorded": report.recorded,
+            "findings": [f.to_record() for f in report.findings],
+            "chain": None if report.chain is None else
+            [{"kind": f.kind, "file": f.file, "message": f.message, "position": f.position, "offset": f.offset}
+             for f in report.chain.findings],
+            "untagged": report.untagged, "rejected_before_the_rules": report.forged,
+            "cut": None if report.cut is None else report.cut.to_record()}
+
+
+def _in_slice(record: dict, sl) -> bool:
+    if sl.tables is not None and record.get("table_id") not in sl.tables:
+        return False
+    ts = record.get("ts")
+    if type(ts) is not int:
+        return True
+    return (sl.since is None or ts >= sl.since) and (sl.until is None or ts <= sl.until)

@@ -1,0 +1,194 @@
+"""The replay command's loop: history batches through the core, outputs sliced, filtered, written.
+
+Shared by `craps-streams replay` in one process and by each job of a parallel replay
+(`craps_streams.replay.parallel`), so both write the same bytes and count the same summary.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+from contextlib import contextmanager
+from typing import Callable, Iterable
+
+import msgspec
+
+from craps_streams.replay.engine import Replay, ReplayTally
+from craps_streams.replay.jsonread import LineBatch
+from craps_streams.rules import EventRejected, WagerSettled, output_to_record
+from craps_streams.rules.events import OUTPUT_TYPES
+from craps_streams.rules.hold import HoldLedger
+
+# --only kind -> output types
+OUTPUT_KINDS = {
+    "settlements": ("WagerSettled",),
+    "markers": ("MarkerPlaced", "MarkerCleared"),
+    "alerts": ("SurveillanceAlerted",),
+    "rejections": ("EventRejected",),
+    "none": (),  # no outputs written: the summary alone
+}
+
+dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_encoder = msgspec.json.Encoder(order="sorted")
+_encode, _encode_lines = _encoder.encode, _encoder.encode_lines
+_UNENCODABLE = (UnicodeEncodeError, msgspec.EncodeError, TypeError, OverflowError)
+
+
+def _general_line(o) -> str:
+    """An output's JSON line as the contract defines it: `dumps(output_to_record(o))`."""
+    return dumps(output_to_record(o))
+
+
+def _plain(line: bytes) -> bool:
+    """Whether msgspec's bytes are the json module's text: printable ASCII and no escape. The two
+    differ only where the json module escapes (every non-ASCII character and DEL; msgspec writes
+    them as they are); a backslash means some escape, which the line's id splice must not meet."""
+    return line.isascii() and b"\\" not in line and b"\x7f" not in line
+
+
+def _struct_line(o, encode=_encode, plain=_plain, general=_general_line) -> str:
+    try:
+        line = encode(o)
+    except _UNENCODABLE:  # a lone surrogate in a string: the json module escapes it
+        return general(o)
+    return line.decode() if plain(line) else general(o)
+
+
+def _line_makers() -> dict:
+    """output class -> a function giving an output's JSON line, the very text of
+    `dumps(output_to_record(o))` (sorted keys, compact, ASCII with the json module's escapes):
+    msgspec encodes the output Struct (its `type` tag among the sorted keys), and a line that is
+    not plain printable ASCII takes the general path. A rejection (its raw event may hold floats,
+    which the two write differently) always takes the general path."""
+    makers = {cls: _struct_line for cls in OUTPUT_TYPES.values()}
+    makers[EventRejected] = _general_line
+    return makers
+
+
+LINE_OF = _line_makers()
+
+
+def _native_lines():
+    """The native line writer's `lines(outputs) -> str | None` (native/src/lines.rs: each class's
+    keys sorted once, a line written from the Struct's slots; None for a batch holding anything it
+    leaves to msgspec), where the native code is in use (craps_streams/rules/__init__.py), else None."""
+    from craps_streams.rules import CORE
+
+    if CORE != "native":
+        return None
+    from craps_streams.rules import native
+    from craps_streams.rules.contract import field_names
+
+    return native._native.LineWriter([(cls, field_names(cls)) for cls in OUTPUT_TYPES.values()
+                                      if cls is not EventRejected]).lines
+
+
+_NATIVE_LINES = _native_lines()
+
+
+def output_lines(outputs: list) -> str:
+    """The JSON lines of outputs, each ended by a newline: the text `LINE_OF` gives them one by
+    one; natively for a batch the native writer takes whole, else in one msgspec call for a batch
+    without a rejection when the batch's text is plain (compared to the json module's text on
+    floors and odd strings: msgspec's in tests/replay/test_json_fast_read.py, the native writer's
+    in tests/native/test_lockstep.py)."""
+    if _NATIVE_LINES is not None and outputs and type(outputs) is list:
+        text = _NATIVE_LINES(outputs)
+        if text is not None:
+            return text
+    if outputs and EventRejected not in map(type, outputs):
+        try:
+            text = _encode_lines(outputs)
+        except _UNENCODABLE:
+            text = None
+        if text is not None and _plain(text):
+            return text.decode()
+    line_of = LINE_OF
+    return "".join([line_of[type(o)](o) + "\n" for o in outputs])
+
+
+def wanted_types(only: str | None) -> frozenset | None:
+    """The output classes an `--only` list asks for (None: all); ValueError on an unknown kind."""
+    if not only:
+        return None
+    names: set = set()
+    for kind in only.split(","):
+        if kind not in OUTPUT_KINDS:
+            raise ValueError(f"unknown kind {kind!r}; choose from {', '.join(OUTPUT_KINDS)}")
+        names.update(OUTPUT_KINDS[kind])
+    return frozenset(OUTPUT_TYPES[n] for n in names)
+
+
+@contextmanager
+def batch_gc(threshold: int = 50_000):
+    """The cyclic garbage collector tuned for a long replay: the core makes no reference cycles
+    (events, states, outputs are freed by reference counting), but with the default threshold
+    (700 allocations) the collector walks every batch's young objects many times over, about a
+    tenth of a replay's time. A larger first-generation threshold still collects any cycle, so
+    memory stays bounded; objects from before the replay are frozen out of the collector's walks."""
+    old = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(threshold, old[1], old[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
+
+
+class ReplayRun:
+    """One replay: `feed(batches)` (as often as needed), then `tally()`.
+
+    `sl` a `sources.Slice` (tables, since/until: outputs kept by their deciding `ts`, the hold of
+    the kept settlements), `wanted` the output classes to write (None: all), `write` a text
+    writer (None: nothing written), `tick(n)` told of every n items read, `tags` the tag check
+    before the core (`craps_streams.authenticity.TagCheck`)."""
+
+    def __init__(self, sl=None, wanted: frozenset | None = None, write: Callable[[str], object] | None = None,
+                 tick: Callable[[int], object] | None = None, tags=None):
+        self.replay = Replay(tags=tags)
+        self.sl = sl if sl is not None and sl.active else None
+        self.slice_hold = HoldLedger() if self.sl is not None else None
+        self.wanted = wanted
+        self.write = write if wanted is None or wanted else None
+        self.tick = tick
+        self.outputs = 0  # outputs of the core (kept by the slice), written or not
+
+    def feed(self, batches: Iterable[list]) -> None:
+        feed_batch = self.replay.feed_batch
+        sl, wanted, write, tick = self.sl, self.wanted, self.write, self.tick
+        feeds = keeps = add = None
+        if sl is not None:
+            feeds, keeps, add = sl.feeds, sl.keeps, self.slice_hold.add
+        for items in batches:
+            if tick is not None:
+                tick(len(items))
+            if feeds is not None:
+                if type(items) is LineBatch:  # the slice reads events: no lane
+                    items = items.items()
+                items = [i for i in items if feeds(i[0] if type(i) is tuple else i)]
+            outputs = feed_batch(items)
+            if not outputs:
+                continue
+            if keeps is not None:
+                kept = []
+                for o in outputs:
+                    if keeps(o):
+                        kept.append(o)
+                        if type(o) is WagerSettled:
+                            add(o)
+                outputs = kept
+            self.outputs += len(outputs)
+            if write is not None and outputs:
+                if wanted is not None:
+                    outputs = [o for o in outputs if type(o) in wanted]
+                if outputs:
+                    write(output_lines(outputs))
+
+    def tally(self) -> ReplayTally:
+        """The replay's tally; with a slice, its hold is the hold of the kept settlements."""
+        t = self.replay.tally
+        if self.slice_hold is None:
+            return t
+        return dataclasses.replace(t, hold=self.slice_hold)

@@ -1,0 +1,89 @@
+"""Gaming-day statistical reports of the side wagers, for finance and the regulator.
+
+    make_report(settings, history ...) -> the report (plain data: rows, totals, exceptions,
+                                          Rules Submissions, plots' data, provenance)
+    craps_streams.report.files: the report as CSV (one file per grain), JSON, HTML (with its plots), PDF
+
+The money comes from the settling step the live worker uses (`craps_streams.replay.engine.Replay`), so
+a report reconciles to the settlements topic and the worker's counters to the cent
+(docs/reports.md).
+"""
+from __future__ import annotations
+
+import itertools
+import sys
+from typing import Callable, Iterable
+
+from craps_streams.replay.run import batch_gc
+from craps_streams.replay.sources import history_kind, open_history_batches
+from craps_streams.report.build import ReportPass, ReportSettings
+from craps_streams.report.calendar import GamingCalendar, Period, utc_iso
+from craps_streams.report.figures import build_figures
+from craps_streams.report.provenance import history_block, key_ring_block, software
+
+__all__ = ["GamingCalendar", "Period", "ReportSettings", "make_report"]
+
+
+def _batches(kind: str, spec, *, from_topic: bool, topic, bootstrap, sl, extra) -> Iterable[list]:
+    """The history in batches of core events and `(item, where)` pairs; JSON Lines decoded by
+    msgspec into events (`jsonread.json_line_batches`), so each item can be looked at."""
+    if kind == "jsonl":
+        from craps_streams.replay.jsonread import json_line_batches
+
+        def lines():
+            stream = sys.stdin if spec == "-" else open(spec, encoding="utf-8", errors="replace")
+            with stream:
+                yield from json_line_batches(stream, "stdin" if spec == "-" else spec)
+
+        return lines()
+    return open_history_batches(spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl,
+                                extra_files=extra)
+
+
+def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool = False, topic: str | None = None,
+                bootstrap: str | None = None, extra_files: Iterable[str] = (), tags=None, ring=None,
+                tick: Callable[[int], object] | None = None, thresholds: dict | None = None) -> dict:
+    """The report of `settings.period` from a history (`craps_streams.replay.sources.open_history`'s
+    `spec`: a .jsonl file or -, an archive directory, .avro files, or the topic with
+    `from_topic`). `tags` the tag check every event passes (`craps_streams.authenticity.TagCheck`),
+    `ring` its key ring (for the provenance), `tick(n)` told of every batch read. OSError or
+    ValueError when the history cannot be read."""
+    extra = list(extra_files)
+    kind = history_kind(spec, from_topic=from_topic, extra_files=extra)
+    if kind == "topic" and topic is None:
+        from craps_streams.topics import TABLE_EVENTS
+
+        topic = TABLE_EVENTS
+    rp = ReportPass(settings, tags, topic_offsets=kind == "topic")
+    batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice, extra=extra)
+    first = next(iter(batches), None)  # opens the source: a missing file fails here
+    if first is not None:
+        history = itertools.chain((first,), batches)
+        if tick is not None:
+            history = _ticking(history, tick)
+        with batch_gc():
+            rp.feed(history)
+    collected = rp.finish()
+    seen = collected.seen
+    history = history_block(kind, spec, extra, topic)
+    if seen.offsets:
+        history["offsets"] = {f"{t}/{p}": {"first": a, "last": b} for (t, p), (a, b) in sorted(seen.offsets.items())}
+    history.update(items=seen.items, events_read=collected.tally.read,
+                   first_event_time=utc_iso(seen.min_ts) if seen.min_ts is not None else None,
+                   last_event_time=utc_iso(seen.max_ts) if seen.max_ts is not None else None)
+    provenance = {
+        "history": history,
+        "key_ring": key_ring_block(ring),
+        "software": software(),
+        "settings": {**settings.calendar.describe(), "investigate_at": settings.investigate_at,
+                     "tables": sorted(settings.tables) if settings.tables else "all",
+                     "surveillance": thresholds or {}},
+        "command": None,
+    }
+    return build_figures(collected, provenance)
+
+
+def _ticking(batches, tick):
+    for b in batches:
+        tick(len(b))
+        yield b

@@ -1,0 +1,322 @@
+"""A report's figures from a history, in one streamed pass through the settling step.
+
+The history (any source `craps_streams.replay.sources` reads: an archive directory, the table-events
+topic, JSON Lines or Avro files) goes through `craps_streams.replay.engine.Replay`, the step the live
+worker settles with (craps_streams/settle/step.py), so the report's money is the settlements' money.
+As the replay's time slice does (`craps_streams.replay.sources.Slice`), every event up to the period's
+end is fed (a table's state is its whole history) and the outputs are booked by their deciding
+event's time: settlements on the gaming day and shift they were decided, inside the period into
+the report's lines, before it into the month-to-date and year-to-date lines.
+
+Memory is bounded by the floor, not the history: the tables' states, one line per (gaming day,
+shift, table, wager kind, paytable) of the period, one per (gaming day, wager kind, paytable)
+before it, the period's exceptions, and a thinned series per table for the plots.
+
+Two kinds of input are fed one at a time, so what became of them is known exactly: a table's
+opening (the Rules Submission it puts in force, read from the table's state) and an event whose
+seq does not follow the highest seen for its table (a duplicate is told by the replay's count of
+duplicates; it has no output of its own). Everything else goes through in batches.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from datetime import date
+
+from craps_streams.replay.engine import EVENT_TYPES, Replay
+from craps_streams.replay.sources import Slice
+from craps_streams.report.books import Line, book_group, decided_by_dice, unit_result
+from craps_streams.report.calendar import GamingCalendar, Period
+from craps_streams.rules import EventRejected, SurveillanceAlerted, TableOpened, WagerSettled
+from craps_streams.report.statistics import odds_of
+
+HOUR_MS = 3_600_000
+SEQUENCE_ALERTS = ("sequence_gap", "sequence_resumed")
+SERIES_POINTS = 300  # points per table in a period's hold series (thinned by time)
+
+
+@dataclass
+class ReportSettings:
+    calendar: GamingCalendar
+    period: Period
+    investigate_at: float = 0.05  # two-sided tail probability at or below which a line is flagged
+    tables: frozenset | None = None  # None: every table
+
+
+@dataclass
+class HistorySeen:
+    """What the pass saw of the history itself (for the provenance block)."""
+
+    items: int = 0
+    min_ts: int | None = None
+    max_ts: int | None = None
+    offsets: dict = field(default_factory=dict)  # (topic, partition) -> [first, last] offset read
+
+
+@dataclass
+class Collected:
+    """Everything the pass books; `craps_streams.report.figures` turns it into the report."""
+
+    settings: ReportSettings
+    start_ms: int
+    end_ms: int
+    month_start_ms: int
+    year_start_ms: int
+    lines: dict = field(default_factory=dict)  # (day, shift, table, wager, paytable, reading) -> Line
+    before: dict = field(default_factory=dict)  # (day, wager, paytable, reading) -> Line, this year
+    odds: dict = field(default_factory=dict)  # (wager, paytable, reading) -> WagerOdds
+    outcomes: dict = field(default_factory=dict)  # (wager, paytable, reading) -> {unit result: wagers}
+    hourly: dict = field(default_factory=dict)  # (table, hours since the period's start) -> handle cents
+    series: dict = field(default_factory=dict)  # table -> [[ts, handle, house win, expected, variance]]
+    alerts: list = field(default_factory=list)
+    rejections: list = field(default_factory=list)
+    duplicates: list = field(default_factory=list)  # (table, seq, ts) of duplicates in the period
+    rules: dict = field(default_factory=dict)  # table -> [(ts, table_kind, rules record)] openings
+    held: dict = field(default_factory=dict)  # table -> (events held, first missing seq) at the end
+    seen: HistorySeen = field(default_factory=HistorySeen)
+    tally: object = None  # the replay's ReplayTally
+
+
+class ReportPass:
+    """Feed the history's batches (`feed`), then `finish()` -> `Collected`."""
+
+    def __init__(self, settings: ReportSettings, tags=None, topic_offsets: bool = False):
+        cal, period = settings.calendar, settings.period
+        self.cal = cal
+        self.replay = Replay(tags=tags)
+        start, end = period.bounds(cal)
+        last = period.last
+        self.c = Collected(settings, start, end, cal.day_bounds(last.replace(day=1))[0],
+                           cal.day_bounds(date(last.year, 1, 1))[0])
+        self.slice = Slice(settings.tables, None, end - 1)
+        self.topic_offsets = topic_offsets
+        self.max_seq: dict = {}
+        self.rules_of: dict = {}  # table -> the RulesSubmission in force
+        self.kinds: dict = {}  # (table, wager) -> (line key, house edge, variance) under its rules
+        self.segments: list = []  # sorted [start, end, day, shift] of the shifts met so far
+        self.starts: list = []
+        self.cum: dict = {}  # table -> [handle, house win, expected, variance] in the period
+        span = end - start
+        self.bucket_ms = max(300_000, span // SERIES_POINTS)
+
+    # ------------------------------------------------------------ where an instant belongs
+
+    def locate(self, ts: int) -> tuple:
+        """(gaming day, shift) of an instant, by the shifts' bounds met so far (computed once per
+        gaming day)."""
+        i = bisect.bisect_right(self.starts, ts) - 1
+        if i >= 0:
+            seg = self.segments[i]
+            if ts < seg[1]:
+                return seg[2], seg[3]
+        d = self.cal.gaming_day(ts)
+        for name in self.cal.shift_names():
+            s, e = self.cal.shift_bounds(d, name)
+            if s < e:
+                j = bisect.bisect_left(self.starts, s)
+                if j >= len(self.starts) or self.starts[j] != s:
+                    self.starts.insert(j, s)
+                    self.segments.insert(j, (s, e, d, name))
+        i = bisect.bisect_right(self.starts, ts) - 1
+        seg = self.segments[i]
+        return seg[2], seg[3]
+
+    # ------------------------------------------------------------ feeding
+
+    def feed(self, batches) -> None:
+        feeds = self.slice.feeds
+        seen = self.c.seen
+        max_seq = self.max_seq
+        for items in batches:
+            if type(items) is not list:
+                items = list(items)
+            seen.items += len(items)
+            piece: list = []
+            for it in items:
+                ev = it[0] if type(it) is tuple else it
+                kind = type(ev)
+                if kind in EVENT_TYPES:
+                    table, seq, ts, opening = ev.table_id, ev.seq, ev.ts, kind is TableOpened
+                elif kind is dict:
+                    table, seq, ts = ev.get("table_id"), ev.get("seq"), ev.get("ts")
+                    opening = ev.get("type") == "TableOpened"
+                else:
+                    table = seq = ts = None
+                    opening = False
+                if self.topic_offsets and type(it) is tuple and it[1]:
+                    self._offset(it[1])
+                if type(ts) is int:
+                    if seen.min_ts is None or ts < seen.min_ts:
+                        seen.min_ts = ts
+                    if seen.max_ts is None or ts > seen.max_ts:
+                        seen.max_ts = ts
+                if not feeds(ev):
+                    continue
+                alone = opening
+                if type(seq) is int and type(table) is str:
+                    top = max_seq.get(table, 0)
+                    if seq <= top:
+                        alone = True
+                    else:
+                        max_seq[table] = seq
+                if not alone:
+                    piece.append(it)
+                    continue
+                if piece:
+                    self._book(self.replay.feed_batch(piece))
+                    piece = []
+                self._alone(it, table, seq, ts, opening)
+            if piece:
+                self._book(self.replay.feed_batch(piece))
+
+    def _offset(self, where: str) -> None:
+        topic, _, rest = where.rpartition("/")
+        topic, _, partition = topic.rpartition("/")
+        try:
+            key, offset = (topic, int(partition)), int(rest)
+        except ValueError:
+            return
+        got = self.c.seen.offsets.get(key)
+        if got is None:
+            self.c.seen.offsets[key] = [offset, offset]
+        else:
+            got[0], got[1] = min(got[0], offset), max(got[1], offset)
+
+    def _alone(self, it, table, seq, ts, opening: bool) -> None:
+        replay = self.replay
+        state = replay.tables.get(table) if type(table) is str else None
+        before = state.duplicates if state is not None else None
+        outputs = replay.feed_batch([it])
+        # A duplicate has no output: the table's own count of duplicates tells it (the core's).
+        state = replay.tables.get(table) if type(table) is str else None
+        if (before is not None and state is not None and state.duplicates > before and type(ts) is int
+                and self.c.start_ms <= ts < self.c.end_ms):
+            self.c.duplicates.append((table, seq, ts))
+        if opening and type(table) is str:
+            state = replay.tables.get(table)
+            own = outputs and type(outputs[0]) is EventRejected and outputs[0].seq == seq
+            if state is not None and not own:
+                rules = state.rules
+                if self.rules_of.get(table) is not rules:
+                    self.rules_of[table] = rules
+                    self.kinds = {k: v for k, v in self.kinds.items() if k[0] != table}
+                    self._rules_opened(table, ts, state.table_kind, rules)
+        self._book(outputs)
+
+    def _rules_opened(self, table: str, ts: int, table_kind: str, rules) -> None:
+        """Keep the openings that may be in force in the period: the last one before it and those in it."""
+        opened = self.c.rules.setdefault(table, [])
+        if opened and opened[-1][0] < self.c.start_ms and ts <= self.c.start_ms:
+            opened.pop()
+        opened.append((ts, table_kind, rules.to_record()))
+
+    # ------------------------------------------------------------ booking
+
+    def _book(self, outputs: list) -> None:
+        if not outputs:
+            return
+        groups: dict = {}
+        for o in outputs:
+            kind = type(o)
+            if kind is WagerSettled:
+                key = (o.table_id, o.seq, o.wager, o.paytable)
+                group = groups.get(key)
+                if group is None:
+                    groups[key] = [o]
+                else:
+                    group.append(o)
+            elif kind is SurveillanceAlerted:
+                if self.c.start_ms <= o.ts < self.c.end_ms:
+                    self.c.alerts.append(o)
+            elif kind is EventRejected:
+                if o.ts == 0 or not o.table_id or self.c.start_ms <= o.ts < self.c.end_ms:
+                    self.c.rejections.append(o)
+        for group in groups.values():
+            self._settled(group)
+
+    def _kind(self, table: str, wager: str, paytable: str) -> tuple:
+        rules = self.rules_of.get(table)
+        if rules is None:
+            rules = self.rules_of[table] = self.replay.tables[table].rules
+        odds = odds_of(wager, rules)
+        lk = (wager, paytable, odds.reading)
+        if lk not in self.c.odds:
+            self.c.odds[lk] = odds
+        known = self.kinds[(table, wager)] = (lk, float(odds.house_edge), float(odds.variance))
+        return known
+
+    def _settled(self, group: list) -> None:
+        c = self.c
+        s = group[0]
+        ts = s.ts
+        if ts < c.year_start_ms or ts >= c.end_ms:
+            return
+        table = s.table_id
+        known = self.kinds.get((table, s.wager))
+        if known is None or known[0][1] != s.paytable:
+            known = self._kind(table, s.wager, s.paytable)
+        lk, edge, variance = known
+        day, shift = self.locate(ts)
+        if ts < c.start_ms:
+            key = (day, *lk)
+            line = c.before.get(key)
+            if line is None:
+                line = c.before[key] = Line()
+            book_group(line, group)
+            return
+        key = (day, shift, table, *lk)
+        line = c.lines.get(key)
+        if line is None:
+            line = c.lines[key] = Line()
+        money = line.money
+        handle0, win0, decisions0 = money.handle_cents, money.house_win_cents, line.decisions
+        book_group(line, group)
+        handle, win = money.handle_cents - handle0, money.house_win_cents - win0
+        stake_squares = 0
+        if line.decisions > decisions0:
+            # outcomes against the odds, per wager decided by the dice
+            counts = c.outcomes.get(lk)
+            if counts is None:
+                counts = c.outcomes[lk] = {}
+            stake = 0
+            for x in group:
+                if decided_by_dice(x):
+                    stake += x.stake_cents
+                    v = unit_result(x)
+                    counts[v] = counts.get(v, 0) + 1
+            stake_squares = stake * stake
+        hk = (table, (ts - c.start_ms) // HOUR_MS)
+        c.hourly[hk] = c.hourly.get(hk, 0) + handle
+        # the table's hold through the period, against theory and its band
+        cum = self.cum.get(table)
+        if cum is None:
+            cum = self.cum[table] = [0, 0, 0.0, 0.0]
+        cum[0] += handle
+        cum[1] += win
+        cum[2] += edge * handle
+        cum[3] += variance * stake_squares
+        points = c.series.get(table)
+        if points is None:
+            points = c.series[table] = []
+        point = [ts, cum[0], cum[1], cum[2], cum[3]]
+        bucket = self.bucket_ms
+        if points and (points[-1][0] - c.start_ms) // bucket == (ts - c.start_ms) // bucket:
+            points[-1] = point
+        else:
+            points.append(point)
+
+    # ------------------------------------------------------------ the end
+
+    def finish(self) -> Collected:
+        c = self.c
+        c.tally = self.replay.tally
+        for table, state in self.replay.tables.items():
+            held = getattr(state, "held", None)
+            if held:
+                c.held[table] = (len(held), state.received_seq + 1)
+        for table, opened in c.rules.items():
+            # only the openings in force in the period: the last before it, and those in it
+            c.rules[table] = [o for i, o in enumerate(opened)
+                              if o[0] < c.end_ms and (i + 1 == len(opened) or opened[i + 1][0] > c.start_ms)]
+        return c
+

@@ -1,0 +1,275 @@
+"""The report itself, from what the pass booked: rows per grain, floor totals, month-to-date and
+year-to-date, the exception section, the Rules Submissions in force, the plots' data.
+
+Grains (each a CSV file, docs/reports.md lists the columns):
+
+    kinds   gaming day x table x wager kind x paytable (x reading)   the tail of the line itself
+    tables  gaming day x table                                      Bonferroni over its kinds
+    shifts  gaming day x shift x table                              Bonferroni over its kinds
+    floor   scope (a gaming day, the period, month to date, year to date) x wager kind x paytable,
+            and the scope's total ("all")                           the tail; the total Bonferroni
+
+The result is plain data (dicts, lists, numbers, strings), written as JSON as it is.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from craps_streams.authenticity.tags import REASONS as AUTHENTICITY_REASONS
+from craps_streams.report.books import Line
+from craps_streams.report.build import Collected
+from craps_streams.report.calendar import utc_iso
+from craps_streams.report.statistics import bonferroni, line_tail
+from craps_streams.surveillance.tails import unit_distribution
+
+FIGURES = ("wagers", "decisions", "handle_cents", "paid_cents", "returned_cents", "collected_cents",
+           "house_win_cents", "hold_percent", "theoretical_hold_percent", "expected_house_win_cents",
+           "p_low", "p_high", "p_value", "tail_method", "investigate")
+KIND_KEYS = ("gaming_day", "table_id", "wager", "paytable", "reading")
+TABLE_KEYS = ("gaming_day", "table_id")
+SHIFT_KEYS = ("gaming_day", "shift", "table_id")
+FLOOR_KEYS = ("scope", "wager", "paytable", "reading")
+COLUMNS = {"kinds": KIND_KEYS + FIGURES, "tables": TABLE_KEYS + FIGURES, "shifts": SHIFT_KEYS + FIGURES,
+           "floor": FLOOR_KEYS + FIGURES}
+LISTED = 2000  # exceptions listed one by one (all are counted)
+LATTICE_DAYS_KINDS = 7  # the kind lines' tails use the lattice in reports of up to this many days
+
+
+def percent(numerator, handle: int) -> float | None:
+    """100 x numerator / handle from the exact cents, rounded to 4 decimals (None without handle)."""
+    if not handle:
+        return None
+    return round(float(Fraction(numerator) * 100 / handle), 4)
+
+
+def _merged(lines) -> Line:
+    out = Line()
+    for line in lines:
+        out.merge(line)
+    return out
+
+
+def _money(line: Line, expected: Fraction) -> dict:
+    m = line.money
+    return {
+        "wagers": m.settled, "decisions": line.decisions, "handle_cents": m.handle_cents,
+        "paid_cents": m.won_cents, "returned_cents": m.returned_cents, "collected_cents": m.collected_cents,
+        "house_win_cents": m.house_win_cents, "hold_percent": percent(m.house_win_cents, m.handle_cents),
+        "theoretical_hold_percent": percent(expected, m.handle_cents),
+        "expected_house_win_cents": round(float(expected), 2),
+    }
+
+
+class Rows:
+    def __init__(self, collected: Collected):
+        self.c = collected
+        self.level = collected.settings.investigate_at
+
+    def line_row(self, lk: tuple, line: Line, lattice: bool = True) -> dict:
+        odds = self.c.odds[lk]
+        row = _money(line, odds.expected_house_win(line.money.handle_cents))
+        tail = line_tail(odds, line.stakes, line.dice_house_win_cents, lattice)
+        row.update(p_low=tail.p_low, p_high=tail.p_high, p_value=tail.p,
+                   tail_method=tail.method,
+                   investigate=tail.p <= self.level)
+        return row
+
+    def total_row(self, parts: list[tuple[tuple, Line]], part_ps: list[float]) -> dict:
+        line = _merged(line for _, line in parts)
+        expected = sum((self.c.odds[lk].expected_house_win(line.money.handle_cents) for lk, line in parts),
+                       Fraction(0))
+        row = _money(line, expected)
+        p = bonferroni(part_ps)
+        row.update(p_low=None, p_high=None, p_value=p, tail_method=f"bonferroni_{len(part_ps)}",
+                   investigate=p <= self.level)
+        return row
+
+
+def build_figures(c: Collected, provenance: dict) -> dict:
+    s = c.settings
+    cal, period = s.calendar, s.period
+    rows = Rows(c)
+    # The lattice (statistics.py) for every line of a day; for the kind lines of up to a week; for
+    # the floor's lines always: a month has tens of thousands of table lines.
+    days = len(period.days())
+    lattice_kinds, lattice_shifts = days <= LATTICE_DAYS_KINDS, days == 1
+    # kind lines of the period: (day, table, lk) -> Line, merged over shifts
+    kinds: dict = {}
+    for (day, shift, table, *lk), line in c.lines.items():
+        kinds.setdefault((day, table, tuple(lk)), Line()).merge(line)
+    kind_rows, by_table = [], {}
+    for (day, table, lk), line in sorted(kinds.items()):
+        row = rows.line_row(lk, line, lattice_kinds)
+        kind_rows.append({"gaming_day": day.isoformat(), "table_id": table, "wager": lk[0], "paytable": lk[1],
+                          "reading": lk[2], **row})
+        by_table.setdefault((day, table), []).append((lk, line, row["p_value"]))
+    table_rows = []
+    for (day, table), parts in sorted(by_table.items()):
+        table_rows.append({"gaming_day": day.isoformat(), "table_id": table,
+                           **rows.total_row([(lk, line) for lk, line, _ in parts], [p for *_, p in parts])})
+    by_shift: dict = {}
+    for (day, shift, table, *lk), line in c.lines.items():
+        by_shift.setdefault((day, shift, table), []).append((tuple(lk), line))
+    order = {n: i for i, n in enumerate(cal.shift_names())}
+    shift_rows = []
+    for (day, shift, table), parts in sorted(by_shift.items(), key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2])):
+        ps = [rows.line_row(lk, line, lattice_shifts)["p_value"] for lk, line in sorted(parts)]
+        shift_rows.append({"gaming_day": day.isoformat(), "shift": shift, "table_id": table,
+                           **rows.total_row(sorted(parts), ps)})
+
+    # floor totals: each day of the period, the period, month to date, year to date
+    floor_rows = []
+
+    def scope(name: str, lines: dict) -> None:
+        parts, ps = [], []
+        for lk, line in sorted(lines.items()):
+            row = rows.line_row(lk, line)
+            floor_rows.append({"scope": name, "wager": lk[0], "paytable": lk[1], "reading": lk[2], **row})
+            parts.append((lk, line))
+            ps.append(row["p_value"])
+        floor_rows.append({"scope": name, "wager": "all", "paytable": "", "reading": "",
+                           **rows.total_row(parts, ps)})
+
+    def gather(pairs) -> dict:
+        out: dict = {}
+        for lk, line in pairs:
+            out.setdefault(lk, Line()).merge(line)
+        return out
+
+    for day in period.days():
+        scope(f"day:{day.isoformat()}", gather((tuple(k[3:]), v) for k, v in c.lines.items() if k[0] == day))
+    if period.kind == "range":
+        scope("period", gather((tuple(k[3:]), v) for k, v in c.lines.items()))
+    last = period.last
+    month_first = last.replace(day=1)
+    year_first = last.replace(month=1, day=1)
+
+    def to_date(first) -> dict:
+        return gather([(tuple(k[1:]), v) for k, v in c.before.items() if k[0] >= first]
+                      + [(tuple(k[3:]), v) for k, v in c.lines.items() if k[0] >= first])
+
+    scope("month_to_date", to_date(month_first))
+    scope("year_to_date", to_date(year_first))
+    start, end = c.start_ms, c.end_ms
+    seen = c.seen
+
+    def coverage(first_ms: int) -> dict:
+        covered = seen.min_ts is not None and seen.min_ts <= first_ms
+        return {"from": cal.iso(first_ms), "through": cal.iso(end),
+                "history_from": cal.iso(seen.min_ts) if seen.min_ts is not None else None,
+                "complete": covered}
+
+    report = {
+        "title": f"Side wagers: {period.label()}",
+        "period": {"kind": period.kind, "first_gaming_day": period.first.isoformat(),
+                   "last_gaming_day": period.last.isoformat(), "shift": period.shift,
+                   "start": cal.iso(start), "end": cal.iso(end), "start_utc": utc_iso(start), "end_utc": utc_iso(end),
+                   "start_ms": start, "end_ms": end, "hours": round((end - start) / 3_600_000, 2),
+                   **cal.describe()},
+        "investigate_at": s.investigate_at,
+        "month_to_date": coverage(c.month_start_ms),
+        "year_to_date": coverage(c.year_start_ms),
+        "columns": {k: list(v) for k, v in COLUMNS.items()},
+        "tables": table_rows, "kinds": kind_rows, "shifts": shift_rows, "floor": floor_rows,
+        "exceptions": exceptions(c),
+        "rules_in_force": {t: [{"since": cal.iso(ts) if ts else None, "table_kind": kind, "rules": r}
+                               for ts, kind, r in opened]
+                           for t, opened in sorted(c.rules.items()) if opened},
+        "plots": plot_data(c),
+        "provenance": provenance,
+    }
+    return report
+
+
+def _rejection(o, cal) -> dict:
+    return {"id": o.id, "table_id": o.table_id, "seq": o.seq,
+            "time": cal.iso(o.ts) if o.ts else None, "reason": o.reason, "message": o.message[:500]}
+
+
+def _alert(o, cal) -> dict:
+    return {"id": o.id, "table_id": o.table_id, "seq": o.seq, "time": cal.iso(o.ts), "alert": o.alert,
+            "shooter_id": o.shooter_id, "message": o.message[:500]}
+
+
+def exceptions(c: Collected) -> dict:
+    """Everything in the period that is not money: rejections by reason (dated ones on their
+    claimed gaming day; undecodable messages have no time and are listed as undated), alerts,
+    sequence faults (gaps, resumptions, window overflows, duplicates, tables still suspended at
+    the end), and the forged events among the rejections. None of it is in the money: a rejected
+    event never reaches the rules core."""
+    cal = c.settings.calendar
+    dated = [o for o in c.rejections if o.ts and o.table_id]
+    undated = sorted((o for o in c.rejections if not (o.ts and o.table_id)), key=lambda o: o.id)
+    by_reason: dict = {}
+    for o in dated:
+        by_reason[o.reason] = by_reason.get(o.reason, 0) + 1
+    undated_by_reason: dict = {}
+    for o in undated:
+        undated_by_reason[o.reason] = undated_by_reason.get(o.reason, 0) + 1
+    alerts = sorted(c.alerts, key=lambda a: (a.ts, a.table_id, a.seq, a.id))
+    by_alert: dict = {}
+    for a in alerts:
+        by_alert[a.alert] = by_alert.get(a.alert, 0) + 1
+    seq_alerts = [a for a in alerts if a.alert in ("sequence_gap", "sequence_resumed")]
+    window_full = [o for o in dated if o.reason == "sequence_window_full"]
+    forged = [o for o in dated if o.reason in AUTHENTICITY_REASONS]
+    dated.sort(key=lambda o: (o.ts, o.table_id, o.seq, o.id))
+    return {
+        "rejections": {"count": len(dated), "by_reason": dict(sorted(by_reason.items())),
+                       "listed": [_rejection(o, cal) for o in dated[:LISTED]]},
+        "undated_rejections": {"count": len(undated), "by_reason": dict(sorted(undated_by_reason.items())),
+                               "listed": [_rejection(o, cal) for o in undated[:LISTED]]},
+        "alerts": {"count": len(alerts), "by_kind": dict(sorted(by_alert.items())),
+                   "listed": [_alert(a, cal) for a in alerts[:LISTED]]},
+        "forged_events": {"count": len(forged), "listed": [_rejection(o, cal) for o in forged[:LISTED]]},
+        "sequence_faults": {
+            "gaps": sum(1 for a in seq_alerts if a.alert == "sequence_gap"),
+            "resumed": sum(1 for a in seq_alerts if a.alert == "sequence_resumed"),
+            "window_full": len(window_full),
+            "duplicates": len(c.duplicates),
+            "listed": [_alert(a, cal) for a in seq_alerts[:LISTED]],
+            "duplicates_listed": [{"table_id": t, "seq": s, "time": cal.iso(ts)}
+                                  for t, s, ts in sorted(c.duplicates, key=lambda d: (d[2], d[0], d[1]))[:LISTED]],
+            "suspended_at_end": [{"table_id": t, "held": n, "waiting_for_seq": w}
+                                 for t, (n, w) in sorted(c.held.items())],
+        },
+        "replay": {"events_read": c.tally.read, "applied": c.tally.applied, "rejected": c.tally.rejected,
+                   "duplicates": c.tally.duplicates, "held": c.tally.held, "untagged": c.tally.untagged},
+    }
+
+
+def plot_data(c: Collected) -> dict:
+    """The plots' numbers (the HTML draws them; the JSON keeps them): each table's cumulative hold
+    against theory with a 95 % band; handle by hour; outcomes against the exact odds."""
+    cal = c.settings.calendar
+    hold = {}
+    for table, points in sorted(c.series.items()):
+        hold[table] = [{"ts": ts, "time": cal.iso(ts), "handle_cents": h, "house_win_cents": w,
+                        "hold_percent": percent(w, h), "theoretical_hold_percent": round(100 * e / h, 4) if h else None,
+                        "band_percent": round(100 * 1.96 * v ** 0.5 / h, 4) if h else None}
+                       for ts, h, w, e, v in points]
+    hours = int((c.end_ms - c.start_ms + 3_599_999) // 3_600_000)
+    by_hour = [0] * hours
+    tables_by_hour: dict = {}
+    for (table, hour), cents in c.hourly.items():
+        if 0 <= hour < hours:
+            by_hour[hour] += cents
+            tables_by_hour.setdefault(table, [0] * hours)[hour] += cents
+    handle = {"hours": [cal.iso(c.start_ms + h * 3_600_000) for h in range(hours)],
+              "labels": [cal.local_label(c.start_ms + h * 3_600_000, "%m-%d %H:%M") for h in range(hours)],
+              "floor_cents": by_hour, "tables_cents": dict(sorted(tables_by_hour.items()))}
+    outcomes = []
+    for lk, counts in sorted(c.outcomes.items()):
+        unit = unit_distribution(c.odds[lk])
+        n = sum(counts.values())
+        values = sorted(set(unit.values) | set(counts))
+        probs = dict(zip(unit.values, unit.probabilities))
+        outcomes.append({"wager": lk[0], "paytable": lk[1], "reading": lk[2], "wagers": n,
+                         "results": [{"house_per_unit": v, "label": _result_label(v), "observed": counts.get(v, 0),
+                                      "expected": round(float(probs.get(v, 0) * n), 3),
+                                      "probability": float(probs.get(v, 0))} for v in values]})
+    return {"hold": hold, "handle_by_hour": handle, "outcomes": outcomes}
+
+
+def _result_label(v: int) -> str:
+    return "lost" if v == 1 else "push" if v == 0 else f"won {-v} to 1"

@@ -1,0 +1,276 @@
+"""Tail probabilities of sums of wager results under fair dice: exact, or a provable upper bound.
+
+Everything surveillance alerts on is a tail probability under fair dice, computed here from the
+exact per-unit distributions of `craps_streams.odds` (never a normal approximation):
+
+- `house_win_tail(unit, stakes, h)`: P(house win <= h) where the house win is the sum over
+  decisions of stake x Y, Y the house's win per unit staked (1 on a loss, 0 on a push, -X on an
+  X-to-1 win), one independent Y per decision. Exact (convolution over the cents lattice) while
+  the support stays small, otherwise the Chernoff bound
+
+      P(H <= h) <= min over t >= 0 of exp(t h) E[exp(-t H)] = exp(min_t t h + sum_S c_S log M(t S))
+
+  with M(u) = E[exp(-u Y)] the exact moment generating function of one unit: Markov's inequality
+  applied to exp(-t H), so it is never below the true probability, whatever the tails.
+- `binomial_tail(n, x, p, lower)`: exact P(X <= x) or P(X >= x) for X ~ Binomial(n, p).
+- `binomial_tail_floor(n, x, p)`: a cheap lower bound on that tail (method of types), so an
+  exact evaluation is skipped only when it provably cannot reach an alert threshold.
+
+Probabilities are floats (double precision: relative error ~1e-15 per operation, far below any
+threshold here); the tests check every result against exact `Fraction` enumeration.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from craps_streams.odds import WagerOdds
+
+EXACT_SUPPORT_LIMIT = 2048  # largest support the exact convolution may build before the bound is used
+
+
+@dataclass(frozen=True, slots=True)
+class UnitDistribution:
+    """The house's win per unit staked on one decision: values (integers: 1, 0, -X) and their
+    exact probabilities, merged by value; `floats` (value, probability) and the float mean and
+    variance are computed once."""
+
+    values: tuple[int, ...]
+    probabilities: tuple[Fraction, ...]
+    floats: tuple[tuple[int, float], ...] = ()
+    mean: float = 0.0
+    variance: float = 0.0
+
+    @classmethod
+    def of(cls, values, probabilities) -> "UnitDistribution":
+        values, probabilities = tuple(values), tuple(Fraction(p) for p in probabilities)
+        mean = sum((v * p for v, p in zip(values, probabilities)), Fraction(0))
+        var = sum((v * v * p for v, p in zip(values, probabilities)), Fraction(0)) - mean * mean
+        return cls(values, probabilities, tuple((v, float(p)) for v, p in zip(values, probabilities) if p),
+                   float(mean), float(var))
+
+
+@lru_cache(maxsize=256)
+def unit_distribution(odds: WagerOdds) -> UnitDistribution:
+    merged: dict[int, Fraction] = {}
+    for o in odds.outcomes:
+        net = o.net_per_unit
+        if net.denominator != 1:
+            raise ValueError(f"{odds.wager}/{odds.paytable}: net {net} is not a whole number of units")
+        merged[-int(net)] = merged.get(-int(net), Fraction(0)) + o.probability
+    values = tuple(sorted(merged))
+    return UnitDistribution.of(values, (merged[v] for v in values))
+
+
+# ---------------------------------------------------------------- exact convolution
+
+
+def _convolve(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    get = out.get
+    for x, p in a.items():
+        for y, q in b.items():
+            out[x + y] = get(x + y, 0.0) + p * q
+    return out
+
+
+def exact_distribution(unit: UnitDistribution, stakes: dict[int, int],
+                       limit: int = EXACT_SUPPORT_LIMIT) -> dict[int, float] | None:
+    """The exact distribution of sum over decisions of stake x Y (cents -> probability), where
+    `stakes` maps a stake to how many decisions had it; None when the support would pass `limit`."""
+    base = dict(unit.floats)
+    total: dict[int, float] = {0: 1.0}
+    for stake, count in sorted(stakes.items()):
+        one = {v * stake: p for v, p in base.items()}
+        power: dict[int, float] = {0: 1.0}
+        # Binary powering: count decisions of this stake.
+        square, n = one, count
+        while n:
+            if n & 1:
+                if len(power) * len(square) > limit * 8:
+                    return None
+                power = _convolve(power, square)
+                if len(power) > limit:
+                    return None
+            n >>= 1
+            if n:
+                if len(square) * len(square) > limit * 8:
+                    return None
+                square = _convolve(square, square)
+                if len(square) > limit:
+                    return None
+        if len(total) * len(power) > limit * 8:
+            return None
+        total = _convolve(total, power)
+        if len(total) > limit:
+            return None
+    return total
+
+
+def lower_tail_of(distribution: dict[int, float], h: int) -> float:
+    """P(X <= h), summed from the smallest terms up."""
+    return min(1.0, math.fsum(sorted(p for x, p in distribution.items() if x <= h)))
+
+
+# ---------------------------------------------------------------- Chernoff bound
+
+
+def _log_mgf(unit: tuple[tuple[int, float], ...], u: float) -> tuple[float, float, float]:
+    """log E[exp(-u Y)], and the mean and variance of Y under the tilt exp(-u Y)."""
+    top = -u * unit[0][0]  # values ascend: -u v is largest at the smallest v (u >= 0)
+    total = mean = second = 0.0
+    exp = math.exp
+    for v, p in unit:
+        w = p * exp(-u * v - top)
+        total += w
+        mean += w * v
+        second += w * v * v
+    mean /= total
+    return top + math.log(total), mean, max(0.0, second / total - mean * mean)
+
+
+def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float) -> float:
+    """An upper bound on P(sum over decisions of stake x Y <= h): min over t >= 0 of
+    exp(t h + sum_S c_S log E[exp(-t S Y)]), minimised by safeguarded Newton steps on t (the
+    exponent is convex in t). Any t gives a valid bound, so an inexact minimum only loosens it."""
+    dist = unit.floats
+    low = min(v for v, _ in dist)
+    items = [(s, c) for s, c in sorted(stakes.items()) if c]  # sorted: the same sums after a restore
+    if not items:
+        return 1.0 if h >= 0 else 0.0
+    smallest = sum(s * c * low for s, c in items)
+    if h < smallest:
+        return 0.0
+    mean = sum(s * c for s, c in items) * sum(v * p for v, p in dist)
+    if h >= mean:
+        return 1.0
+    scale = max(s for s, _ in items)
+    return min(1.0, math.exp(_minimum(dist, items, h, scale)))
+
+
+def chernoff_minimum(dist, items: list, h: float, scale: int) -> float:
+    """The smallest exponent t h + sum_S c_S log M(t S) the Newton steps find (`chernoff_lower_tail`
+    after its early returns): `items` the (stake, decisions) pairs, sorted, `scale` the largest
+    stake. native/src/tails.rs computes the same double where the native code is in use."""
+
+    def exponent(t: float) -> tuple[float, float, float]:
+        value, slope, curve = t * h, h, 0.0
+        for s, c in items:
+            log_m, m, var = _log_mgf(dist, t * s)
+            value += c * log_m
+            slope -= c * s * m
+            curve += c * s * s * var
+        return value, slope, curve
+
+    # Bracket the minimum: the slope is h - E_t[H], increasing in t from h - E[H] < 0.
+    lo, hi = 0.0, 1.0 / scale
+    while exponent(hi)[1] < 0:
+        lo, hi = hi, hi * 2
+        if hi * scale > 1e4:  # the mass at the lowest value dominates: bound by the limit
+            break
+    t = (lo + hi) / 2
+    best = 0.0
+    for _ in range(60):
+        value, slope, curve = exponent(t)
+        best = min(best, value)
+        if abs(slope) <= 1e-9 * max(1.0, abs(h)):
+            break
+        if slope < 0:
+            lo = t
+        else:
+            hi = t
+        step = t - slope / curve if curve > 0 else (lo + hi) / 2
+        t = step if lo < step < hi else (lo + hi) / 2
+        if hi - lo <= 1e-12 * hi:
+            break
+    return best
+
+
+def _chosen_minimum():
+    """`chernoff_minimum`, or its native form (the same doubles) where the native code is in use."""
+    from craps_streams.rules import CORE
+
+    if CORE == "native":
+        from craps_streams.rules import native
+
+        return native._native.chernoff_minimum
+    return chernoff_minimum
+
+
+_minimum = _chosen_minimum()
+
+
+def support_estimate(unit: UnitDistribution, stakes: dict[int, int]) -> int:
+    """An upper bound on the support of the sum: per stake, c decisions take at most
+    C(c + K - 1, K - 1) sums and at most c x span + 1; the stakes' supports multiply."""
+    k = len(unit.floats)
+    span = unit.values[-1] - unit.values[0]
+    total = 1
+    for count in stakes.values():
+        total *= min(math.comb(count + k - 1, k - 1), count * span + 1)
+        if total > 1 << 40:
+            break
+    return total
+
+
+def house_win_tail(unit: UnitDistribution, stakes: dict[int, int], h: int,
+                   limit: int = EXACT_SUPPORT_LIMIT) -> tuple[float, bool]:
+    """(P(house win <= h) under fair dice, True) by exact convolution when its support is small,
+    else (the Chernoff bound, False). With jackpots the bound is loose for short lines (one big
+    win dominates the tail, not many tilted small ones), which is where the exact sum is cheap."""
+    if support_estimate(unit, stakes) <= limit:
+        dist = exact_distribution(unit, stakes, limit)
+        if dist is not None:
+            return lower_tail_of(dist, h), True
+    return chernoff_lower_tail(unit, stakes, h), False
+
+
+# ---------------------------------------------------------------- binomial tails
+
+
+def _log_pmf(n: int, k: int, log_p: float, log_q: float) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_p + (n - k) * log_q
+
+
+def binomial_tail(n: int, x: int, p: float, lower: bool) -> float:
+    """Exact P(X <= x) (lower) or P(X >= x) for X ~ Binomial(n, p), summed from the term at x
+    outward until the terms stop mattering (they fall geometrically past the mode)."""
+    if lower and x >= n or not lower and x <= 0:
+        return 1.0
+    if lower and x < 0 or not lower and x > n:
+        return 0.0
+    if p <= 0.0:
+        return 1.0 if lower else 0.0
+    if p >= 1.0:
+        return 0.0 if lower else 1.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    ks = range(x, -1, -1) if lower else range(x, n + 1)
+    terms = []
+    peak = -math.inf
+    for k in ks:
+        t = _log_pmf(n, k, log_p, log_q)
+        peak = max(peak, t)
+        terms.append(t)
+        if t < peak - 40:  # below 4e-18 of the largest term, and falling
+            break
+    return min(1.0, math.fsum(math.exp(t) for t in terms))
+
+
+def kl_divergence(q: float, p: float) -> float:
+    """KL(Bernoulli(q) || Bernoulli(p)), nats."""
+    out = 0.0
+    if q > 0.0:
+        out += q * math.log(q / p)
+    if q < 1.0:
+        out += (1 - q) * math.log((1 - q) / (1 - p))
+    return out
+
+
+def binomial_tail_floor(n: int, x: int, p: float) -> float:
+    """A lower bound on the binomial tail beyond x (either side): P(X = x) >= exp(-n KL(x/n, p)) /
+    (n + 1) (Cover & Thomas, Theorem 11.1.4)."""
+    if n == 0 or p <= 0.0 or p >= 1.0:
+        return 0.0
+    return math.exp(-n * kl_divergence(x / n, p)) / (n + 1)

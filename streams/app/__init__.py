@@ -1,4 +1,0 @@
-"""The live pipeline around the rules core: the settling worker (aiokafka transactions, one
-producer per partition: worker.py), its shell (decode, settle, encode: shell.py), the table-state
-recovery, the service with its web page and metrics, and `tail`. Kafka clients come from
-streams.kafka; the settling step from streams.settle."""

@@ -1,4 +1,0 @@
-"""The one application step of a message, shared by the live worker and replay (see step.py)."""
-from streams.settle.step import settle_event, undecodable_rejection
-
-__all__ = ["settle_event", "undecodable_rejection"]
