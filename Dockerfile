@@ -16,7 +16,7 @@ WORKDIR /src
 COPY pyproject.toml setup.py MANIFEST.in README.md ./
 COPY native ./native
 COPY craps_streams ./craps_streams
-COPY --from=assets /assets/node_modules/chart.js/dist/chart.umd.js ./streams/floor/static/vendor/chart.umd.js
+COPY --from=assets /assets/node_modules/chart.js/dist/chart.umd.js ./craps_streams/floor/static/vendor/chart.umd.js
 # The accelerator is optional to the package's build but not to this image: no .so, no image.
 RUN pip wheel --no-cache-dir --no-deps -w /wheels . \
     && python -c "import sys, zipfile, glob; names = zipfile.ZipFile(glob.glob('/wheels/*.whl')[0]).namelist(); sys.exit(not any(n.startswith('craps_streams/rules/_native') for n in names))"
