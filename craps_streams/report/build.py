@@ -249,7 +249,9 @@ class ReportPass:
         c = self.c
         s = group[0]
         ts = s.ts
-        if ts < c.year_start_ms or ts >= c.end_ms:
+        # A range may begin before the last day's year does (a report across the New Year): its early days
+        # are the period's, though not that year's to date.
+        if ts < min(c.start_ms, c.year_start_ms) or ts >= c.end_ms:
             return
         table = s.table_id
         known = self.kinds.get((table, s.wager))

@@ -157,3 +157,19 @@ def test_a_range_report_has_month_and_year_to_date_and_every_day(tmp_path):
     assert prov["history"]["kind"] == "jsonl" and len(prov["history"]["files"][0]["sha256"]) == 64
     assert prov["key_ring"]["key_ids"] == ["k-T001", "k-T002", "k-T003", "k-T004"]
     assert prov["software"]["version"]
+
+
+def test_a_range_across_the_new_year_keeps_the_old_years_days(tmp_path):
+    # The year to date of 2026-01-01 begins that day, after the range does: the 31st is still the range's.
+    boundary = ms("2026-01-01T06:00:00-05:00")
+    records = floor(2, 4.0, boundary - 2 * 3_600_000, seed=4)
+    path = write(tmp_path / "floor.jsonl", records)
+    settled = settlements(records)
+    rng = report(path, date(2025, 12, 31), date(2026, 1, 1))
+    row = {r["scope"]: r for r in rng["floor"] if r["wager"] == "all"}
+    old = sum(1 for s in settled if s.ts < boundary)
+    assert old > 20 and row["day:2025-12-31"]["wagers"] == old
+    assert row["period"]["wagers"] == len(settled)
+    assert money(row["period"]) == summed(row[s] for s in ("day:2025-12-31", "day:2026-01-01"))
+    assert money(row["year_to_date"]) == money(row["day:2026-01-01"])
+    assert money(row["month_to_date"]) == money(row["day:2026-01-01"])
