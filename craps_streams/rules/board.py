@@ -102,7 +102,7 @@ def board_facts(rules: RulesSubmission) -> dict:
     points: the point numbers the Fire Bet layout marks; bonus_totals: the totals the Bonus Craps
     layout marks; bonus_needs: the totals each Bonus Craps wager needs; combinations: the Hot
     Roller's, as "low-high"; paytables: each wager kind's paytable in words (`paytable_words`);
-    words: the sentence of each layout line (fire, bonus, hot_roller, hot_shooter)."""
+    wager_names: each wager kind's name; words: the sentence of each layout line (fire, bonus, hot_roller, hot_shooter)."""
     pays = paytable_words(rules)
     fire_from, shooter_from = _pays_from(rules.fire), _pays_from(rules.hot_shooter)
     roller_from = _pays_from(rules.hot_roller)
@@ -118,6 +118,7 @@ def board_facts(rules: RulesSubmission) -> dict:
         "bonus_needs": {w: list(t) for w, t in TOTALS.items()},
         "combinations": [f"{lo}-{hi}" for n in sorted(COMBINATIONS) for lo, hi in COMBINATIONS[n]],
         "paytables": pays,
+        "wager_names": WAGER_NAMES,
         "words": {
             "fire": (f"Fire Bet (§ 623a.11): the distinct points this shooter has made. Pays from "
                      f"{_counted(fire_from, 'fire')}, at the seven-out: {pays['fire']}"),
