@@ -50,8 +50,8 @@ TABLE_JS = r"""(() => {
 })()"""
 
 FLOOR_JS = r"""(() => Object.fromEntries([...document.querySelectorAll("#tables [data-table]")].map(c =>
-  [c.dataset.table, {fire: c.querySelector('[data-field="fire_points"]').title,
-                     kind: c.querySelector('[data-field="kind"]').textContent}])))()"""
+  [c.dataset.table, {fire: c.querySelector('[data-field="fire_points"]')?.title ?? null,
+                     kind: c.querySelector('[data-field="kind"]')?.textContent ?? null}])))()"""
 
 
 def history() -> list[str]:
@@ -93,7 +93,9 @@ async def _read(floor: ReplayedFloor, work: pathlib.Path) -> dict:
                         page = await load(url, TABLE_JS, lambda g: bool(g["fire_title"]))
                         page["errors"] = dt.errors()
                         seen["table"][name, width] = page
-                        full = await dt.evaluate("document.scrollingElement.scrollHeight")
+                        # The top of the page (the layout, the rules, the hand, the hold): a whole
+                        # page's capture is seconds of work on a loaded machine.
+                        full = min(2000, await dt.evaluate("document.scrollingElement.scrollHeight"))
                         shot = await dt.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
                                              clip={"x": 0, "y": 0, "width": width, "height": full, "scale": 1})
                         (work / f"table-{name}-{width}.png").write_bytes(base64.b64decode(shot["data"]))
