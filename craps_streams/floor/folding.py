@@ -32,7 +32,7 @@ from craps_streams.odds.hot_roller import seven_distribution
 from craps_streams.odds.hot_shooter import throws_distribution
 from craps_streams.rules.board import board_of_record
 from craps_streams.rules.bonus_craps import marked_totals
-from craps_streams.rules.hot_roller import COMBO_BIT, completed_numbers
+from craps_streams.rules.hot_roller import COMBINATIONS, COMBO_BIT, completed_numbers
 from craps_streams.rules.hot_shooter import HOT_SHOOTER_TABLE_KINDS
 from craps_streams.rules.wording import (
     WAGER_NAMES,
@@ -356,7 +356,7 @@ def exact_distributions() -> dict[str, dict[str, float]]:
     fire = {str(k): float(p) for k, p in sorted(distinct_points_distribution().items())}
     sevens = seven_distribution()
     roller = {"come-out 7": float(sum((p for (kind, _), p in sevens.items() if kind == "come_out"), Fraction(0)))}
-    for k in range(7):
+    for k in range(len(COMBINATIONS) + 1):  # 0 to every Hot Roller number complete
         roller[f"seven-out {k}"] = float(sevens.get(("seven_out", k), 0))
     lengths = throws_distribution(HAND_LENGTH_TOP)
     hand = {str(n): float(lengths[n]) for n in range(2, HAND_LENGTH_TOP)}
