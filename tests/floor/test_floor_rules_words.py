@@ -31,8 +31,9 @@ WIDTHS = (820, 1400)
 TABLE_JS = r"""(() => {
   const q = s => [...document.querySelectorAll(s)];
   // Where each header's text lies (not its cell): the space between two is what the eye sees.
-  const heads = q('[data-field="settlements"] th').map(th => {
+  const textBoxes = sel => q(sel).map(th => {
     const r = document.createRange(); r.selectNodeContents(th); return r.getBoundingClientRect(); });
+  const gaps = boxes => boxes.slice(1).map((r, i) => r.left - boxes[i].right);
   return {
     pwned: window.__pwned ?? null, csp: window.__cspViolations,
     kind: document.querySelector('#now [data-field="kind"]')?.textContent ?? null,
@@ -44,7 +45,8 @@ TABLE_JS = r"""(() => {
     rules: Object.fromEntries(q('#rules dd').map(d => [d.dataset.rule, d.previousElementSibling.textContent + ": " + d.textContent])),
     hand: q("#hand li").map(li => li.textContent),
     settlements: q('[data-settlement]').map(tr => [...tr.cells].map(c => c.textContent)),
-    head_gaps: heads.slice(1).map((r, i) => r.left - heads[i].right),
+    head_gaps: gaps(textBoxes('[data-field="settlements"] th')),
+    hold_head_gaps: gaps(textBoxes('#hold table.hold th')),
     inner_width: window.innerWidth, scroll_width: document.scrollingElement.scrollWidth,
   };
 })()"""
@@ -170,6 +172,8 @@ def test_codes_are_shown_in_words(pages, width):
                      "numbers=", "throws=", "all_small", "all_or_nothing", "hot_roller", "hot_shooter"):
             assert code not in text, (code, name, width)
         assert min(page["head_gaps"]) >= 8, f"settlement headers run together at {width} px: {work}"
+        assert len(page["hold_head_gaps"]) == 5 and min(page["hold_head_gaps"]) >= 8, \
+            f"hold headers run together at {width} px: {work}"
 
 
 def test_the_floor_cards_carry_each_tables_own_words(pages):
