@@ -15,7 +15,7 @@ from craps_streams.rules.bonus_craps import LAYOUT_TOTALS, TOTALS
 from craps_streams.rules.hot_roller import COMBINATIONS
 from craps_streams.rules.hot_shooter import HOT_SHOOTER_TABLE_KINDS
 from craps_streams.rules.paytables import PUSH, BonusPaytable, Paytable
-from craps_streams.rules.submission import RulesSubmission, rules_from_record
+from craps_streams.rules.submission import DEFAULT_RULES, RulesError, RulesSubmission, rules_from_record
 from craps_streams.rules.table import POINT_NUMBERS
 from craps_streams.rules.wording import WAGER_NAMES, table_kind_words
 
@@ -138,10 +138,20 @@ def board_facts(rules: RulesSubmission) -> dict:
 
 @lru_cache(maxsize=64)
 def _board_of_text(text: str) -> dict:
-    return board_facts(rules_from_record(json.loads(text)))
+    try:
+        rules = rules_from_record(json.loads(text))
+    except RulesError as e:
+        # Never the defaults' pays for rules that could not be read: say so on every line.
+        board = board_facts(DEFAULT_RULES)
+        said = f"this table's Rules Submission could not be read ({e})"
+        return {**board, "paytables": {k: said for k in board["paytables"]},
+                "words": {k: said for k in board["words"]}}
+    return board_facts(rules)
 
 
 def board_of_record(record) -> dict:
     """`board_facts` of a stored `rules` record (TableOpened's, as a table's state keeps it);
-    None: the defaults. The same record gives the same (shared, not to be changed) dict."""
+    None: the defaults. The same record gives the same (shared, not to be changed) dict. A
+    record the rules refuse gives the layouts' numbers and, for every paytable, that it could
+    not be read."""
     return _board_of_text(json.dumps(record, sort_keys=True))

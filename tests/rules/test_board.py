@@ -1,5 +1,7 @@
 """The layouts' facts and the paytables' words from the Rules Submission in force
 (craps_streams/rules/board.py) and the codes in words (craps_streams/rules/wording.py)."""
+import json
+
 import pytest
 
 from craps_streams.odds import model as odds_model
@@ -94,3 +96,10 @@ def test_codes_in_words():
     assert detail_words("all_small complete") == "All Small complete"
     assert detail_words("seven with 4,6 marked") == "7 with 4, 6 marked"
     assert detail_words("table closed") == "table closed"
+
+
+def test_rules_that_cannot_be_read_are_never_shown_as_the_defaults():
+    board = board_of_record({"fire_custom": {"9": 10}})
+    assert board["points"] == [4, 5, 6, 8, 9, 10]
+    assert all(w.startswith("this table's Rules Submission could not be read") for w in board["paytables"].values())
+    assert "24 to 1" not in json.dumps(board)
