@@ -30,8 +30,17 @@ from craps_streams.odds.bonus_craps import TARGETS, all_before_seven
 from craps_streams.odds.fire_bet import distinct_points_distribution
 from craps_streams.odds.hot_roller import seven_distribution
 from craps_streams.odds.hot_shooter import throws_distribution
+from craps_streams.rules.board import board_of_record
 from craps_streams.rules.bonus_craps import marked_totals
-from craps_streams.rules.hot_roller import COMBO_BIT, completed_numbers
+from craps_streams.rules.hot_roller import COMBINATIONS, COMBO_BIT, completed_numbers
+from craps_streams.rules.hot_shooter import HOT_SHOOTER_TABLE_KINDS
+from craps_streams.rules.wording import (
+    WAGER_NAMES,
+    cleared_words,
+    detail_words,
+    marker_words,
+    table_kind_words,
+)
 
 RECENT_SETTLEMENTS = 20
 RECENT_ALERTS = 20
@@ -61,7 +70,7 @@ def table_view(state, book) -> dict:
                      "std_dev_cents": round(t.std_dev_cents), "z_score": round(t.z_score, 2),
                      "alerted": bool(t.alerted or getattr(tails.get((wager, paytable)), "alerted", False))})
     return {
-        "table_id": state.table_id, "kind": state.table_kind, "closed": state.closed,
+        "table_id": state.table_id, "kind": state.table_kind, "rules": state.rules_record, "closed": state.closed,
         "shooter": state.shooter_id, "position": state.shooter_position, "hand": state.hand,
         "point": state.point or None, "throws_this_hand": state.shooter_throws,
         "come_bets_only": state.come_bets_only, "last_seq": state.last_seq,
@@ -116,7 +125,8 @@ def view_of_record(record: dict) -> dict:
                      "std_dev_cents": round(sd), "z_score": round((house_win - expected) / sd if sd else 0.0, 2),
                      "alerted": bool(line[11] or (tail[4] if tail is not None else False))})
     return {
-        "table_id": table["table_id"], "kind": table["table_kind"], "closed": table["closed"],
+        "table_id": table["table_id"], "kind": table["table_kind"], "rules": table.get("rules"),
+        "closed": table["closed"],
         "shooter": table["shooter_id"], "position": table["shooter_position"], "hand": table["hand"],
         "point": table["point"] or None, "throws_this_hand": table["shooter_throws"],
         "come_bets_only": table["come_bets_only"], "last_seq": table["last_seq"],
@@ -303,7 +313,12 @@ def floor_row(table_id: str, shooter: dict | None, settlements: dict | None, ale
     open or not, and how many the table has raised, so a page that shows "no open alert" can still
     say that the table had one a moment ago."""
     view = shooter["view"] if shooter else {"table_id": table_id, "hold": [], "suspended": False}
-    return {**view, "table_id": table_id, "settled": settlements["count"] if settlements else 0,
+    return {**view, "table_id": table_id, "kind_words": table_kind_words(view.get("kind")),
+            "hot_shooter_offered": view.get("kind") in HOT_SHOOTER_TABLE_KINDS,
+            # The layouts' numbers and the paytables' words under the table's Rules Submission
+            # (§ 601a.2): the pages say no number or pay of their own.
+            "board": board_of_record(view.get("rules")),
+            "settled": settlements["count"] if settlements else 0,
             "last_settlement": settlements["recent"][0] if settlements and settlements["recent"] else None,
             "alerts_open": open_alerts(shooter and shooter["view"], alerts),
             "last_alert": alerts["recent"][0] if alerts and alerts["recent"] else None,
@@ -311,12 +326,16 @@ def floor_row(table_id: str, shooter: dict | None, settlements: dict | None, ale
 
 
 def table_detail(table_id: str, shooter, settlements, layout, alerts) -> dict:
-    """Everything the table's own page shows."""
+    """Everything the table's own page shows, the codes of its markers and settlements with their words."""
     return {**floor_row(table_id, shooter, settlements, alerts),
             "series": shooter["series"] if shooter else {},
-            "recent_settlements": settlements["recent"] if settlements else [],
+            "recent_settlements": [{**s, "wager_words": WAGER_NAMES.get(s["wager"], s["wager"]),
+                                    "detail_words": detail_words(s["detail"])}
+                                   for s in (settlements["recent"] if settlements else [])],
             "observed": settlements["observed"] if settlements else {},
-            "hand_markers": layout["hand"] if layout else [],
+            "hand_markers": [{**m, "words": marker_words(m["layout"], m["marker"], m["count"])
+                              if m["type"] == "MarkerPlaced" else cleared_words(m["layout"], m["reason"])}
+                             for m in (layout["hand"] if layout else [])],
             "recent_alerts": alerts["recent"] if alerts else []}
 
 
@@ -337,7 +356,7 @@ def exact_distributions() -> dict[str, dict[str, float]]:
     fire = {str(k): float(p) for k, p in sorted(distinct_points_distribution().items())}
     sevens = seven_distribution()
     roller = {"come-out 7": float(sum((p for (kind, _), p in sevens.items() if kind == "come_out"), Fraction(0)))}
-    for k in range(7):
+    for k in range(len(COMBINATIONS) + 1):  # 0 to every Hot Roller number complete
         roller[f"seven-out {k}"] = float(sevens.get(("seven_out", k), 0))
     lengths = throws_distribution(HAND_LENGTH_TOP)
     hand = {str(n): float(lengths[n]) for n in range(2, HAND_LENGTH_TOP)}

@@ -16,13 +16,10 @@ from functools import lru_cache
 from itertools import combinations
 
 from craps_streams.odds.model import SEVEN_WAYS, WAYS, Outcome, WagerOdds, net_for
+from craps_streams.rules.bonus_craps import TOTALS
 from craps_streams.rules.paytables import BonusPaytable
 
-TARGETS = {
-    "all_small": (2, 3, 4, 5, 6),
-    "all_tall": (8, 9, 10, 11, 12),
-    "all_or_nothing": (2, 3, 4, 5, 6, 8, 9, 10, 11, 12),
-}
+TARGETS = TOTALS  # the totals each wager needs (craps_streams/rules/bonus_craps.py)
 WAGERS = tuple(TARGETS)
 
 

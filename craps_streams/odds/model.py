@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from craps_streams.rules.paytables import PUSH
+from craps_streams.rules.table import POINT_NUMBERS
 
 # Ways (out of 36 ordered outcomes of two fair dice) to throw each total.
 WAYS = {total: 6 - abs(total - 7) for total in range(2, 13)}
-POINTS = (4, 5, 6, 8, 9, 10)
+POINTS = POINT_NUMBERS  # the point numbers (craps_streams/rules/table.py)
 SEVEN_WAYS = WAYS[7]
 
 

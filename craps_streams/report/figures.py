@@ -20,6 +20,8 @@ from craps_streams.report.books import Line
 from craps_streams.report.build import Collected
 from craps_streams.report.calendar import utc_iso
 from craps_streams.report.statistics import bonferroni, line_tail
+from craps_streams.rules.board import board_of_record
+from craps_streams.rules.wording import table_kind_words
 from craps_streams.surveillance.tails import unit_distribution
 
 FIGURES = ("wagers", "decisions", "handle_cents", "paid_cents", "returned_cents", "collected_cents",
@@ -172,7 +174,10 @@ def build_figures(c: Collected, provenance: dict) -> dict:
         "columns": {k: list(v) for k, v in COLUMNS.items()},
         "tables": table_rows, "kinds": kind_rows, "shifts": shift_rows, "floor": floor_rows,
         "exceptions": exceptions(c),
-        "rules_in_force": {t: [{"since": cal.iso(ts) if ts else None, "table_kind": kind, "rules": r}
+        # Each opening's Rules Submission, with the layouts' numbers and its paytables in words
+        # (craps_streams/rules/board.py), as the floor view's pages say them.
+        "rules_in_force": {t: [{"since": cal.iso(ts) if ts else None, "table_kind": kind,
+                                "table_kind_words": table_kind_words(kind), "rules": r, "board": board_of_record(r)}
                                for ts, kind, r in opened]
                            for t, opened in sorted(c.rules.items()) if opened},
         "plots": plot_data(c),

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from craps_streams.report.figures import COLUMNS
+from craps_streams.rules.wording import WAGER_NAMES
 
 CSV_FILES = {grain: f"{grain}.csv" for grain in COLUMNS}
 
@@ -151,10 +152,14 @@ def outcome_plot(o: dict, plt) -> str:
            label="expected (exact odds)")
     ax.set_xticks(list(xs))
     ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=6)
-    if max((r["observed"] for r in results), default=0) > 0:
+    top = max((max(r["observed"], r["expected"]) for r in results), default=0)
+    if top > 0:
+        # A log scale, so a rare win's bar shows beside a loss bar a hundred times taller, and a
+        # decade of headroom above the tallest bar for the legend.
         ax.set_yscale("symlog", linthresh=1)
-    ax.set_title(f"{o['wager']} ({o['paytable']}): {o['wagers']:,} wagers")
-    ax.legend(fontsize=6)
+        ax.set_ylim(0, top * 10)
+    ax.set_title(f"{WAGER_NAMES.get(o['wager'], o['wager'])} ({o['paytable']}): {o['wagers']:,} wagers")
+    ax.legend(fontsize=6, loc="upper center", ncol=2)
     return _svg(fig, plt)
 
 
@@ -175,7 +180,7 @@ def render_html(report: dict) -> str:
     import jinja2
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(dollars=dollars, pct=pct, prob=prob)
+    env.filters.update(dollars=dollars, pct=pct, prob=prob, wager=lambda kind: WAGER_NAMES.get(kind, kind))
     template = env.from_string(resources.files("craps_streams.report").joinpath("report.html").read_text(encoding="utf-8"))
     return template.render(r=report, plots=plots(report), json=json)
 

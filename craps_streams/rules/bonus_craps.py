@@ -5,12 +5,15 @@ from craps_streams.rules.kinds import WagerSpec
 from craps_streams.rules.paytables import BonusPaytable
 from craps_streams.rules.wager import AMOUNT_CENTS, Cohort, Wager, settled, wager_from_record
 
-# § 623a.3(43) as docs/rules.md states it: the totals each wager needs, as bit masks over the total.
-NEEDS = {
-    "all_small": sum(1 << t for t in (2, 3, 4, 5, 6)),
-    "all_tall": sum(1 << t for t in (8, 9, 10, 11, 12)),
-    "all_or_nothing": sum(1 << t for t in (2, 3, 4, 5, 6, 8, 9, 10, 11, 12)),
+# § 623a.3(43) as docs/rules.md states it: the totals each wager needs; the layout marks all ten.
+TOTALS = {
+    "all_small": (2, 3, 4, 5, 6),
+    "all_tall": (8, 9, 10, 11, 12),
+    "all_or_nothing": (2, 3, 4, 5, 6, 8, 9, 10, 11, 12),
 }
+LAYOUT_TOTALS = TOTALS["all_or_nothing"]
+# The same, as bit masks over the total.
+NEEDS = {wager: sum(1 << t for t in totals) for wager, totals in TOTALS.items()}
 TOTAL_MARKER = "total-{total}"  # § 623a.12(3): the marker of a total thrown
 COMPLETE_DETAIL = "{wager} complete"  # a winning settlement's detail
 SEVEN_DETAIL = "seven with {marked} marked"  # a 7's settlements: the totals marked, or NOTHING_MARKED

@@ -12,8 +12,11 @@ import random
 from dataclasses import dataclass
 from typing import Iterator
 
+from craps_streams.rules.hot_shooter import HOT_SHOOTER_TABLE_KINDS
+from craps_streams.rules.table import POINT_NUMBERS, POSITIONS
+
 FLOOR_EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
-POINTS = (4, 5, 6, 8, 9, 10)
+POINTS = POINT_NUMBERS  # the point numbers (craps_streams/rules/table.py)
 
 # Seconds between throws by table kind: a live craps table throws about every 25 s.
 PACE_SECONDS = {"live": (15, 40), "hybrid": (12, 30), "fully_automated": (10, 22)}
@@ -60,7 +63,7 @@ class Fault:
                 raise ValueError("shaker-drift:RATE needs 0 < RATE <= 1 (probability per hour)")
             return cls(kind, rate=rate)
         if kind == "past-posting":
-            if not arg.isdigit() or not 1 <= int(arg) <= 16:
+            if not arg.isdigit() or int(arg) not in POSITIONS:
                 raise ValueError("past-posting:POSITION needs a position 1..16")
             return cls(kind, position=int(arg))
         raise ValueError(f"unknown fault {kind!r}: loaded-dice[:P7], shaker-drift[:RATE], past-posting:POSITION")
@@ -80,7 +83,7 @@ class Player:
 
 
 def _players(rng: random.Random) -> list[Player]:
-    positions = sorted(rng.sample(range(1, 17), rng.randint(3, 12)))
+    positions = sorted(rng.sample(POSITIONS, rng.randint(3, 12)))
     out = []
     for p in positions:
         out.append(Player(p, {
@@ -233,7 +236,7 @@ class TableSimulation:
                                 continue
                             if kind == "hot_roller" and not (point == 0 and cycle_fresh):
                                 continue
-                            if kind == "hot_shooter" and (point != 0 or self.kind == "live"):
+                            if kind == "hot_shooter" and (point != 0 or self.kind not in HOT_SHOOTER_TABLE_KINDS):
                                 continue
                             self._tick(0.1, 0.6)
                             yield self._wager(player, kind)

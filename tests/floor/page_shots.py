@@ -37,7 +37,7 @@ LAYOUT_JS = r"""(() => {
   const box = e => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, width: r.width}; };
   const text = (el, f) => [...el.querySelectorAll(`[data-field="${f}"]`)].map(x => x.textContent.trim());
   return {
-    inner_width: window.innerWidth, scroll_width: document.scrollingElement.scrollWidth,
+    inner_width: window.innerWidth, scroll_width: (document.scrollingElement?.scrollWidth ?? 0),
     csp: window.__cspViolations, legend: document.getElementById("legend")?.textContent ?? "",
     cards: [...document.querySelectorAll("#tables [data-table]")].map(c => {
       const t = c.querySelector("table.hold");
@@ -95,7 +95,7 @@ async def _shoot(floor: ReplayedFloor, widths: list[int], out: pathlib.Path | No
                     layout["errors"] = dt.errors()
                     layouts[width] = layout
                     if out is not None:
-                        full = await dt.evaluate("document.scrollingElement.scrollHeight")
+                        full = await dt.evaluate("(document.scrollingElement?.scrollHeight ?? 0)")
                         shot = await dt.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
                                              clip={"x": 0, "y": 0, "width": width, "height": full, "scale": 1})
                         (out / f"floor-{width}.png").write_bytes(base64.b64decode(shot["data"]))

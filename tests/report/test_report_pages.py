@@ -139,6 +139,10 @@ def test_the_pdf_has_the_expected_pages(made):
     assert starts["Side wagers: gaming day 2026-01-05"] == 0
     first = texts[0]
     assert "Floor totals" in first and "month_to_date" in first and "year_to_date" in first
+    assert "day:2026-01-05" in first  # a scope is never broken across lines
+    rules_page = texts[starts["Rules Submission in force"]]
+    assert "4 points 24 to 1" in rules_page and "All Small needs" not in rules_page
+    assert "the point numbers 4, 5, 6, 8, 9, 10" in " ".join(rules_page.split())
     total = next(r for r in rep["floor"] if r["scope"] == "day:2026-01-05" and r["wager"] == "all")
     assert files.dollars(total["house_win_cents"]) in first
     tables_page = texts[starts["Per table"]]

@@ -27,9 +27,10 @@ const dollars = c => (c < 0 ? "-" : "") + "$" + Math.round(Math.abs(c) / 100).to
 const timeOf = ms => ms ? new Date(ms).toLocaleTimeString("en-US", {hour12: false}) : "—";
 const tableHref = id => "table?id=" + encodeURIComponent(id);
 
-const FIRE = [4, 5, 6, 8, 9, 10];
-const BONUS = [2, 3, 4, 5, 6, 8, 9, 10, 11, 12];
-const COMBOS = ["1-3", "2-2", "1-4", "2-3", "1-5", "2-4", "3-3", "2-6", "3-5", "4-4", "3-6", "4-5", "4-6", "5-5"];
+// A row's `board` (craps_streams/rules/board.py, from the table's Rules Submission) gives the numbers
+// each layout marks, the wagers' names and each paytable in words: none is written here.
+const NO_BOARD = {points: [], bonus_totals: [], combinations: [], paytables: {}, wager_names: {}, words: {}};
+const boardOf = t => t.board || NO_BOARD;
 
 function marks(all, on) {
   const set = new Set((on || []).map(String));
@@ -41,8 +42,6 @@ const pct = (part, whole) => {
   const x = 100 * part / whole;
   return x.toFixed(Math.abs(x) < 100 ? 1 : 0) + "%";
 };
-const WAGER_NAMES = {fire: "Fire Bet", all_small: "All Small", all_tall: "All Tall", all_or_nothing: "All or Nothing",
-                     hot_roller: "Hot Roller", hot_shooter: "Hot Shooter"};
 // A paytable id names its wager, then its section and variant (hot-roller-623c.1h-A): under the
 // wager's name the section and variant suffice; the cell's tooltip has the whole id.
 const paytableShort = id => String(id).replace(/^[a-z_-]+-(?=\d)/, "");
@@ -59,8 +58,8 @@ const HOLD_HEADS = [
 
 // Hold against theory per wager and paytable, and the table's total (a z needs independent lines,
 // and a table's wagers share its dice, so the total has none). `whole`: amounts in whole dollars,
-// the cents in each cell's tooltip (the floor's narrow cards).
-function holdTable(hold, whole = false) {
+// the cents in each cell's tooltip (the floor's narrow cards); `names`: the wagers' names (the board's).
+function holdTable(hold, names, whole = false) {
   const lines = hold || [];
   const amount = (c, cls) => el("td", {class: cls, title: whole ? money(c) : undefined}, whole ? dollars(c) : money(c));
   const sum = k => lines.reduce((s, h) => s + h[k], 0);
@@ -74,7 +73,7 @@ function holdTable(hold, whole = false) {
   return el("table", {class: "hold"},
     el("tr", {}, HOLD_HEADS.map(([h, tip]) => el("th", {title: tip}, h))),
     lines.map(h => el("tr", {data: {wager: h.wager}},
-      el("td", {class: "wager", title: h.wager + " · paytable " + h.paytable}, WAGER_NAMES[h.wager] || h.wager,
+      el("td", {class: "wager", title: h.wager + " · paytable " + h.paytable}, names[h.wager] || h.wager,
          el("span", {class: "paytable"}, paytableShort(h.paytable), " · ", h.settled, " settled")),
       amount(h.handle_cents), amount(h.house_win_cents, h.house_win_cents < 0 ? "neg" : "pos"),
       el("td", {data: {field: "hold_pct"}}, pct(h.house_win_cents, h.handle_cents)),
@@ -92,19 +91,12 @@ function alertList(alerts, field) {
     alerts.map(a => el("li", {data: {alert: a.alert}}, el("b", {}, a.alert), " seq ", a.seq, " ", timeOf(a.ts), ": ", a.message)));
 }
 
-// What each line of a table's layout means, for its tooltip (the floor page's legend says the same).
+// What each line of a table's layout means, for its tooltip; the wagers' lines are the board's words.
 const TIPS = {
   shooter: "The shooter now, the position they throw from, the hand's number at this table, and how many valid " +
            "throws this hand has had",
   point: "The pass-line point (off: the next throw is a come-out roll); wagers in action: side wagers placed and " +
          "not yet settled; settled: side wagers settled at this table",
-  fire: "Fire Bet (§ 623a.11): the distinct points this shooter has made. Pays from 4 points, at the seven-out",
-  bonus: "Bonus Craps (§ 623a.12): the totals rolled since the last 7. All Small needs 2-6, All Tall 8-12, " +
-         "All or Nothing all ten",
-  roller: "Hot Roller (§ 623c.1): the 14 dice combinations of 4, 5, 6, 8, 9, 10 thrown since the last 7; a number " +
-          "is complete when all its combinations are. Pays at the seven-out from 2 complete numbers",
-  shooterJackpot: "Hot Shooter (§ 623c.4): the throws counted so far by each group of open wagers (wagers placed " +
-                  "at different come-outs count from their own come-out). Pushes at 8-15 throws, pays from 16",
 };
 
 const OPEN_ALERTS = "An alert is open while what raised it still stands: a sequence gap while the table is suspended, " +
@@ -160,7 +152,13 @@ const DISTRIBUTIONS = {
 };
 
 // Observed share of each outcome against its exact probability (craps_streams.odds).
-function frequencyChart(canvas) {
+// A win/lose race (Bonus Craps: its wager complete or "7 first") is drawn on a log scale: its win
+// bar, well under 5 %, would be a sliver beside a "7 first" bar of over 95 %.
+function frequencyChart(canvas, logScale = false) {
+  const y = logScale
+    ? {type: "logarithmic", min: 0.001, max: 1, ticks: {color: "#bbb", callback: v => [0.001, 0.01, 0.1, 1].includes(v) ? (100 * v) + "%" : ""},
+       grid: {color: "#244"}}
+    : {ticks: {color: "#bbb", callback: v => (100 * v).toFixed(0) + "%"}, grid: {color: "#244"}};
   return new Chart(canvas, {
     type: "bar",
     data: {labels: [], datasets: [
@@ -169,8 +167,7 @@ function frequencyChart(canvas) {
     ]},
     options: {animation: false, responsive: true, maintainAspectRatio: false,
       plugins: {legend: {labels: {color: "#ddd", boxWidth: 12}}, title: {display: true, color: "#eee", text: ""}},
-      scales: {x: {ticks: {color: "#bbb"}, grid: {color: "#244"}},
-               y: {ticks: {color: "#bbb", callback: v => (100 * v).toFixed(0) + "%"}, grid: {color: "#244"}}}},
+      scales: {x: {ticks: {color: "#bbb"}, grid: {color: "#244"}}, y}},
   });
 }
 
@@ -190,7 +187,7 @@ function frequencyCharts(container) {
   for (const name of Object.keys(DISTRIBUTIONS)) {
     const canvas = el("canvas", {data: {chart: name}});
     container.append(el("div", {class: "chartbox"}, canvas));
-    charts[name] = frequencyChart(canvas);
+    charts[name] = frequencyChart(canvas, name.startsWith("bonus_"));
   }
   return charts;
 }
