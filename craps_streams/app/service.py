@@ -18,15 +18,17 @@ from craps_streams.surveillance import HoldWatch
 log = logging.getLogger("craps.worker")
 
 
-def worker_of(settings: Settings) -> SettlingWorker:
+def worker_of(settings: Settings, worker_class=SettlingWorker, **overrides) -> SettlingWorker:
     """The settling worker the settings describe: its floor, group, timeouts, surveillance and key
-    ring (KeyRingError without one)."""
+    ring (KeyRingError without one); `overrides`, keyword arguments of the worker's own (a
+    benchmark's app id)."""
     from craps_streams.authenticity import TagCheck, keyfile
 
     timeouts = WorkerTimeouts(settings.session_timeout_ms, settings.heartbeat_interval_ms,
                               settings.transaction_timeout_ms, settings.max_poll_interval_ms, settings.retry_backoff_ms)
-    return SettlingWorker(TagCheck(keyfile.load(settings.key_ring_path)), settings.app_id, settings.kafka_bootstrap,
-                          topics=settings.topics, timeouts=timeouts, watch=HoldWatch(settings.thresholds))
+    arguments = dict(app_id=settings.app_id, bootstrap=settings.kafka_bootstrap, topics=settings.topics,
+                     timeouts=timeouts, watch=HoldWatch(settings.thresholds))
+    return worker_class(TagCheck(keyfile.load(settings.key_ring_path)), **{**arguments, **overrides})
 
 
 async def _main(settings: Settings) -> None:

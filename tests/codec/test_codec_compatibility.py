@@ -193,7 +193,7 @@ def test_removed_schema_file_is_reported(tmp_path):
     d = tmp_path / "schemas"
     d.mkdir()
     (d / "a.avsc").write_text(json.dumps({"type": "record", "name": "A", "fields": [{"name": "x", "type": "long"}]}))
-    git("add", "craps_streams/schemas/a.avsc")
+    git("add", "schemas/a.avsc")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
     assert check_repo(d) == {"a.avsc": []}
     (d / "a.avsc").write_text(json.dumps({"type": "record", "name": "A", "fields": [{"name": "x", "type": "int"}]}))
