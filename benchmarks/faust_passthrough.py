@@ -47,14 +47,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from craps_streams.topics import (  # noqa: E402
-    PARTITIONS,
-    SETTLEMENTS,
-    TABLE_EVENTS,
-    TOPIC_PREFIX,
-    TOPICS,
-    TopicSpec,
-)
+from craps_streams.settings import load, use  # noqa: E402
+from craps_streams.topics import PARTITIONS, TopicSpec  # noqa: E402
+
+SETTINGS = use(load())  # this benchmark (and its Faust worker) is an edge: its settings read once
+TOPIC_PREFIX, TABLE_EVENTS, SETTLEMENTS = (SETTINGS.topic_prefix, SETTINGS.topics.table_events,
+                                           SETTINGS.topics.settlements)
 from craps_streams.kafka.settings import broker_urls, client_settings, default_bootstrap, sasl_credentials  # noqa: E402
 from craps_streams.kafka.topics import create_topics  # noqa: E402
 
@@ -137,8 +135,9 @@ def make_app():
 
 def create_sink(name: str) -> None:
     """A sink topic of its own, with the settlements topic's partitions and configs."""
-    spec = TOPICS[SETTLEMENTS]
-    create_topics(topics={name: TopicSpec(name, spec.partitions, dict(spec.configs))})
+    spec = SETTINGS.topics.specs()[SETTLEMENTS]
+    create_topics(topics={name: TopicSpec(name, spec.partitions, dict(spec.configs))}, floor=SETTINGS.topics,
+                  app_id=SETTINGS.app_id)
 
 
 def delete_topics(names: list[str]) -> None:

@@ -61,12 +61,17 @@ from craps_streams.metrics.gc_pauses import freeze_start_up, raise_young_thresho
 from craps_streams.codec import decode_output  # noqa: E402
 from craps_streams.ingest.producer import make_producer, produce  # noqa: E402
 from craps_streams.sim.floor import floor_events  # noqa: E402
+from craps_streams.app.service import worker_of  # noqa: E402
 from craps_streams.authenticity import TableSigner, keyfile, sign_record  # noqa: E402
 from craps_streams.kafka.settings import client_settings  # noqa: E402
 from craps_streams.kafka.access import grant_application  # noqa: E402
 from craps_streams.kafka.producers import send_records  # noqa: E402
 from craps_streams.kafka.topics import create_topics, delete_floor  # noqa: E402
-from craps_streams.topics import PARTITIONS, SETTLEMENTS, TABLE_EVENTS  # noqa: E402
+from craps_streams.settings import load, use  # noqa: E402
+from craps_streams.topics import PARTITIONS  # noqa: E402
+
+SETTINGS = use(load())  # this benchmark is an edge: its settings read once, with its own prefix
+TABLE_EVENTS, SETTLEMENTS = SETTINGS.topics.table_events, SETTINGS.topics.settlements
 
 
 def grant(app_id: str) -> None:
@@ -142,7 +147,7 @@ async def drain(worker_cls, app_id: str, total: int) -> tuple[float, int]:
     seen = {"n": 0, "first": None, "last": None}
     batches = BATCHES.setdefault(worker_cls.__name__, [])
     grant(app_id)
-    worker = worker_cls(app_id=app_id)
+    worker = worker_of(SETTINGS, worker_cls, app_id=app_id)
 
     def observer(batch, partition, seconds):
         now = time.monotonic()
@@ -312,10 +317,10 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
                batched_bare: bool = False) -> None:
     # Tagged as the floor's controllers send them (the dev floor's key ring; the worker checks
     # every tag before the rules, so the figures include the check).
-    signer = TableSigner(keyfile.init()[0])
+    signer = TableSigner(keyfile.init(SETTINGS.key_ring_path)[0])
     records = [sign_record(signer, r) for r in floor_events(tables, hours, seed=7)]
     producer = make_producer()
-    produce(records, producer)
+    produce(records, producer, TABLE_EVENTS)
     producer.close()
     total = len(records)
     del records
@@ -699,8 +704,8 @@ def main() -> int:
     args = p.parse_args()
     # The worker checks every event's tag and the live floor tags what it sends: both need the
     # dev floor's key ring, made here on a fresh clone (as `make run` does).
-    keyfile.init()
-    create_topics()
+    keyfile.init(SETTINGS.key_ring_path)
+    create_topics(floor=SETTINGS.topics, app_id=SETTINGS.app_id)
     if not args.skip_throughput:
         throughput(args.tables, args.hours, args.rounds, faust=not args.no_faust,
                    faust_tx_sink=args.faust_tx_sink, faust_guarantee=args.faust_guarantee, profile=args.profile,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import math
 import multiprocessing
-import os
 import random
 import statistics
 import sys
@@ -44,7 +43,9 @@ HOUR_MS = 3_600_000
 
 
 def _watch() -> HoldWatch:
-    return HoldWatch.from_settings(os.environ)
+    from craps_streams.settings import load
+
+    return HoldWatch(load().thresholds)
 
 
 # ---------------------------------------------------------------- 1. fair floors

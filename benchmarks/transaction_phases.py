@@ -48,7 +48,11 @@ from craps_streams.authenticity import keyfile  # noqa: E402
 from craps_streams.kafka.access import grant_application  # noqa: E402
 from craps_streams.kafka.producers import transactional_producer  # noqa: E402
 from craps_streams.kafka.topics import create_topics, delete_floor  # noqa: E402
-from craps_streams.topics import SETTLEMENTS, TABLE_EVENTS, TABLE_STATE  # noqa: E402
+from craps_streams.settings import load, use  # noqa: E402
+
+SETTINGS = use(load())  # this benchmark is an edge: its settings read once, with its own prefix
+TABLE_EVENTS, SETTLEMENTS, TABLE_STATE = (SETTINGS.topics.table_events, SETTINGS.topics.settlements,
+                                          SETTINGS.topics.table_state)
 
 ORDERS = ("concurrent", "written-first")
 retries: collections.Counter = collections.Counter()  # request kind -> answers that made the client retry
@@ -128,8 +132,8 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=30)
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
-    keyfile.init()
-    create_topics()
+    keyfile.init(SETTINGS.key_ring_path)
+    create_topics(floor=SETTINGS.topics, app_id=SETTINGS.app_id)
     count_retries()
     results: dict[str, list] = {o: [] for o in ORDERS}
     try:

@@ -4,34 +4,19 @@ admin that creates them is craps_streams.kafka.topics).
     craps-streams topics            # create missing topics, print what exists
     craps-streams topics --list     # only print
 
-Environment:
-    CRAPS_TOPIC_PREFIX         prefix of every topic name (default "craps.")
-    CRAPS_APP_ID               the floor's worker group / transactional id prefix (default craps-streams)
-    CRAPS_REPLICATION_FACTOR   replication factor for new topics (default: the cluster's size, at most 3)
+A floor's topic names are a `Topics` value built from its prefix (the setting CRAPS_TOPIC_PREFIX,
+craps_streams/settings.py); nothing here reads the environment.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Dict, Mapping
 
-REPLICATION_FACTOR_ENV = "CRAPS_REPLICATION_FACTOR"
-
-# Topic names. CRAPS_TOPIC_PREFIX (default "craps.") lets tests and benchmarks run on topics of
-# their own beside a live floor on the same broker.
-TOPIC_PREFIX = os.environ.get("CRAPS_TOPIC_PREFIX", "craps.")
+# The prefix lets tests and benchmarks run on topics of their own beside a live floor on the same broker.
+DEFAULT_PREFIX = "craps."
 # The settling workers' group id and transactional id prefix: with the prefix, what a floor's ACLs name.
-APP_ID = os.environ.get("CRAPS_APP_ID", "craps-streams")
-TABLE_EVENTS = TOPIC_PREFIX + "table-events"
-SETTLEMENTS = TOPIC_PREFIX + "settlements"
-LAYOUT_MARKERS = TOPIC_PREFIX + "layout-markers"
-SURVEILLANCE = TOPIC_PREFIX + "surveillance"
-REJECTIONS = TOPIC_PREFIX + "rejections"
-# The state of every table, the worker's changelog: compacted, one record per table kept.
-TABLE_STATE = TOPIC_PREFIX + "table-state"
-# What the worker writes in its transactions, each output record in its input's partition number.
-WORKER_OUTPUTS = (SETTLEMENTS, LAYOUT_MARKERS, SURVEILLANCE, REJECTIONS, TABLE_STATE)
+DEFAULT_APP_ID = "craps-streams"
 
 # `make run` gives each floor topics of its own, craps.run-<time>.* (pruned by `topics --prune-runs`).
 RUN_PREFIX = "craps.run-"
@@ -52,18 +37,53 @@ def _delete_policy(retention_ms: int) -> Dict[str, str]:
     return {"cleanup.policy": "delete", "retention.ms": str(retention_ms)}
 
 
-TOPICS: Dict[str, TopicSpec] = {
-    spec.name: spec
-    for spec in (
-        # Audit history of everything that happened at the table: kept forever.
-        TopicSpec(TABLE_EVENTS, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
-        TopicSpec(SETTLEMENTS, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
-        TopicSpec(LAYOUT_MARKERS, PARTITIONS, _delete_policy(SEVEN_DAYS_MS)),
-        TopicSpec(SURVEILLANCE, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
-        TopicSpec(REJECTIONS, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
-        TopicSpec(TABLE_STATE, PARTITIONS, {"cleanup.policy": "compact", "min.compaction.lag.ms": "60000"}),
-    )
-}
+@dataclass(frozen=True)
+class Topics:
+    """The topic names of one floor, all under `prefix`."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    @property
+    def table_events(self) -> str:
+        return self.prefix + "table-events"
+
+    @property
+    def settlements(self) -> str:
+        return self.prefix + "settlements"
+
+    @property
+    def layout_markers(self) -> str:
+        return self.prefix + "layout-markers"
+
+    @property
+    def surveillance(self) -> str:
+        return self.prefix + "surveillance"
+
+    @property
+    def rejections(self) -> str:
+        return self.prefix + "rejections"
+
+    @property
+    def table_state(self) -> str:
+        """The state of every table, the worker's changelog: compacted, one record per table kept."""
+        return self.prefix + "table-state"
+
+    @property
+    def worker_outputs(self) -> tuple[str, ...]:
+        """What the worker writes in its transactions, each output record in its input's partition number."""
+        return (self.settlements, self.layout_markers, self.surveillance, self.rejections, self.table_state)
+
+    def specs(self) -> Dict[str, TopicSpec]:
+        """Every topic of the floor with its partitions and configs, by name."""
+        return {spec.name: spec for spec in (
+            # Audit history of everything that happened at the table: kept forever.
+            TopicSpec(self.table_events, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
+            TopicSpec(self.settlements, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
+            TopicSpec(self.layout_markers, PARTITIONS, _delete_policy(SEVEN_DAYS_MS)),
+            TopicSpec(self.surveillance, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
+            TopicSpec(self.rejections, PARTITIONS, _delete_policy(RETAIN_FOREVER_MS)),
+            TopicSpec(self.table_state, PARTITIONS, {"cleanup.policy": "compact", "min.compaction.lag.ms": "60000"}),
+        )}
 
 
 # A cluster of three or more keeps every partition on three brokers and takes a write (acks=all)
@@ -71,19 +91,14 @@ TOPICS: Dict[str, TopicSpec] = {
 MAX_REPLICATION_FACTOR = 3
 
 
-def replication_factor(brokers: int | None = None) -> int:
-    """CRAPS_REPLICATION_FACTOR when set; otherwise the cluster's size up to 3 (`brokers`, the
-    brokers the administrator sees), 1 when the size is not known."""
-    raw = os.environ.get(REPLICATION_FACTOR_ENV)
-    if not raw:
+def replication_factor(configured: int | None = None, brokers: int | None = None) -> int:
+    """`configured` (the setting CRAPS_REPLICATION_FACTOR) when given; otherwise the cluster's size
+    up to 3 (`brokers`, the brokers the administrator sees), 1 when the size is not known."""
+    if configured is None:
         return min(brokers, MAX_REPLICATION_FACTOR) if brokers else 1
-    try:
-        rf = int(raw)
-    except ValueError:
-        raise ValueError(f"{REPLICATION_FACTOR_ENV} must be an integer, got {raw!r}") from None
-    if rf < 1:
-        raise ValueError(f"{REPLICATION_FACTOR_ENV} must be >= 1, got {rf}")
-    return rf
+    if configured < 1:
+        raise ValueError(f"the replication factor must be >= 1, got {configured}")
+    return configured
 
 
 def min_insync_replicas(rf: int) -> int:

@@ -62,6 +62,13 @@ if not os.environ.get("CRAPS_ARCHIVE_KEY"):
     os.environ["CRAPS_ARCHIVE_KEY"] = str(pathlib.Path(tempfile.mkdtemp(prefix="craps-test-archive-key-")) / "archive-key")
 
 
+# The test session is an edge, like the CLI's main: its settings read once, after the key ring and
+# archive key above; in-process clients (the tests' checkers) connect with them.
+from craps_streams.settings import load as _load_settings, use as _use_settings  # noqa: E402
+
+SETTINGS = _use_settings(_load_settings())
+
+
 def _broker_up() -> bool:
     host, port = BOOTSTRAP.split(",")[0].rsplit(":", 1)
     try:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 
 from craps_streams.kafka.reader import read_committed
-from craps_streams.topics import TABLE_STATE
 
 
-def recover_partition(partition: int, topic: str = TABLE_STATE, bootstrap: str | None = None,
+def recover_partition(partition: int, topic: str, bootstrap: str | None = None,
                       timeout_s: float = 120.0) -> tuple[dict[str, str], float]:
-    """(table id -> latest committed state as JSON text, seconds taken) for one partition.
+    """(table id -> latest committed state as JSON text, seconds taken) for one partition of the
+    changelog `topic` (a floor's table-state).
 
     `timeout_s` is for stalls (no progress for that long), not for the whole read."""
     start = time.monotonic()

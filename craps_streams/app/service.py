@@ -3,24 +3,38 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import time
 
 from craps_streams.app.web import make_web_app
-from craps_streams.app.web_security import start_site, web_config_from_env, web_host
-from craps_streams.app.worker import SettlingWorker
+from craps_streams.app.web_security import load_web_config, start_site
+from craps_streams.app.worker import SettlingWorker, WorkerTimeouts
 from craps_streams.metrics.exporter import FloorMetrics
 from craps_streams.metrics.gc_pauses import GcPauses, freeze_start_up, raise_young_threshold
 from craps_streams.rules import SurveillanceAlerted
+from craps_streams.settings import Settings
+from craps_streams.surveillance import HoldWatch
 
 log = logging.getLogger("craps.worker")
 
 
-async def _main(web_port: int) -> None:
-    worker = SettlingWorker()
+def worker_of(settings: Settings, worker_class=SettlingWorker, **overrides) -> SettlingWorker:
+    """The settling worker the settings describe: its floor, group, timeouts, surveillance and key
+    ring (KeyRingError without one); `overrides`, keyword arguments of the worker's own (a
+    benchmark's app id)."""
+    from craps_streams.authenticity import TagCheck, keyfile
 
-    metrics = FloorMetrics(tables=lambda: ((t.state, t.book) for t in worker.tables()))
+    timeouts = WorkerTimeouts(settings.session_timeout_ms, settings.heartbeat_interval_ms,
+                              settings.transaction_timeout_ms, settings.max_poll_interval_ms, settings.retry_backoff_ms)
+    arguments = dict(app_id=settings.app_id, bootstrap=settings.kafka_bootstrap, topics=settings.topics,
+                     timeouts=timeouts, watch=HoldWatch(settings.thresholds))
+    return worker_class(TagCheck(keyfile.load(settings.key_ring_path)), **{**arguments, **overrides})
+
+
+async def _main(settings: Settings) -> None:
+    worker = worker_of(settings)
+
+    metrics = FloorMetrics(tables=lambda: ((t.state, t.book) for t in worker.tables()), thresholds=settings.thresholds)
 
     def observe(batch, partition, seconds):
         metrics.observe(batch.handled, time.time(), quiet=batch.quiet)
@@ -34,10 +48,12 @@ async def _main(web_port: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stopping.set)
     runner = None
+    web_port = settings.web_port
     if web_port:
-        config = web_config_from_env()  # TLS and basic auth when CRAPS_WEB_CONFIG names a file
-        runner = await start_site(make_web_app(worker, metrics, config), web_port, config)
-        log.info("metrics on %s://%s:%s/metrics", config.scheme, web_host(), web_port)
+        config = load_web_config(settings.web_config)  # TLS and basic auth when the setting names a file
+        runner = await start_site(make_web_app(worker, metrics, config, settings.floor_url), web_port, config,
+                                  settings.web_host)
+        log.info("metrics on %s://%s:%s/metrics", config.scheme, settings.web_host, web_port)
     from craps_streams.rules import CORE, CORE_NOTE
 
     log.info("rules core: %s%s", CORE, f" ({CORE_NOTE})" if CORE_NOTE else "")
@@ -77,7 +93,6 @@ async def _report_stability(worker, metrics, every_s: float = 5.0) -> None:
     worker owns: a stalled LSO hides the floor from every reader (alert CrapsReadersStalled)."""
     from craps_streams.app.stability import StableOffsetWatch
     from craps_streams.kafka.stability import StableOffsets
-    from craps_streams.topics import WORKER_OUTPUTS
 
     offsets, watch, reported = StableOffsets(bootstrap=worker.bootstrap), StableOffsetWatch(), set()
     try:
@@ -88,7 +103,7 @@ async def _report_stability(worker, metrics, every_s: float = 5.0) -> None:
     try:
         while True:
             await asyncio.sleep(every_s)
-            owned = {(topic, p) for p in worker.partitions() for topic in WORKER_OUTPUTS}
+            owned = {(topic, p) for p in worker.partitions() for topic in worker.topics.worker_outputs}
             try:
                 measured = await offsets.offsets(sorted(owned))
             except Exception:
@@ -122,7 +137,8 @@ class ExpectedRetries(logging.Filter):
         return True
 
 
-def serve(web_port: int, loglevel: str = "warning") -> int:
+def serve(settings: Settings, loglevel: str = "warning") -> int:
+    """Run the settling worker the settings describe (its web server on settings.web_port; 0: none)."""
     logging.basicConfig(level=loglevel.upper(),
                         format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
     for noisy in ("aiokafka", "kafka"):
@@ -131,7 +147,7 @@ def serve(web_port: int, loglevel: str = "warning") -> int:
     from craps_streams.authenticity import KeyRingError
 
     try:
-        asyncio.run(_main(web_port))
+        asyncio.run(_main(settings))
     except KeyRingError as e:
         log.error("the worker checks every event's tag and needs the floor's key ring: %s", e)
         return 2

@@ -10,7 +10,6 @@ the floor's input is lost.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import dataclass, field
 
@@ -35,15 +34,21 @@ from craps_streams.settle.step import settle_event, undecodable_rejection
 from craps_streams.surveillance import HoldBook, HoldWatch
 from craps_streams.surveillance.native_watch import native_of, watch_record, with_native_watch
 from craps_streams.surveillance.table_watch import TableWatch
-from craps_streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
+from craps_streams.topics import Topics
 
-TOPIC_OF = {
-    WagerSettled: SETTLEMENTS,
-    MarkerPlaced: LAYOUT_MARKERS,
-    MarkerCleared: LAYOUT_MARKERS,
-    SurveillanceAlerted: SURVEILLANCE,
-    EventRejected: REJECTIONS,
-}
+
+def topic_of(topics: Topics) -> dict:
+    """Output class -> the floor's topic it is written to."""
+    return {
+        WagerSettled: topics.settlements,
+        MarkerPlaced: topics.layout_markers,
+        MarkerCleared: topics.layout_markers,
+        SurveillanceAlerted: topics.surveillance,
+        EventRejected: topics.rejections,
+    }
+
+
+TOPIC_OF = topic_of(Topics())  # the default floor's (prefix craps.)
 
 
 @dataclass(slots=True)
@@ -174,33 +179,35 @@ def _fast_decoder():
     return decode
 
 
-_WRITER = None
+_WRITERS: dict[Topics, object] = {}
 
 
-def _output_writer():
+def _output_writer(topics: Topics):
     """outputs -> [(topic, key, value)]: each output's message, byte for byte
     `encode_output(output_to_record(o))` (craps_streams/codec/fastwrite.py); made on first use."""
-    global _WRITER
-    if _WRITER is None:
-        _WRITER = output_writer(TOPIC_OF)
-    return _WRITER
+    writer = _WRITERS.get(topics)
+    if writer is None:
+        writer = _WRITERS[topics] = output_writer(topic_of(topics))
+    return writer
 
 
 class SettlementShell:
     """Holds the live states of the tables this worker owns; `load` reads a stored state (JSON text)
     when a table is not in memory yet (after a restart or a rebalance); `tags` checks every event's
-    authentication tag before the core (the worker always gives one)."""
+    authentication tag before the core (the worker always gives one). `watch`: the surveillance
+    (default thresholds unless given); `topics`: the floor's topics the outputs are written to."""
 
-    def __init__(self, load, watch: HoldWatch | None = None, tags=None):
+    def __init__(self, load, watch: HoldWatch | None = None, tags=None, topics: Topics = Topics()):
         self.load = load
+        self.topics = topics
         self.tags = tags  # the tag check before the core (craps_streams.authenticity.TagCheck)
         # Each table's surveillance kept natively where the native code is in use, as the replay
         # keeps it: the same alerts and state (craps_streams/surveillance/native_watch.py).
-        self.watch = with_native_watch(watch or HoldWatch.from_settings(os.environ))
+        self.watch = with_native_watch(watch or HoldWatch())
         self.states: dict[str, TableState] = {}
         self.books: dict[str, HoldBook] = {}  # table id -> its hold book, beside its state
         self.fast_decode = _fast_decoder()
-        self.messages = _output_writer()
+        self.messages = _output_writer(topics)
         # Runs of quiet events (wagers placed, shooters changed) in one native call, as the replay
         # settles them (craps_streams/settle/quiet.py); None where the native code is not in use.
         self.quiet = quiet_run(tags)
@@ -237,7 +244,7 @@ class SettlementShell:
         try:
             return record_to_event(decode_event(value))
         except (CodecError, ContractError) as e:
-            return self.undecodable(value, e, topic, partition, offset)
+            return self.undecodable(value, e, topic, partition, offset, rejections=self.topics.rejections)
 
     def items_of(self, messages, partition: int, failed: dict) -> list:
         """A batch of Kafka messages -> `handle_batch`'s items: each message's event (`decoded`),
@@ -251,7 +258,8 @@ class SettlementShell:
             if failed:
                 error = failed.get(m.offset)
                 if error is not None:
-                    append(undecodable(m.value, error, m.topic, partition, m.offset, reason="internal_error"))
+                    append(undecodable(m.value, error, m.topic, partition, m.offset, reason="internal_error",
+                                          rejections=self.topics.rejections))
                     continue
             try:
                 event = fast(m.value) if fast is not None else None
@@ -305,10 +313,10 @@ class SettlementShell:
 
     @staticmethod
     def undecodable(value: bytes, error, topic: str, partition: int, offset: int,
-                    reason: str | None = None) -> Handled:
-        """The rejection of a message that is not an event, written with its raw bytes. `reason`:
-        the decoder's (a ContractError's) or "undecodable"; the worker passes "internal_error"
-        for a message whose settling raised (a bug)."""
+                    reason: str | None = None, rejections: str = TOPIC_OF[EventRejected]) -> Handled:
+        """The rejection of a message that is not an event, written with its raw bytes to
+        `rejections`. `reason`: the decoder's (a ContractError's) or "undecodable"; the worker
+        passes "internal_error" for a message whose settling raised (a bug)."""
         if reason is None:
             reason = error.reason if isinstance(error, ContractError) else "undecodable"
         rejection = undecodable_rejection(topic, partition, offset, reason, str(error))
@@ -317,4 +325,4 @@ class SettlementShell:
             "reason": rejection.reason, "message": str(error)[:1000], "event_json": None,
             "raw": bytes(value or b""), "topic": topic, "partition": partition, "offset": offset,
         }
-        return Handled(UNDECODABLE, "", [rejection], [(REJECTIONS, b"", encode_output(record))], None)
+        return Handled(UNDECODABLE, "", [rejection], [(rejections, b"", encode_output(record))], None)

@@ -5,10 +5,14 @@ from typing import Iterator
 
 from craps_streams.codec import CodecError, decode_output
 from craps_streams.kafka.consumers import follower
-from craps_streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
+from craps_streams.topics import Topics
 
-TOPICS = {"settlements": SETTLEMENTS, "markers": LAYOUT_MARKERS, "alerts": SURVEILLANCE,
-          "rejections": REJECTIONS}
+KINDS = ("settlements", "markers", "alerts", "rejections")
+
+
+def topic_of_kind(topics: Topics) -> dict[str, str]:
+    return {"settlements": topics.settlements, "markers": topics.layout_markers, "alerts": topics.surveillance,
+            "rejections": topics.rejections}
 
 
 def dollars(cents: int) -> str:
@@ -31,13 +35,15 @@ def line_of(record: dict) -> str:
     return f"{head}{kind} {record.get('layout')} {record.get('marker') or record.get('reason')}"
 
 
-def follow(kinds: list[str], from_beginning: bool, limit: int = 0, bootstrap: str | None = None) -> Iterator[str]:
-    """A line per committed record of the kinds' topics, until `limit` lines (0: follow for ever).
-    Raises ValueError for a kind that is not one of TOPICS."""
-    unknown = [k for k in kinds if k not in TOPICS]
+def follow(kinds: list[str], from_beginning: bool, limit: int = 0, bootstrap: str | None = None,
+           topics: Topics = Topics()) -> Iterator[str]:
+    """A line per committed record of the kinds' topics of the floor `topics`, until `limit` lines
+    (0: follow for ever). Raises ValueError for a kind that is not one of KINDS."""
+    unknown = [k for k in kinds if k not in KINDS]
     if unknown:
-        raise ValueError(f"unknown {unknown}; choose from {', '.join(TOPICS)}")
-    consumer = follower([TOPICS[k] for k in kinds], from_beginning=from_beginning, role="viewer", bootstrap=bootstrap)
+        raise ValueError(f"unknown {unknown}; choose from {', '.join(KINDS)}")
+    named = topic_of_kind(topics)
+    consumer = follower([named[k] for k in kinds], from_beginning=from_beginning, role="viewer", bootstrap=bootstrap)
     n = 0
     try:
         for message in consumer:

@@ -1,15 +1,14 @@
 """The worker's web server: /metrics for Prometheus and /state (per-table state hashes).
 
 The floor page lives in the floor view (craps_streams/floor, `craps-streams floor`), which shows every
-table whichever worker owns it; / here redirects there (CRAPS_FLOOR_URL, default
-http://127.0.0.1:6070/). Security headers always, TLS and basic auth from the web config file
+table whichever worker owns it; / here redirects there (`floor_url`: the setting CRAPS_FLOOR_URL,
+default http://127.0.0.1:6070/). Security headers always, TLS and basic auth from the web config file
 (craps_streams/app/web_security.py).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -19,7 +18,8 @@ from craps_streams.app.web_security import WebConfig, secure
 DEFAULT_FLOOR_URL = "http://127.0.0.1:6070/"
 
 
-def make_web_app(worker, metrics, config: WebConfig | None = None) -> web.Application:
+def make_web_app(worker, metrics, config: WebConfig | None = None,
+                 floor_url: str | None = None) -> web.Application:
     async def metrics_handler(request):
         return web.Response(body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
@@ -38,7 +38,7 @@ def make_web_app(worker, metrics, config: WebConfig | None = None) -> web.Applic
 
     async def to_the_floor_view(request):
         # A worker holds only the tables of its partitions: the floor is the view's.
-        raise web.HTTPFound(os.environ.get("CRAPS_FLOOR_URL") or DEFAULT_FLOOR_URL)
+        raise web.HTTPFound(floor_url or DEFAULT_FLOOR_URL)
 
     app = web.Application()
     app.router.add_get("/", to_the_floor_view)

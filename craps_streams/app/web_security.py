@@ -16,8 +16,8 @@
       basic_auth_users:             # basic auth on, bcrypt hashes (htpasswd -nBC 10 "" | tr -d ':\\n')
         prometheus: $2y$10$...
 
-  An unknown key is an error, as in exporter-toolkit. Addresses stay on 127.0.0.1 unless
-  CRAPS_WEB_HOST says otherwise.
+  An unknown key is an error, as in exporter-toolkit. The file is the setting CRAPS_WEB_CONFIG;
+  addresses stay on 127.0.0.1 unless the setting CRAPS_WEB_HOST says otherwise.
 """
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-WEB_CONFIG_ENV = "CRAPS_WEB_CONFIG"
 DEFAULT_HOST = "127.0.0.1"
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -65,10 +64,6 @@ class WebConfig:
     @property
     def scheme(self) -> str:
         return "https" if self.ssl_context is not None else "http"
-
-
-def web_host() -> str:
-    return os.environ.get("CRAPS_WEB_HOST") or DEFAULT_HOST
 
 
 def load_web_config(path: str | os.PathLike | None) -> WebConfig:
@@ -111,10 +106,6 @@ def load_web_config(path: str | os.PathLike | None) -> WebConfig:
             raise WebConfigError(f"web config {path}: the password of {name!r} is not a bcrypt hash")
         users[str(name)] = hashed
     return WebConfig(context, users)
-
-
-def web_config_from_env() -> WebConfig:
-    return load_web_config(os.environ.get(WEB_CONFIG_ENV))
 
 
 class BasicAuth:
@@ -170,9 +161,10 @@ def secure(app: web.Application, config: WebConfig) -> web.Application:
     return app
 
 
-async def start_site(app: web.Application, port: int, config: WebConfig) -> web.AppRunner:
-    """Serve `app` on the configured host and port, with TLS when the config has it."""
+async def start_site(app: web.Application, port: int, config: WebConfig,
+                     host: str = DEFAULT_HOST) -> web.AppRunner:
+    """Serve `app` on `host` and `port`, with TLS when the config has it."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, web_host(), port, ssl_context=config.ssl_context).start()
+    await web.TCPSite(runner, host, port, ssl_context=config.ssl_context).start()
     return runner

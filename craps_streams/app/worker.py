@@ -3,7 +3,7 @@
 A consume-transform-produce loop on aiokafka's transactions, one transactional producer per
 assigned partition (transactional.id = app id + partition, so a new owner of a partition fences
 the old one: a zombie worker can never commit). For each partition's batch of events, one Kafka
-transaction holds the outputs, the new table states (compacted changelog TABLE_STATE) and the
+transaction holds the outputs, the new table states (the compacted changelog table-state) and the
 consumed offsets: all of them commit, or none. After a failed transaction the partition's tables
 are rebuilt from the changelog and the partition is re-read from its committed offset. A message
 whose settling raises (a bug) aborts its batch the same way, so a table half-changed by the bug is
@@ -27,9 +27,8 @@ stays in the group. It takes the partition over again (fencing, changelog, commi
 after a rebalance gave it back, or after a session timeout if the group still says it is ours (the
 timed-out transaction: nobody else owns it), so a zombie never fights the partition's new owner.
 
-Timeouts (environment, milliseconds): CRAPS_SESSION_TIMEOUT_MS (10000), CRAPS_HEARTBEAT_INTERVAL_MS
-(a fifth of the session timeout), CRAPS_TRANSACTION_TIMEOUT_MS (60000), CRAPS_MAX_POLL_INTERVAL_MS
-(120000).
+Timeouts: `WorkerTimeouts` (the settings CRAPS_SESSION_TIMEOUT_MS, CRAPS_HEARTBEAT_INTERVAL_MS,
+CRAPS_TRANSACTION_TIMEOUT_MS, CRAPS_MAX_POLL_INTERVAL_MS, CRAPS_RETRY_BACKOFF_MS; milliseconds).
 
 Why not Faust's agent (faust-streaming 0.15.3): tests/pipeline's crash test found settlements
 lost after a kill -9, its sends to sink topics bypass the partition's transactional producer and
@@ -39,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from dataclasses import dataclass
 
@@ -55,13 +53,27 @@ from craps_streams.kafka.consumers import (
 )
 from craps_streams.kafka.producers import abort_hanging, send_records, transactional_producer
 from craps_streams.kafka.settings import default_bootstrap
-from craps_streams.topics import TABLE_EVENTS, TABLE_STATE, WORKER_OUTPUTS
+from craps_streams.surveillance import HoldWatch
+from craps_streams.topics import DEFAULT_APP_ID, Topics
 
 log = logging.getLogger("craps.worker")
 
 
-def _env_ms(name: str, default: int) -> int:
-    return int(os.environ.get(name) or default)
+@dataclass(frozen=True)
+class WorkerTimeouts:
+    """The worker's Kafka timeouts, in milliseconds."""
+
+    session_timeout_ms: int = 10_000
+    heartbeat_interval_ms: int | None = None  # None: a fifth of the session timeout, at least 100
+    transaction_timeout_ms: int = 60_000
+    max_poll_interval_ms: int = 120_000
+    # A transaction begun while the previous one's markers are still being written is retried
+    # this soon (craps_streams/kafka/producers.py, transactional_producer).
+    retry_backoff_ms: int = 10
+
+    @property
+    def heartbeat_ms(self) -> int:
+        return self.heartbeat_interval_ms or max(self.session_timeout_ms // 5, 100)
 
 
 class _InternalError(Exception):
@@ -104,18 +116,17 @@ class PartitionOwner:
 
 
 class SettlingWorker:
-    def __init__(self, app_id: str | None = None, bootstrap: str | None = None,
-                 max_batch: int = 2000, observer=None, tags=None):
-        # Every event's tag is checked before the rules (craps_streams.authenticity): by default against
-        # the floor's key ring file; a worker without one does not start (KeyRingError).
-        if tags is None:
-            from craps_streams.authenticity import TagCheck
-            from craps_streams.authenticity import keyfile
-
-            tags = TagCheck(keyfile.load())
+    def __init__(self, tags, app_id: str = DEFAULT_APP_ID, bootstrap: str | None = None,
+                 max_batch: int = 2000, observer=None, topics: Topics = Topics(),
+                 timeouts: WorkerTimeouts = WorkerTimeouts(), watch: HoldWatch | None = None):
+        # Every event's tag is checked before the rules (craps_streams.authenticity): `tags`, a
+        # TagCheck over the floor's key ring (the service loads it; without one it does not start).
         self.tags = tags
-        self.app_id = app_id or os.environ.get("CRAPS_APP_ID", "craps-streams")
+        self.app_id = app_id
         self.bootstrap = bootstrap or default_bootstrap()
+        self.topics = topics
+        self.watch = watch  # the surveillance thresholds (the worker's and a replay's must agree)
+        self.retry_backoff_ms = timeouts.retry_backoff_ms
         self.max_batch = max_batch
         self.owners: dict[int, PartitionOwner] = {}
         self.consumer = None  # the group consumer, while running
@@ -129,10 +140,10 @@ class SettlingWorker:
         self.failed: dict[int, dict[int, BaseException]] = {}
         # partitions whose last batch raised inside a quiet run: the next settles event by event
         self.event_by_event: set[int] = set()
-        self.session_timeout_ms = _env_ms("CRAPS_SESSION_TIMEOUT_MS", 10_000)
-        self.heartbeat_interval_ms = _env_ms("CRAPS_HEARTBEAT_INTERVAL_MS", max(self.session_timeout_ms // 5, 100))
-        self.transaction_timeout_ms = _env_ms("CRAPS_TRANSACTION_TIMEOUT_MS", 60_000)
-        self.max_poll_interval_ms = _env_ms("CRAPS_MAX_POLL_INTERVAL_MS", 120_000)
+        self.session_timeout_ms = timeouts.session_timeout_ms
+        self.heartbeat_interval_ms = timeouts.heartbeat_ms
+        self.transaction_timeout_ms = timeouts.transaction_timeout_ms
+        self.max_poll_interval_ms = timeouts.max_poll_interval_ms
         # partition -> (generation, monotonic time) of the fence that released it: not taken over
         # again in that generation before the hold-off (a session timeout: by then a zombie's
         # consumer has heard it was dropped from the group, and rejoined)
@@ -168,13 +179,15 @@ class SettlingWorker:
         """Take the partition over (None: the group took it away meanwhile)."""
         partition, generation = tp.partition, self.generation
         producer = transactional_producer(f"{self.app_id}-{partition}", self.transaction_timeout_ms,
-                                          role="worker", bootstrap=self.bootstrap)
+                                          role="worker", bootstrap=self.bootstrap,
+                                          retry_backoff_ms=self.retry_backoff_ms)
         try:
             await producer.start()  # init_transactions: fences a previous owner, ends its open transaction
             # ... as the coordinator knows it: records it left open on an output partition would
             # be committed by this owner's first commit (abort_hanging says when and why).
-            await abort_hanging(producer, WORKER_OUTPUTS, partition, tp, self.app_id)
-            states, seconds = await asyncio.to_thread(recover_partition, partition, TABLE_STATE, self.bootstrap)
+            await abort_hanging(producer, self.topics.worker_outputs, partition, tp, self.app_id)
+            states, seconds = await asyncio.to_thread(recover_partition, partition, self.topics.table_state,
+                                                         self.bootstrap)
             # Read after the fencing: the previous owner's last commit is complete by now.
             committed = await self.consumer.committed(tp)
         except BaseException:
@@ -186,7 +199,7 @@ class SettlingWorker:
             return None
         log.info("partition %s owned: %s table states recovered in %.2f s, resuming at offset %s",
                  partition, len(states), seconds, committed)
-        shell = SettlementShell(states.get, tags=self.tags)
+        shell = SettlementShell(states.get, self.watch, tags=self.tags, topics=self.topics)
         if partition in self.event_by_event:
             shell.quiet = None
         owner = self.owners[partition] = PartitionOwner(partition, producer, shell, states)
@@ -206,7 +219,7 @@ class SettlingWorker:
                     continue  # wait for the rebalance that tells whether the partition is still ours
                 del self.fenced[partition]
             try:
-                await self.own(TopicPartition(TABLE_EVENTS, partition))
+                await self.own(TopicPartition(self.topics.table_events, partition))
             except ProducerFenced:
                 # Another worker took it over while this one did (a rebalance under way): taking
                 # it back at once would fence that one in turn. Wait as after a fenced batch.
@@ -265,7 +278,7 @@ class SettlingWorker:
         self.consumer = group_consumer(
             self.app_id, session_timeout_ms=self.session_timeout_ms, heartbeat_interval_ms=self.heartbeat_interval_ms,
             max_poll_interval_ms=self.max_poll_interval_ms, role="worker", bootstrap=self.bootstrap)
-        self.consumer.subscribe([TABLE_EVENTS], listener=Rebalance())
+        self.consumer.subscribe([self.topics.table_events], listener=Rebalance())
         await self.consumer.start()
         try:
             while not self.stopping.is_set():
@@ -383,7 +396,7 @@ class SettlingWorker:
                 # One state record per table per batch: the changelog is compacted, and the
                 # transaction makes the batch's last state the only one anybody can read.
                 if batch.changed:
-                    records[TABLE_STATE] = [(table_id.encode(), shell.stored_text(table_id).encode())
+                    records[self.topics.table_state] = [(table_id.encode(), shell.stored_text(table_id).encode())
                                             for table_id in batch.changed]
                 # Each topic's records in as few record batches as they fit, in their order.
                 await self._written(await send_records(producer, records, partition))

@@ -231,12 +231,12 @@ class ArchiveWriter:
 
 def archive(out_dir, topic: str | None = None, bootstrap: str | None = None,
             progress=None, seal_key: bytes | None = None) -> ArchiveResult:
-    """Archive what is new on the table-events topic since the last run; `seal_key` seals the
-    chain head."""
+    """Archive what is new on the table-events topic (`topic`, default the default floor's) since
+    the last run; `seal_key` seals the chain head."""
     if topic is None:
-        from craps_streams.topics import TABLE_EVENTS
+        from craps_streams.topics import Topics
 
-        topic = TABLE_EVENTS
+        topic = Topics().table_events
     from craps_streams.kafka.reader import read_committed
 
     writer = ArchiveWriter(out_dir, topic, seal_key=seal_key)

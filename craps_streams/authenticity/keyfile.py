@@ -1,7 +1,7 @@
 """The key ring file: JSON in a git-ignored secrets directory, readable by its owner only.
 
-Location: `CRAPS_TABLE_KEYS` if set, else `<CRAPS_SECRETS_DIR or ./.secrets>/table-keys.json`. The
-directory is made 0700 and the file 0600 (written to a temporary file, then renamed, so a reader
+Location: the caller's (the settings CRAPS_TABLE_KEYS, else `<CRAPS_SECRETS_DIR or ./.secrets>/table-keys.json`:
+craps_streams/settings.py). The directory is made 0700 and the file 0600 (written to a temporary file, then renamed, so a reader
 never sees half a ring); a ring that group or others may read is refused, as ssh refuses such a
 key, because anyone who can read it can forge any table's events.
 
@@ -26,13 +26,6 @@ from craps_streams.authenticity.keyring import SECRET_BYTES, KeyRing, KeyRingErr
 
 FORMAT = "craps-streams table keys"
 VERSION = 1
-
-
-def default_path(environ=os.environ) -> Path:
-    explicit = environ.get("CRAPS_TABLE_KEYS")
-    if explicit:
-        return Path(explicit)
-    return Path(environ.get("CRAPS_SECRETS_DIR") or ".secrets") / "table-keys.json"
 
 
 def new_secret() -> bytes:
@@ -79,10 +72,10 @@ def ring_from_json(obj) -> KeyRing:
     return KeyRing(tuple(keys))
 
 
-def load(path: Path | str | None = None) -> KeyRing:
-    """The key ring at `path` (default `default_path()`); KeyRingError if it is missing, readable
+def load(path: Path | str) -> KeyRing:
+    """The key ring at `path`; KeyRingError if it is missing, readable
     by group or others, or not a key ring."""
-    path = Path(path) if path is not None else default_path()
+    path = Path(path)
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -96,9 +89,9 @@ def load(path: Path | str | None = None) -> KeyRing:
         raise KeyRingError(f"{path}: {e}") from None
 
 
-def save(ring: KeyRing, path: Path | str | None = None) -> Path:
+def save(ring: KeyRing, path: Path | str) -> Path:
     """Write the ring (0600, directory 0700, atomically); the path written."""
-    path = Path(path) if path is not None else default_path()
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path.parent, 0o700)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
@@ -116,18 +109,11 @@ def save(ring: KeyRing, path: Path | str | None = None) -> Path:
     return path
 
 
-def archive_key_path(environ=os.environ) -> Path:
-    explicit = environ.get("CRAPS_ARCHIVE_KEY")
-    if explicit:
-        return Path(explicit)
-    return Path(environ.get("CRAPS_SECRETS_DIR") or ".secrets") / "archive-key"
-
-
-def archive_key(path: Path | str | None = None, create: bool = False) -> bytes | None:
+def archive_key(path: Path | str, create: bool = False) -> bytes | None:
     """The archiver's key that seals an archive's chain head (`craps_streams.archive.chain`): 32 bytes,
     base64url in a 0600 file; None when there is none (and `create` is false). Refused, like the
     key ring, when others can read it."""
-    path = Path(path) if path is not None else archive_key_path()
+    path = Path(path)
     if not path.exists():
         if not create:
             return None
@@ -148,9 +134,9 @@ def dev_floor_tables(n: int) -> list[str]:
     return [f"T{i:03d}" for i in range(1, n + 1)]
 
 
-def init(path: Path | str | None = None, tables=None, at_ms: int = 0) -> tuple[KeyRing, bool]:
+def init(path: Path | str, tables=None, at_ms: int = 0) -> tuple[KeyRing, bool]:
     """The ring at `path`, made if missing (one key per table, valid from `at_ms`); (ring, made)."""
-    path = Path(path) if path is not None else default_path()
+    path = Path(path)
     if path.exists():
         return load(path), False
     ring = KeyRing(tuple(new_key({t}, at_ms) for t in (tables if tables is not None else dev_floor_tables(1000))))

@@ -8,14 +8,13 @@ what fingerprints, container files and independent readers need.
 Old versions of a schema may be kept in ``craps_streams/schemas/history/*.avsc``: they are loaded as additional
 *writer* schemas, so bytes written with them still decode (resolved to the current schema).
 
-The directory is ``$CRAPS_SCHEMA_DIR`` if set, else ``craps_streams/schemas/``, shipped inside the
-package (see ``default_schema_dir``).
+The directory is ``craps_streams/schemas/``, shipped inside the package, unless the process's edge
+names another (the setting CRAPS_SCHEMA_DIR, handed over with ``use_schema_dir``).
 """
 from __future__ import annotations
 
 import copy
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,13 +31,19 @@ _NAMED = ("record", "enum", "fixed", "error")
 PACKAGED_SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
 
+_schema_dir = [PACKAGED_SCHEMAS]
+
+
+def use_schema_dir(path: Path | str | None) -> None:
+    """Read the schemas from `path` (None: the package's) in this process: called by the edge,
+    before the first message is encoded or decoded (the default codec is loaded once)."""
+    _schema_dir[0] = Path(path) if path is not None else PACKAGED_SCHEMAS
+
+
 def default_schema_dir() -> Path:
-    """``$CRAPS_SCHEMA_DIR``, else the schemas shipped inside the package (``craps_streams/schemas/``),
-    the same in a checkout, an editable install and a wheel."""
-    env = os.environ.get("CRAPS_SCHEMA_DIR")
-    if env:
-        return Path(env)
-    return PACKAGED_SCHEMAS
+    """The schemas shipped inside the package (``craps_streams/schemas/``, the same in a checkout,
+    an editable install and a wheel), unless the edge named another (``use_schema_dir``)."""
+    return _schema_dir[0]
 
 
 @dataclass(frozen=True)

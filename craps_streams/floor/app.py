@@ -19,31 +19,32 @@ The consumers read committed records only: faust-streaming turns read_committed 
 own exactly_once mode (faust/transport/drivers/aiokafka.py, `_create_worker_consumer`), which the
 view does not want (it writes no outputs); ReadCommittedTransport sets it for this app.
 
-Environment: CRAPS_KAFKA_BOOTSTRAP, CRAPS_TOPIC_PREFIX, CRAPS_APP_ID (the floor's; the view's app
-id is "<it>-floor-<instance>"), CRAPS_FLOOR_INSTANCE (default "1"), CRAPS_FLOOR_PORT (6070),
-CRAPS_WEB_HOST (127.0.0.1), CRAPS_WEB_CONFIG (TLS and basic auth, craps_streams/app/web_security.py),
-CRAPS_FLOOR_DATADIR (Faust's data dir; default a temp dir: the tables live in memory and are
-rebuilt from their changelogs).
+Settings (craps_streams/settings.py): the Faust app is built when this module is imported (`faust -A`
+imports it), so the module is the view's edge and reads the settings once, here: CRAPS_KAFKA_BOOTSTRAP,
+CRAPS_TOPIC_PREFIX, CRAPS_APP_ID (the floor's; the view's app id is "<it>-floor-<instance>"),
+CRAPS_FLOOR_INSTANCE, CRAPS_FLOOR_PORT, CRAPS_WEB_HOST, CRAPS_WEB_CONFIG (TLS and basic auth,
+craps_streams/app/web_security.py), CRAPS_FLOOR_DATADIR (Faust's data dir; default a temp dir: the
+tables live in memory and are rebuilt from their changelogs), CRAPS_FLOOR_SESSION_TIMEOUT_MS.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import tempfile
 import time
 
 import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
-from craps_streams.app.web_security import start_site, web_config_from_env, web_host
+from craps_streams.app.web_security import load_web_config, start_site
 from craps_streams.codec import CodecError, decode_output
 from craps_streams.floor import folding
 from craps_streams.floor.broker import faust_broker_settings, view_client_settings
 from craps_streams.floor.hub import ChangeHub
 from craps_streams.floor.web import make_floor_web
 from craps_streams.kafka.topics import create_topics
-from craps_streams.topics import LAYOUT_MARKERS, PARTITIONS, SETTLEMENTS, SURVEILLANCE, TABLE_STATE, TopicSpec, replication_factor
+from craps_streams.settings import Settings, load, use
+from craps_streams.topics import PARTITIONS, TopicSpec, replication_factor
 
 log = logging.getLogger("craps.floor")
 
@@ -142,23 +143,21 @@ class FloorApp(faust.App):
                                                                 {"cleanup.policy": "compact"})
                  for t in self.tables.values()}
         try:
-            await asyncio.to_thread(create_topics, view_client_settings()["bootstrap_servers"], specs)
+            await asyncio.to_thread(create_topics, view_client_settings()["bootstrap_servers"], specs,
+                                    floor=SETTINGS.topics, app_id=SETTINGS.app_id,
+                                    replication=SETTINGS.replication_factor)
         except Exception as e:  # e.g. no admin rights here: Faust creates them itself, a moment later
             log.warning("could not create the tables' changelog topics beforehand: %r", e)
 
 
-def instance_name() -> str:
-    return os.environ.get("CRAPS_FLOOR_INSTANCE") or "1"
+def view_app_id(settings: Settings) -> str:
+    return f"{settings.app_id}-floor-{settings.floor_instance}"
 
 
-def view_app_id() -> str:
-    return f"{os.environ.get('CRAPS_APP_ID') or 'craps-streams'}-floor-{instance_name()}"
-
-
-def make_app() -> FloorApp:
-    datadir = os.environ.get("CRAPS_FLOOR_DATADIR") or tempfile.mkdtemp(prefix="craps-floor-")
+def make_app(settings: Settings) -> FloorApp:
+    datadir = settings.floor_datadir or tempfile.mkdtemp(prefix="craps-floor-")
     return FloorApp(
-        view_app_id(),
+        view_app_id(settings),
         **faust_broker_settings(view_client_settings()),
         store="memory://",
         datadir=datadir,
@@ -166,17 +165,19 @@ def make_app() -> FloorApp:
         processing_guarantee="at_least_once",
         consumer_auto_offset_reset="earliest",
         topic_partitions=PARTITIONS,
-        topic_replication_factor=replication_factor(),
+        topic_replication_factor=replication_factor(settings.replication_factor),
         broker_commit_interval=1.0,
         # A restarted instance rejoins its own group: the dead member's session must end first.
-        broker_session_timeout=int(os.environ.get("CRAPS_FLOOR_SESSION_TIMEOUT_MS") or 10_000) / 1000,
-        broker_heartbeat_interval=int(os.environ.get("CRAPS_FLOOR_SESSION_TIMEOUT_MS") or 10_000) / 5000,
+        broker_session_timeout=settings.floor_session_timeout_ms / 1000,
+        broker_heartbeat_interval=settings.floor_session_timeout_ms / 5000,
         table_standby_replicas=0,
         producer_linger=0.005,
     )
 
 
-app = make_app()
+SETTINGS = use(load())
+TOPICS = SETTINGS.topics
+app = make_app(SETTINGS)
 hub = ChangeHub()
 
 
@@ -315,7 +316,7 @@ def _last_states(events):
     return list(last.values())
 
 
-@app.agent(_source(TABLE_STATE))
+@app.agent(_source(TOPICS.table_state))
 async def fold_table_states(stream):
     async for events in stream.take_events(BATCH, within=BATCH_WITHIN_S):
         for i, event in enumerate(_last_states(events), 1):
@@ -327,17 +328,17 @@ async def fold_table_states(stream):
                 await shooters.folded(key, new, event.message)
 
 
-@app.agent(_source(SETTLEMENTS))
+@app.agent(_source(TOPICS.settlements))
 async def fold_settlements(stream):
     await _fold_batches(stream, settlement_books, folding.fold_settlement, _output_of)
 
 
-@app.agent(_source(LAYOUT_MARKERS))
+@app.agent(_source(TOPICS.layout_markers))
 async def fold_markers(stream):
     await _fold_batches(stream, layouts, folding.fold_marker, _output_of)
 
 
-@app.agent(_source(SURVEILLANCE))
+@app.agent(_source(TOPICS.surveillance))
 async def fold_alerts(stream):
     await _fold_batches(stream, alert_books, folding.fold_alert, _output_of)
 
@@ -371,10 +372,11 @@ class FloorWeb(faust.Service):
     runner = None
 
     async def on_start(self) -> None:
-        port = int(os.environ.get("CRAPS_FLOOR_PORT") or 6070)
-        config = web_config_from_env()
-        self.runner = await start_site(make_floor_web(TablesReader(), hub, config, instance_name()), port, config)
-        log.warning("floor view %s on %s://%s:%s/", view_app_id(), config.scheme, web_host(), port)
+        port, host = SETTINGS.floor_port, SETTINGS.web_host
+        config = load_web_config(SETTINGS.web_config)
+        self.runner = await start_site(make_floor_web(TablesReader(), hub, config, SETTINGS.floor_instance), port,
+                                       config, host)
+        log.warning("floor view %s on %s://%s:%s/", view_app_id(SETTINGS), config.scheme, host, port)
 
     async def on_stop(self) -> None:
         if self.runner is not None:

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 from craps_streams.codec import CodecError, encode_event, read_container
 from craps_streams.kafka.producers import DeliveryError, feed_producer, send_all
-from craps_streams.topics import TABLE_EVENTS
+from craps_streams.topics import Topics
 
 __all__ = ["DeliveryError", "make_producer", "wire_message", "records_of", "produce", "paced"]
 
@@ -54,8 +54,9 @@ def records_of(path: str) -> Iterator:
                 yield line
 
 
-def produce(records: Iterable, producer, topic: str = TABLE_EVENTS, progress=None) -> int:
-    """Send every record (`progress`: an object with tick() and done(), or None); raises DeliveryError if any of them was not written: a broker outage the
+def produce(records: Iterable, producer, topic: str = Topics().table_events, progress=None) -> int:
+    """Send every record to `topic` (the floor's table events; `progress`: an object with tick() and
+    done(), or None); raises DeliveryError if any of them was not written: a broker outage the
     producer's retries did not ride out must never look like a complete feed."""
     n = send_all(producer, topic, (wire_message(r) for r in records),
                  on_sent=progress.tick if progress is not None else None)

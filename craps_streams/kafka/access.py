@@ -1,9 +1,9 @@
 """Who may do what on the broker: one principal per role, least privilege by ACLs (docs/security.md).
 
-    python -m craps_streams.kafka.access users               # upsert every role's SCRAM login (kafka.sh up does)
-    python -m craps_streams.kafka.access grant               # the ACLs of the floor of $CRAPS_TOPIC_PREFIX / $CRAPS_APP_ID
-    python -m craps_streams.kafka.access rotate ROLE         # a new password for ROLE, on the broker and in its config
-    python -m craps_streams.kafka.access show                # every ACL on the broker
+    craps-streams access users         # upsert every role's SCRAM login (kafka.sh up does)
+    craps-streams access grant         # the ACLs of the floor of $CRAPS_TOPIC_PREFIX / $CRAPS_APP_ID
+    craps-streams access rotate ROLE   # a new password for ROLE, on the broker and in its config
+    craps-streams access show          # every ACL on the broker
 
 Run as the administrator (the `admin` role's client config); idempotent: granting an ACL that
 exists, or upserting a login again, changes nothing a client sees.
@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import sys
 import time
 from dataclasses import dataclass
 from typing import Iterable
@@ -124,7 +123,7 @@ def _acl(grant: Grant, usernames: dict[str, str]):
                ResourcePattern(ResourceType[grant.resource], grant.name, ACLResourcePatternType[grant.pattern]))
 
 
-def _key(acl) -> tuple:
+def key_of_acl(acl) -> tuple:
     p = acl.resource_pattern
     return (acl.principal, acl.host, acl.operation.name, acl.permission_type.name,
             p.resource_type.name, p.resource_name, p.pattern_type.name)
@@ -145,8 +144,8 @@ def apply_grants(admin, grants: Iterable[Grant], timeout_s: float = 30.0) -> int
     """Create the ACLs (idempotent) and wait until the broker's authorizer has them all (it takes
     about a second). Returns how many were new."""
     usernames = _usernames()
-    wanted = {_key(a): a for a in (_acl(g, usernames) for g in grants)}
-    have = {_key(a) for a in current_acls(admin)}
+    wanted = {key_of_acl(a): a for a in (_acl(g, usernames) for g in grants)}
+    have = {key_of_acl(a) for a in current_acls(admin)}
     missing = [a for k, a in wanted.items() if k not in have]
     if missing:
         result = admin.create_acls(missing)
@@ -155,7 +154,7 @@ def apply_grants(admin, grants: Iterable[Grant], timeout_s: float = 30.0) -> int
             raise RuntimeError(f"create_acls failed for {len(failed)} ACLs: {failed[:3]}")
     deadline = time.monotonic() + timeout_s
     while missing:
-        have = {_key(a) for a in current_acls(admin)}
+        have = {key_of_acl(a) for a in current_acls(admin)}
         if all(k in have for k in wanted):
             break
         if time.monotonic() > deadline:
@@ -236,41 +235,3 @@ def rotate_password(admin, role: str) -> None:
     with os.fdopen(fd, "w") as f:
         f.write(text)
     os.replace(tmp, path)
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    from craps_streams.kafka.settings import default_bootstrap
-    from craps_streams.topics import APP_ID, TOPIC_PREFIX
-
-    parser = argparse.ArgumentParser(prog="python -m craps_streams.kafka.access", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("users", "grant", "rotate", "show"))
-    parser.add_argument("role", nargs="?")
-    parser.add_argument("--bootstrap", default=None)
-    parser.add_argument("--prefix", default=TOPIC_PREFIX)
-    parser.add_argument("--app-id", default=APP_ID)
-    args = parser.parse_args(argv)
-    admin = admin_client(args.bootstrap or default_bootstrap(), timeout_s=60)
-    try:
-        if args.command == "users":
-            # Never the passwords: only who has a login.
-            print(f"logins: {', '.join(upsert_logins(admin))}", file=sys.stderr)
-        elif args.command == "grant":
-            n = grant_floor(admin, args.prefix, args.app_id)
-            print(f"floor {args.prefix!r} (app id {args.app_id!r}): {n} new ACLs", file=sys.stderr)
-        elif args.command == "rotate":
-            if args.role not in ROLES:
-                parser.error(f"rotate ROLE: one of {', '.join(ROLES)}")
-            rotate_password(admin, args.role)
-            print(f"rotated the password of {args.role} ({config_path(args.role)})", file=sys.stderr)
-        else:
-            for k in sorted(_key(a) for a in current_acls(admin)):
-                print(" ".join(map(str, k)))
-    finally:
-        admin.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

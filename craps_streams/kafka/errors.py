@@ -48,8 +48,8 @@ def _connect(servers: list[tuple[str, int]], timeout_s: float) -> None:
             with socket.create_connection((host, port), timeout=timeout_s):
                 return
         except OSError as e:
-            reasons.append(f"{host}:{port} {e.strerror or type(e).__name__}".rstrip())
-    raise BrokerUnreachable("no Kafka broker answers at " + ", ".join(reasons))
+            reasons.append(f"{host}:{port}: {e.strerror or type(e).__name__}")
+    raise BrokerUnreachable("no Kafka broker answers at " + "; ".join(reasons))
 
 
 class _LoginWatch(logging.Handler):

@@ -42,7 +42,8 @@ def send_all(producer: KafkaProducer, topic: str, messages: Iterable[tuple[bytes
 
 
 def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
-                           role: str = "worker", bootstrap: str | None = None) -> AIOKafkaProducer:
+                           role: str = "worker", bootstrap: str | None = None,
+                           retry_backoff_ms: int = 10) -> AIOKafkaProducer:
     """An aiokafka producer for one partition's transactions. Starting it (init_transactions)
     fences every earlier producer of the same transactional id and ends its open transaction."""
     return AIOKafkaProducer(**client_settings(role, bootstrap), transactional_id=transactional_id,
@@ -53,7 +54,7 @@ def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
                             # KIP-890, answers older clients NOT_ENOUGH_REPLICAS): retry in 10 ms, not
                             # aiokafka's default 100 ms, which was the whole p99 of the settlement
                             # latency at a floor's real load.
-                            retry_backoff_ms=int(os.environ.get("CRAPS_RETRY_BACKOFF_MS") or 10))
+                            retry_backoff_ms=retry_backoff_ms)
 
 
 async def send_records(producer: AIOKafkaProducer, records: dict, partition: int) -> list:

@@ -9,26 +9,26 @@ tools read (`kafka-console-consumer --consumer.config`):
     ssl.truststore.type=PEM
     ssl.truststore.location=/path/to/ca.crt
 
-infra/kafka/kafka.sh makes them at the broker's first start in `$CRAPS_SECRETS_DIR/clients/<role>.properties`
-(default `.secrets/` at the repository root, 0700, files 0600, git-ignored). A deployment that runs
-one role per process points `CRAPS_KAFKA_CONFIG` at that role's file instead; it then serves every
-role the process asks for. `sasl.username` / `sasl.password` (librdkafka's keys) and `ssl.ca.location`
+infra/kafka/kafka.sh makes them at the broker's first start in `<secrets dir>/clients/<role>.properties`
+(the setting CRAPS_SECRETS_DIR, default `.secrets/` at the repository root, 0700, files 0600,
+git-ignored). A deployment that runs one role per process points `CRAPS_KAFKA_CONFIG` at that role's
+file instead; it then serves every role the process asks for. Which broker and which files: a
+`Broker`, built from the settings by the process's edge and handed over with `use_broker`. `sasl.username` / `sasl.password` (librdkafka's keys) and `ssl.ca.location`
 are read too. `security.protocol=PLAINTEXT` is honoured only so the benchmarks can measure what
 security costs; nothing in the repository writes such a file for a floor.
 """
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 import ssl
+from dataclasses import dataclass
 from functools import lru_cache
 
 # The roles of craps_streams/kafka/settings.py; each has its own principal (docs/security.md).
 ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "admin")
-CONFIG_ENV = "CRAPS_KAFKA_CONFIG"
-SECRETS_ENV = "CRAPS_SECRETS_DIR"
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 
 _JAAS_FIELD = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
@@ -37,16 +37,36 @@ class SecurityConfigError(RuntimeError):
     """A role's client config is missing or unusable: the client would not get in, so say why now."""
 
 
-def secrets_dir() -> pathlib.Path:
-    return pathlib.Path(os.environ.get(SECRETS_ENV) or REPO_ROOT / ".secrets")
+@dataclass(frozen=True)
+class Broker:
+    """Where this process's Kafka clients connect, and the files they log in with (the settings
+    CRAPS_KAFKA_BOOTSTRAP, CRAPS_SECRETS_DIR, CRAPS_KAFKA_CONFIG)."""
+
+    bootstrap: str = DEFAULT_BOOTSTRAP
+    secrets_dir: pathlib.Path = REPO_ROOT / ".secrets"
+    client_config: pathlib.Path | None = None  # one file for every role
+
+
+# The process's broker: its edge (the CLI's main, a service's start) hands it over once, from the
+# settings, before any client is made; every client of the process connects there.
+_broker = [Broker()]
+
+
+def use_broker(broker: Broker) -> None:
+    """Connect every Kafka client of this process to `broker` (called by the edge only)."""
+    _broker[0] = broker
+
+
+def current_broker() -> Broker:
+    return _broker[0]
 
 
 def config_path(role: str) -> pathlib.Path:
     """The client config file a client of `role` uses."""
     if role not in ROLES:
         raise ValueError(f"unknown Kafka role {role!r}; one of {', '.join(ROLES)}")
-    override = os.environ.get(CONFIG_ENV)
-    return pathlib.Path(override) if override else secrets_dir() / "clients" / f"{role}.properties"
+    broker = current_broker()
+    return broker.client_config or broker.secrets_dir / "clients" / f"{role}.properties"
 
 
 def read_properties(path: pathlib.Path) -> dict[str, str]:
@@ -73,7 +93,7 @@ def security_settings(role: str) -> dict:
     except OSError:
         raise SecurityConfigError(
             f"no Kafka client config for role {role!r} at {path}: start the broker with "
-            f"`infra/kafka/kafka.sh up` (it makes them), or set {CONFIG_ENV}") from None
+            f"`infra/kafka/kafka.sh up` (it makes them), or set CRAPS_KAFKA_CONFIG") from None
     return dict(_settings_of(str(path), mtime))
 
 
@@ -98,7 +118,7 @@ def _settings_of(path: str, _mtime: int) -> tuple:
         raise SecurityConfigError(f"{path}: no CA (ssl.truststore.location, PEM)")
     if props.get("ssl.truststore.type", "PEM").upper() != "PEM":
         raise SecurityConfigError(f"{path}: ssl.truststore.type must be PEM for Python clients")
-    cafile = str((pathlib.Path(path).parent / cafile).resolve()) if not os.path.isabs(cafile) else cafile
+    cafile = str((pathlib.Path(path).parent / cafile).resolve()) if not pathlib.Path(cafile).is_absolute() else cafile
     context = ssl.create_default_context(cafile=cafile)  # verifies the chain and the host name (SAN)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     if props.get("ssl.endpoint.identification.algorithm", "https") == "":

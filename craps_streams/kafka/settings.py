@@ -17,22 +17,20 @@ client_id, request_timeout_ms, retry_backoff_ms, and the security keys), so one 
 either library. The security keys (TLS + SASL/SCRAM-SHA-512 as the role's principal) come from
 the role's client config file: craps_streams/kafka/security.py.
 
-Environment:
-    CRAPS_KAFKA_BOOTSTRAP    bootstrap servers "host:port[,host:port]" (default 127.0.0.1:9092)
+The bootstrap servers and the client config files are the process's `Broker` (security.py), handed
+over by its edge from the settings (CRAPS_KAFKA_BOOTSTRAP, craps_streams/settings.py).
 """
 from __future__ import annotations
 
-import os
+from craps_streams.kafka.security import DEFAULT_BOOTSTRAP, ROLES, Broker, current_broker, security_settings, use_broker
 
-from craps_streams.kafka.security import ROLES, security_settings
-
-DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
-BOOTSTRAP_ENV = "CRAPS_KAFKA_BOOTSTRAP"
+__all__ = ["DEFAULT_BOOTSTRAP", "Broker", "broker_urls", "client_settings", "default_bootstrap", "sasl_credentials",
+           "use_broker"]
 
 
 def default_bootstrap() -> str:
-    """Bootstrap servers ("host:port[,...]") from the environment."""
-    return os.environ.get(BOOTSTRAP_ENV) or DEFAULT_BOOTSTRAP
+    """The process's bootstrap servers ("host:port[,...]")."""
+    return current_broker().bootstrap
 
 
 def broker_urls(role: str, bootstrap: str | None = None) -> list[str]:
@@ -61,7 +59,7 @@ def _role_settings(role: str) -> dict:
 def client_settings(role: str, bootstrap: str | None = None) -> dict:
     """Keyword arguments for any aiokafka or kafka-python client acting for `role`.
 
-    `bootstrap` overrides the environment's servers (a --bootstrap option, a test's broker).
+    `bootstrap` overrides the process's servers (a --bootstrap option, a test's broker).
     Call sites add what is particular to one client (group, isolation level, transactional id).
     """
     if role not in ROLES:

@@ -1,7 +1,8 @@
 """Topic admin: create the pipeline topics (idempotent), describe what the broker holds.
 
 Works with kafka-python 2.x and 3.x result shapes. Topic names and configs: craps_streams.topics. On a
-cluster the replication factor is the cluster's size up to 3 (or CRAPS_REPLICATION_FACTOR), with
+cluster the replication factor is the cluster's size up to 3 (or the one given: the setting
+CRAPS_REPLICATION_FACTOR), with
 min.insync.replicas=2 and no unclean leader election (craps_streams.topics.replication_configs).
 """
 from __future__ import annotations
@@ -14,8 +15,8 @@ from kafka.errors import TopicAlreadyExistsError
 
 from craps_streams.kafka.cluster import INTERNAL_TOPICS, admin_client, broker_count, min_isr_of, topic_health
 from craps_streams.kafka.settings import client_settings
-from craps_streams.topics import (APP_ID, RUN_PREFIX, TOPIC_PREFIX, TOPICS, TopicSpec, replication_configs,
-                            replication_factor)
+from craps_streams.topics import (DEFAULT_APP_ID, RUN_PREFIX, Topics, TopicSpec, replication_configs,
+                                  replication_factor)
 
 
 def _admin(bootstrap: Optional[str], timeout_s: float) -> KafkaAdminClient:
@@ -64,18 +65,24 @@ def create_topics(
     topics: Optional[Mapping[str, TopicSpec]] = None,
     timeout_s: float = 30.0,
     grant: bool = True,
+    *,
+    floor: Topics = Topics(),
+    app_id: str = DEFAULT_APP_ID,
+    replication: Optional[int] = None,
 ) -> Dict[str, str]:
-    """Idempotently create the pipeline topics, as the administrator, and grant the roles this
-    floor's ACLs (TOPIC_PREFIX, APP_ID: craps_streams/kafka/access.py) unless `grant` is false.
+    """Idempotently create the pipeline topics (`topics`, default every topic of `floor`), as the
+    administrator, and grant the roles the floor's ACLs (its prefix and `app_id`:
+    craps_streams/kafka/access.py) unless `grant` is false. `replication`: the replication factor
+    (None: the cluster's size, at most 3).
 
     Returns {topic: "created" | "exists"}. Waits until every topic has a leader
     for all partitions and the ACLs are in force, so clients can be used right after this returns.
     Existing topics are left alone (their partition count / configs are not changed).
     """
-    specs = dict(topics if topics is not None else TOPICS)
+    specs = dict(topics if topics is not None else floor.specs())
     admin = _admin(bootstrap, timeout_s)
     try:
-        rf = replication_factor(broker_count(admin))
+        rf = replication_factor(replication, broker_count(admin))
         existing = set(admin.list_topics())
         result: Dict[str, str] = {}
         for spec in specs.values():
@@ -106,7 +113,7 @@ def create_topics(
         if grant and client_settings("admin", bootstrap).get("security_protocol") != "PLAINTEXT":
             from craps_streams.kafka.access import grant_floor
 
-            grant_floor(admin, TOPIC_PREFIX, APP_ID)
+            grant_floor(admin, floor.prefix, app_id)
         return result
     finally:
         admin.close()
@@ -143,9 +150,9 @@ def internal_health(bootstrap: Optional[str] = None, timeout_s: float = 30.0) ->
 
 
 
-def spec_drift(name: str, info: dict) -> list[str]:
-    """What of a described topic differs from its spec in craps_streams.topics ([] if none or no spec)."""
-    spec = TOPICS.get(name)
+def spec_drift(name: str, info: dict, floor: Topics = Topics()) -> list[str]:
+    """What of a described topic differs from its spec among the floor's ([] if none or no spec)."""
+    spec = floor.specs().get(name)
     if spec is None:
         return []
     cfg = info["configs"]

@@ -11,7 +11,6 @@ player positions. Money is in cents (`_cents`), times in seconds.
 """
 from __future__ import annotations
 
-import os
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -36,7 +35,7 @@ class FloorMetrics:
     def __init__(self, registry: CollectorRegistry | None = None, tables=lambda: (),
                  thresholds: Thresholds | None = None):
         """`tables()` yields (table state, hold book) for every table this worker owns;
-        `thresholds` are the surveillance settings (from the environment by default)."""
+        `thresholds` are the surveillance settings (the defaults unless given)."""
         r = self.registry = registry or CollectorRegistry()
         self.events = Counter("craps_events", "Input events by verdict", ["verdict"], registry=r)
         self.rejections = Counter("craps_rejections", "Rejected input events by reason", ["reason"], registry=r)
@@ -56,7 +55,7 @@ class FloorMetrics:
                                  "still with records above it", ["topic", "partition"], registry=r)
         for odds in all_wager_odds():
             self.edge.labels(odds.wager, odds.paytable, odds.reading or "-").set(float(odds.house_edge))
-        thresholds = thresholds or Thresholds.from_settings(os.environ)
+        thresholds = thresholds or Thresholds()
         self.thresholds = Gauge("craps_surveillance_threshold", "Alert threshold of each surveillance "
                                 "alert (tail probability; dice: CUSUM log-likelihood ratio)", ["alert", "statistic"],
                                 registry=r)

@@ -3,8 +3,8 @@ Prometheus' HTTP API (its active targets and firing alerts). A thin shell over
 craps_streams/metrics/panel.py: each read is answered or named unreachable, never raised.
 
 Secured web sides (CRAPS_WEB_CONFIG on the workers and the view) are read with the credentials
-Prometheus' scrape uses (craps_streams/metrics/scrape_config.py): CRAPS_SCRAPE_USERNAME and
-CRAPS_SCRAPE_PASSWORD_FILE (basic auth), CRAPS_SCRAPE_CA_FILE (the CA of the servers' certificate).
+Prometheus' scrape uses (craps_streams/metrics/scrape_config.py): the settings CRAPS_SCRAPE_USERNAME
+and CRAPS_SCRAPE_PASSWORD_FILE (basic auth), CRAPS_SCRAPE_CA_FILE (the CA of the servers' certificate).
 """
 from __future__ import annotations
 
@@ -33,12 +33,13 @@ class Sources:
     timeout_s: float = 2.0
 
     @classmethod
-    def from_env(cls, env, metrics_urls, floor_url: str = "", prometheus_url: str = "",
-                 timeout_s: float = 2.0) -> "Sources":
-        password_file = env.get("CRAPS_SCRAPE_PASSWORD_FILE", "")
-        return cls(tuple(metrics_urls), floor_url, prometheus_url, env.get("CRAPS_SCRAPE_USERNAME", ""),
+    def with_credentials(cls, metrics_urls, floor_url: str = "", prometheus_url: str = "", *,
+                         username: str | None = None, password_file: pathlib.Path | str | None = None,
+                         ca_file: pathlib.Path | str | None = None, timeout_s: float = 2.0) -> "Sources":
+        """The sources, read with the scrape's user, the password in `password_file` and `ca_file`."""
+        return cls(tuple(metrics_urls), floor_url, prometheus_url, username or "",
                    pathlib.Path(password_file).read_text().strip() if password_file else "",
-                   env.get("CRAPS_SCRAPE_CA_FILE", ""), timeout_s)
+                   str(ca_file or ""), timeout_s)
 
 
 def _get(sources: Sources, url: str, secured: bool = True) -> bytes:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from craps_streams.rules import EventRejected, WagerSettled, output_to_record
+from craps_streams.topics import DEFAULT_APP_ID, Topics
 
 COMPARED_FIELDS = ("id", "wager_id", "table_id", "position", "wager", "outcome", "stake_cents", "won_cents",
                    "paytable", "detail", "seq", "ts", "placed_seq")
@@ -151,13 +152,15 @@ def _describe(s: dict) -> str:
             f"placed at seq {s.get('placed_seq')}, decided at seq {s.get('seq')}")
 
 
-def replay_settlements(history: Iterable, sl=None, tags=None) -> tuple[dict, dict, object]:
+def replay_settlements(history: Iterable, sl=None, tags=None, thresholds=None) -> tuple[dict, dict, object]:
     """Replay a history: (settlement id -> record, (table, seq) -> rejection "reason: message",
-    tally); `tags` the tag check before the core (`craps_streams.authenticity.TagCheck`)."""
+    tally); `tags` the tag check before the core (`craps_streams.authenticity.TagCheck`),
+    `thresholds` the surveillance's (None: the defaults)."""
     from craps_streams.replay.engine import Replay
     from craps_streams.replay.sources import feed_item
+    from craps_streams.surveillance import HoldWatch
 
-    replay = Replay(tags=tags)
+    replay = Replay(HoldWatch(thresholds) if thresholds is not None else None, tags=tags)
     settled: dict = {}
     rejected: dict = {}
     feeds = sl.feeds if sl is not None and sl.active else None
@@ -322,43 +325,42 @@ def recorded_from_topic(topic: str, bootstrap: str | None,
 def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str | None = None,
               recorded: str | None = None, settlements_topic: str | None = None,
               bootstrap: str | None = None, tags=None, archive_key: bytes | None = None,
-              group: str | None = None):
+              group: str = DEFAULT_APP_ID, topics: Topics = Topics(), thresholds=None):
     """Replay `history` (an archive directory, a .jsonl or .avro file, "-"; or with `from_topic`
-    the table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
+    the floor's table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
     settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
-    settlements topic). `tags` checks every event's tag before the core (TagCheck).
+    floor's settlements topic; `topics`: the floor's). `thresholds`: the surveillance's. `tags` checks every event's tag before the core (TagCheck).
 
     The table-events topic (or an archive of it) against the settlements topic is a live floor:
-    both are read on the consistent cut of the worker group `group` (default $CRAPS_APP_ID)
+    both are read on the consistent cut of the worker group `group` (the setting CRAPS_APP_ID)
     (`report.cut`); an archive that ends before the cut is a ValueError. An
     archive's hash chain is verified first (its seal with `archive_key` when given)
     (`report.chain`): a tampered archive is a finding, and one that cannot be read as it is gives
     a report with the chain's findings only. Returns the report (`.clean`, `.lines(limit)`,
     `.summary()`); raises OSError or ValueError for a history or recording it cannot read."""
     from craps_streams.replay.sources import open_history
-    from craps_streams.topics import APP_ID, SETTLEMENTS, TABLE_EVENTS
 
     if not recorded and not settlements_topic:
-        settlements_topic = SETTLEMENTS
+        settlements_topic = topics.settlements
     is_archive = not from_topic and history not in (None, "-") and (Path(history) / "index.json").exists()
     cut = None
     if not recorded and (from_topic or is_archive):
         from craps_streams.kafka.cut import committed_cut
 
         if from_topic:
-            events_topic = topic or TABLE_EVENTS
+            events_topic = topic or topics.table_events
         else:
             from craps_streams.archive import archive_topic
 
             events_topic = archive_topic(history)
-        cut = committed_cut(events_topic, settlements_topic, group or APP_ID, bootstrap=bootstrap)
+        cut = committed_cut(events_topic, settlements_topic, group, bootstrap=bootstrap)
         if is_archive:
             _archive_reaches(history, cut)
 
     def history_items(fast=True):
         if is_archive and cut is not None:
             return _archive_to(history, sl, cut.events)
-        return open_history(history, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl, fast=fast,
+        return open_history(history, from_topic=from_topic, topic=topic or topics.table_events, bootstrap=bootstrap, sl=sl, fast=fast,
                             ends=None if cut is None else cut.events)
 
     chain = None
@@ -369,7 +371,7 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
 
         chain = verify_chain(history, load_index(history), archive_key)
     try:
-        replayed, rejected, tally = replay_settlements(history_items(), sl, tags)
+        replayed, rejected, tally = replay_settlements(history_items(), sl, tags, thresholds)
     except (OSError, ValueError) as e:
         if chain is None or chain.ok:
             raise

@@ -9,7 +9,6 @@ package) turn files and topics into items.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -43,7 +42,7 @@ class Replay:
     """Holds the state and hold book of every table seen; `feed` takes one input and returns its
     outputs: those of the rules core, then the hold alerts they raise (as the live worker does)."""
 
-    def __init__(self, watch: HoldWatch | None = None, tags=None):
+    def __init__(self, watch: HoldWatch | None = None, tags=None):  # watch None: the default thresholds
         """`tags`: the tag check every event passes before the core (`craps_streams.authenticity.TagCheck`);
         the replay and audit commands always give one, None is for tests of the rules alone.
         `watch`: its `table_watch` is replaced by the native watch where the native code is in use
@@ -52,7 +51,7 @@ class Replay:
         self.tags = tags
         self.tables: dict = {}
         self.books: dict = {}  # table id -> HoldBook
-        watch = watch or HoldWatch.from_settings(os.environ)
+        watch = watch or HoldWatch()
         # The tables' surveillance kept natively where the native code is in use (the same alerts
         # and state as the Python `TableWatch`: craps_streams/surveillance/native_watch.py).
         self.watch = with_native_watch(watch)

@@ -61,14 +61,15 @@ def _tick(n: int) -> None:
             _counter.value += n
 
 
-def replay_group(archive_dir: str, partitions: tuple, sl, wanted, seg_dir: str | None, tags=None) -> GroupResult:
+def replay_group(archive_dir: str, partitions: tuple, sl, wanted, seg_dir: str | None, tags=None,
+                 thresholds=None) -> GroupResult:
     """Replay one group of partitions (in a job): outputs per partition into `seg_dir`."""
     start = time.process_time()
     tables = set(sl.tables) if sl is not None and sl.tables is not None else None
     until = sl.until if sl is not None else None
     result = GroupResult(ReplayTally())
     with batch_gc():
-        run = ReplayRun(sl, wanted, tick=_tick, tags=tags)
+        run = ReplayRun(sl, wanted, tick=_tick, tags=tags, thresholds=thresholds)
         writes = seg_dir is not None and (wanted is None or len(wanted) > 0)
         for p in partitions:
             fo = None
@@ -99,7 +100,7 @@ class ParallelResult:
 
 
 def replay_archive_parallel(archive_dir, jobs: int, *, sl=None, wanted=None, out=None, progress=None,
-                            tmp_dir: str | None = None, tags=None) -> ParallelResult:
+                            tmp_dir: str | None = None, tags=None, thresholds=None) -> ParallelResult:
     """Replay an archive directory in `jobs` processes; outputs (the `wanted` classes, None for
     all) written to the text stream `out` in the single-process order; the merged tally (its hold
     the slice's when `sl` is an active slice)."""
@@ -107,7 +108,7 @@ def replay_archive_parallel(archive_dir, jobs: int, *, sl=None, wanted=None, out
     until = sl.until if sl is not None else None
     groups = partition_groups(archive_dir, tables=tables, until=until)
     if not groups:
-        run = ReplayRun(sl, wanted, tags=tags)
+        run = ReplayRun(sl, wanted, tags=tags, thresholds=thresholds)
         return ParallelResult(run.tally(), 0, 0, 0.0)
     jobs = max(1, min(jobs, len(groups)))
     writes = out is not None and (wanted is None or len(wanted) > 0)
@@ -118,7 +119,8 @@ def replay_archive_parallel(archive_dir, jobs: int, *, sl=None, wanted=None, out
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_job,
                                  initargs=(counter,)) as pool:
             order = sorted(range(len(groups)), key=lambda i: -groups[i][1])  # largest first
-            futures = {pool.submit(replay_group, str(archive_dir), groups[i][0], sl, wanted, seg_dir, tags): i
+            futures = {pool.submit(replay_group, str(archive_dir), groups[i][0], sl, wanted, seg_dir, tags,
+                                   thresholds): i
                        for i in order}
             pending, seen = set(futures), 0
             while pending:

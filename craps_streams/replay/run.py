@@ -18,6 +18,7 @@ from craps_streams.replay.jsonread import LineBatch
 from craps_streams.rules import EventRejected, WagerSettled, output_to_record
 from craps_streams.rules.events import OUTPUT_TYPES
 from craps_streams.rules.hold import HoldLedger
+from craps_streams.surveillance import HoldWatch
 
 # --only kind -> output types
 OUTPUT_KINDS = {
@@ -143,11 +144,12 @@ class ReplayRun:
     `sl` a `sources.Slice` (tables, since/until: outputs kept by their deciding `ts`, the hold of
     the kept settlements), `wanted` the output classes to write (None: all), `write` a text
     writer (None: nothing written), `tick(n)` told of every n items read, `tags` the tag check
-    before the core (`craps_streams.authenticity.TagCheck`)."""
+    before the core (`craps_streams.authenticity.TagCheck`), `thresholds` the surveillance's (the
+    worker's, for the replay to match; None: the defaults)."""
 
     def __init__(self, sl=None, wanted: frozenset | None = None, write: Callable[[str], object] | None = None,
-                 tick: Callable[[int], object] | None = None, tags=None):
-        self.replay = Replay(tags=tags)
+                 tick: Callable[[int], object] | None = None, tags=None, thresholds=None):
+        self.replay = Replay(HoldWatch(thresholds) if thresholds is not None else None, tags=tags)
         self.sl = sl if sl is not None and sl.active else None
         self.slice_hold = HoldLedger() if self.sl is not None else None
         self.wanted = wanted

@@ -129,14 +129,13 @@ def container_source(paths: Iterable[str]) -> Iterator[tuple[object, str]]:
 
 def topic_source(topic: str | None = None, bootstrap: str | None = None,
                  ends: dict[int, int] | None = None) -> Iterator[tuple[object, str]]:
-    """The table-events topic read_committed, up to its end or to `ends` (partition -> offset)."""
+    """The table-events topic read_committed (`topic`, default the default floor's), up to its end
+    or to `ends` (partition -> offset)."""
     from craps_streams.codec import decode_event
     from craps_streams.kafka.reader import read_committed
+    from craps_streams.topics import Topics
 
-    if topic is None:
-        from craps_streams.topics import TABLE_EVENTS
-
-        topic = TABLE_EVENTS
+    topic = topic or Topics().table_events
     for m in read_committed(topic, "audit", bootstrap=bootstrap, ends=ends):
         where = f"{m.topic}/{m.partition}/{m.offset}"
         try:

@@ -42,19 +42,22 @@ def _batches(kind: str, spec, *, from_topic: bool, topic, bootstrap, sl, extra) 
 
 def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool = False, topic: str | None = None,
                 bootstrap: str | None = None, extra_files: Iterable[str] = (), tags=None, ring=None,
-                tick: Callable[[int], object] | None = None, thresholds: dict | None = None) -> dict:
+                tick: Callable[[int], object] | None = None, thresholds: dict | None = None,
+                watch=None) -> dict:
     """The report of `settings.period` from a history (`craps_streams.replay.sources.open_history`'s
     `spec`: a .jsonl file or -, an archive directory, .avro files, or the topic with
     `from_topic`). `tags` the tag check every event passes (`craps_streams.authenticity.TagCheck`),
-    `ring` its key ring (for the provenance), `tick(n)` told of every batch read. OSError or
+    `ring` its key ring (for the provenance), `tick(n)` told of every batch read, `watch` the
+    surveillance (HoldWatch; None: the default thresholds), `thresholds` the ones set explicitly
+    (for the provenance). OSError or
     ValueError when the history cannot be read."""
     extra = list(extra_files)
     kind = history_kind(spec, from_topic=from_topic, extra_files=extra)
     if kind == "topic" and topic is None:
-        from craps_streams.topics import TABLE_EVENTS
+        from craps_streams.topics import Topics
 
-        topic = TABLE_EVENTS
-    rp = ReportPass(settings, tags, topic_offsets=kind == "topic")
+        topic = Topics().table_events
+    rp = ReportPass(settings, tags, topic_offsets=kind == "topic", watch=watch)
     batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice, extra=extra)
     first = next(iter(batches), None)  # opens the source: a missing file fails here
     if first is not None:

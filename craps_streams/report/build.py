@@ -80,10 +80,10 @@ class Collected:
 class ReportPass:
     """Feed the history's batches (`feed`), then `finish()` -> `Collected`."""
 
-    def __init__(self, settings: ReportSettings, tags=None, topic_offsets: bool = False):
+    def __init__(self, settings: ReportSettings, tags=None, topic_offsets: bool = False, watch=None):
         cal, period = settings.calendar, settings.period
         self.cal = cal
-        self.replay = Replay(tags=tags)
+        self.replay = Replay(watch, tags=tags)
         start, end = period.bounds(cal)
         last = period.last
         self.c = Collected(settings, start, end, cal.day_bounds(last.replace(day=1))[0],

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -191,14 +190,16 @@ def write_html(report: dict, path) -> Path:
     return path
 
 
-def chromium_binary() -> str | None:
-    return os.environ.get("CRAPS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser") \
+def chromium_binary(named: str | None = None) -> str | None:
+    """`named` (the setting CRAPS_CHROMIUM), else a Chromium on the PATH."""
+    return named or shutil.which("chromium") or shutil.which("chromium-browser") \
         or shutil.which("google-chrome")
 
 
-def print_pdf(html_path, pdf_path, timeout_s: float = 180.0) -> Path:
-    """The HTML page printed to PDF by headless Chromium; RuntimeError when it cannot be."""
-    chromium = chromium_binary()
+def print_pdf(html_path, pdf_path, timeout_s: float = 180.0, chromium: str | None = None) -> Path:
+    """The HTML page printed to PDF by headless Chromium (`chromium`, else one on the PATH);
+    RuntimeError when it cannot be."""
+    chromium = chromium_binary(chromium)
     if chromium is None:
         raise RuntimeError("no Chromium to print the PDF with (apt-get install -y chromium, or set CRAPS_CHROMIUM)")
     html_path, pdf_path = Path(html_path).resolve(), Path(pdf_path).resolve()

@@ -89,12 +89,6 @@ class HoldWatch:
     # the same.
     table_watch: object = TableWatch
 
-    @classmethod
-    def from_settings(cls, settings: dict) -> "HoldWatch":
-        """From the casino's settings (the worker and replay pass their environment): see
-        `Thresholds.from_settings`; both must agree for replay to match."""
-        return cls(Thresholds.from_settings(settings))
-
     def watch(self, book: HoldBook, state, outputs, groups: dict | None = None) -> None:
         """Book the settlements among `outputs` into the hold lines. `groups`, when given, is
         `settled_groups(outputs)` already made (the settling step shares it with the table's

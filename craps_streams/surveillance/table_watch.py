@@ -31,22 +31,13 @@ REARM = 10.0  # an alerted line re-arms once its tail probability is back above 
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
-    """The casino's surveillance settings (worker and replay must agree, from the environment)."""
+    """The casino's surveillance settings (worker and replay must agree: both take them from the
+    settings, craps_streams/settings.py)."""
 
     tail_alert: float = 1e-9  # hold_anomaly at or below this tail probability
     check_z: float = 3.0  # a hold line's tail is evaluated only once its z is at or below -check_z
     position_alert: float = 1e-9
     dice: DiceWatch = field(default_factory=DiceWatch)
-
-    @classmethod
-    def from_settings(cls, settings: dict) -> "Thresholds":
-        d, t = DiceWatch(), cls()
-        return cls(float(settings.get("CRAPS_HOLD_TAIL_ALERT", t.tail_alert)),
-                   float(settings.get("CRAPS_HOLD_CHECK_Z", t.check_z)),
-                   float(settings.get("CRAPS_POSITION_TAIL_ALERT", t.position_alert)),
-                   DiceWatch(float(settings.get("CRAPS_DICE_SEVEN_H", d.seven_h)),
-                             float(settings.get("CRAPS_DICE_FACE_H", d.face_h)),
-                             float(settings.get("CRAPS_DICE_CELL_H", d.cell_h))))
 
 
 @dataclass(slots=True)

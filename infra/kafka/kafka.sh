@@ -272,7 +272,7 @@ cmd_rotate_password() {
   (( ok )) || die "rotate-password ROLE: one of ${ROLES[*]}"
   # Set on the broker first (as the administrator), then written to the role's client config.
   env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m craps_streams.kafka.access rotate "$role" --bootstrap "$BOOTSTRAP_LIST" \
+    python3 -m craps_streams.cli access rotate "$role" --bootstrap "$BOOTSTRAP_LIST" \
     || die "could not rotate the password of $role"
 }
 
@@ -290,7 +290,7 @@ cmd_rotate_cert() {
 cmd_users() {
   [[ "$SECURITY" == sasl_ssl ]] || return 0
   env -u CRAPS_KAFKA_CONFIG CRAPS_SECRETS_DIR="$SECRETS" PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m craps_streams.kafka.access users --bootstrap "$BOOTSTRAP_LIST" \
+    python3 -m craps_streams.cli access users --bootstrap "$BOOTSTRAP_LIST" \
     || die "could not create the roles' logins"
 }
 

@@ -13,6 +13,7 @@ from craps_streams.surveillance import HoldWatch
 from craps_streams.surveillance.dice_watch import DiceWatch
 from craps_streams.surveillance.native_watch import as_table_watch
 from craps_streams.surveillance.table_watch import TableWatch, Thresholds
+from tests.conftest import SETTINGS
 
 
 def messages(tables=4, hours=3, seed=2, bad_rate=0.0):
@@ -113,7 +114,7 @@ def test_the_fast_decoder_gives_the_generic_paths_events_or_leaves_the_message_t
 
     fast = _fast_decoder()
     assert fast is not None
-    signer = TableSigner(keyfile.init()[0])
+    signer = TableSigner(keyfile.init(SETTINGS.key_ring_path)[0])
     values = [encode_event(sign_record(signer, r)) for r in floor_events(4, 2, seed=3)]
     decoded = 0
     for value in values:

@@ -140,9 +140,8 @@ def test_prometheus_scrapes_the_secured_metrics(pki, tmp_path):
     assert shutil.which("prometheus"), "prometheus is not installed: apt-get install prometheus (CI does)"
     worker_port, prom_port = free_port(), free_port()
     stop, thread = serve(pki / "web.yml", worker_port)
-    config = secured_scrape_config(ROOT / "infra" / "prometheus" / "prometheus.yml", {
-        "CRAPS_SCRAPE_CA_FILE": str(pki / "ca.crt"), "CRAPS_SCRAPE_USERNAME": "prometheus",
-        "CRAPS_SCRAPE_PASSWORD_FILE": str(pki / "password")})
+    config = secured_scrape_config(ROOT / "infra" / "prometheus" / "prometheus.yml", username="prometheus",
+                                   password_file=pki / "password", ca_file=pki / "ca.crt")
     job = next(j for j in config["scrape_configs"] if j["job_name"] == "craps-workers")
     assert job["scheme"] == "https" and job["basic_auth"]["username"] == "prometheus"
     job["static_configs"] = [{"targets": [f"127.0.0.1:{worker_port}"]}]

@@ -11,7 +11,9 @@ from craps_streams.app import worker as worker_module
 from craps_streams.app.worker import SettlingWorker
 from craps_streams.authenticity import KeyRing, TagCheck
 from craps_streams.kafka.consumers import TopicPartition
-from craps_streams.topics import TABLE_EVENTS
+from craps_streams.topics import Topics
+
+TABLE_EVENTS, SETTLEMENTS, TABLE_STATE = Topics().table_events, Topics().settlements, Topics().table_state
 from tests.app.batch_shell import OneByOne
 
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from craps_streams.app.worker import PartitionOwner, SettlingWorker
+from craps_streams.app.worker import PartitionOwner, SettlingWorker, WorkerTimeouts
 from craps_streams.authenticity import KeyRing, TagCheck
 from craps_streams.kafka.consumers import ProducerFenced, TopicPartition
-from craps_streams.topics import TABLE_EVENTS
+from craps_streams.topics import Topics
+
+TABLE_EVENTS, SETTLEMENTS, TABLE_STATE = Topics().table_events, Topics().settlements, Topics().table_state
 from tests.app.batch_shell import OneByOne
 
 
@@ -56,8 +58,8 @@ class Consumer:
 
 
 def fenced_worker(monkeypatch, session_timeout_ms: int = 10_000):
-    monkeypatch.setenv("CRAPS_SESSION_TIMEOUT_MS", str(session_timeout_ms))
-    w = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()))
+    w = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()),
+                       timeouts=WorkerTimeouts(session_timeout_ms=session_timeout_ms))
     w.consumer = Consumer()
     producer = FencedProducer()
     w.owners[3] = PartitionOwner(3, producer, Shell())

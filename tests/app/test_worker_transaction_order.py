@@ -13,7 +13,9 @@ from aiokafka.errors import KafkaTimeoutError
 from craps_streams.app.worker import PartitionOwner, SettlingWorker
 from craps_streams.authenticity import KeyRing, TagCheck
 from craps_streams.kafka.consumers import TopicPartition
-from craps_streams.topics import SETTLEMENTS, TABLE_EVENTS, TABLE_STATE
+from craps_streams.topics import Topics
+
+TABLE_EVENTS, SETTLEMENTS, TABLE_STATE = Topics().table_events, Topics().settlements, Topics().table_state
 from tests.app.batch_shell import OneByOne
 
 

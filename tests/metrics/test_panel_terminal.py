@@ -191,5 +191,5 @@ def test_in_a_pipe_it_prints_plain_lines(served):
     down = subprocess.run([sys.executable, "-m", "craps_streams.cli", "status", "--once", "--metrics-url",
                            f"http://127.0.0.1:{free_port()}/metrics", "--floor-url", "", "--prometheus-url", ""],
                           cwd=ROOT, capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT)})
-    assert down.returncode == 1 and down.stdout.rstrip().endswith("unreachable: metrics")
+    assert down.returncode == 5 and down.stdout.rstrip().endswith("unreachable: metrics")  # nothing up
     assert "Traceback" not in down.stderr

@@ -481,7 +481,7 @@ def _watch_path(name: str, thresholds: Thresholds) -> NativePath:
     )
 
 
-WATCH_PATH = _watch_path("watch", Thresholds.from_settings({}))
+WATCH_PATH = _watch_path("watch", Thresholds())
 TOUCHY_WATCH_PATH = _watch_path("watch-touchy", TOUCHY)
 
 

@@ -1,5 +1,5 @@
 """The command line's answers to what stops it: one or two lines saying what is wrong and what to
-do, an exit code per kind (craps_streams/cli.py, docs/operating/cli.md), a traceback only with --debug."""
+do, an exit code per kind (craps_streams/cli/errors.py, docs/operating/cli.md), a traceback only with --debug."""
 from __future__ import annotations
 
 import os
@@ -48,6 +48,9 @@ def test_no_broker_listening_is_one_answer_within_seconds(command, tmp_path):
     r = cli(*args, env={"CRAPS_KAFKA_BOOTSTRAP": f"127.0.0.1:{free_port()}"})
     assert time.monotonic() - started < 15  # kafka-python alone would retry for 30 s
     answered(r, 5, "cannot reach the Kafka broker", "Connection refused", "CRAPS_KAFKA_BOOTSTRAP")
+    assert f"craps-streams {command[0]}: " in r.stderr  # one prefix style for every command
+    port = r.stderr.split("no Kafka broker answers at 127.0.0.1:", 1)[1].split(":", 1)[0]
+    assert port.isdigit() and f"127.0.0.1:{port}: Connection refused" in r.stderr
 
 
 def test_debug_adds_the_traceback():
@@ -86,10 +89,71 @@ def test_unreadable_files(tmp_path):
 
 def test_bad_arguments(tmp_path):
     assert cli("tail", "--limit", "many").returncode == 2
-    answered(cli("simulate", "--tables", "0"), 2, "--tables >= 1")
+    answered(cli("simulate", "--tables", "0"), 2, "craps-streams simulate: --tables must be 1 or more, got 0")
+    answered(cli("simulate", "--bad-rate", "1.5", "--speed", "0"), 2,
+             "--speed must be more than 0, got 0", "--bad-rate must be in 0..1, got 1.5")
+    r = answered(cli("simulate", "--hours", "-2"), 2, "--hours must be more than 0, got -2")
+    assert "--tables" not in r and "--speed" not in r  # only what was wrong
     answered(cli("replay"), 2, "give a history")
     answered(cli("replay", "--since", "yesterday-ish", str(tmp_path)), 2)
     answered(cli("replay", str(tmp_path)), 2, "not an archive")
+
+
+def test_every_command_answers_in_one_prefix_style(tmp_path):
+    """`craps-streams <command>: ...` whatever stops it: a usage error, a missing key ring, a bad setting."""
+    answered(cli("replay"), 2, "craps-streams replay: give a history")
+    answered(cli("replay", "--only", "dice", str(tmp_path)), 2, "craps-streams replay: --only:")
+    answered(cli("audit", "--from-topic"), 2, "craps-streams audit: --recorded")
+    answered(cli("archive"), 2, "craps-streams archive: --out DIR")
+    answered(cli("keys", "add", "--tables", ","), 2, "craps-streams keys add: --tables")
+    answered(cli("report", str(tmp_path / "x.jsonl"), "--investigate-at", "2"), 2,
+             "craps-streams report: --investigate-at", "got 2")
+    answered(cli("transactions", "--abort", "nonsense"), 2, "craps-streams transactions: --abort takes")
+    (tmp_path / "floor.jsonl").write_text("")
+    answered(cli("replay", str(tmp_path / "floor.jsonl"), env={"CRAPS_TABLE_KEYS": str(tmp_path / "none.json")}),
+             4, "craps-streams replay: no key ring at")
+
+
+def test_a_setting_that_is_not_valid_is_a_usage_error():
+    r = cli("odds", env={"CRAPS_WEB_PORT": "many"})
+    answered(r, 2, "craps-streams odds: the setting CRAPS_WEB_PORT='many' is not valid")
+
+
+def test_status_once_with_nothing_up_is_unreachable(tmp_path):
+    """No worker, view or Prometheus answers: exit 5, as a command without its broker."""
+    free = [free_port() for _ in range(3)]
+    r = cli("status", "--once", "--plain", "--metrics-url", f"http://127.0.0.1:{free[0]}/metrics",
+            "--floor-url", f"http://127.0.0.1:{free[1]}/", "--prometheus-url", f"http://127.0.0.1:{free[2]}")
+    assert r.returncode == 5, (r.returncode, r.stdout, r.stderr)
+
+
+def test_status_once_code_counts_the_sources():
+    from types import SimpleNamespace
+
+    from craps_streams.cli.watch import once_code
+
+    def snap(*errors):
+        return SimpleNamespace(sources=[SimpleNamespace(error=e) for e in errors])
+
+    assert once_code(snap(None, None)) == 0
+    assert once_code(snap(None, "refused")) == 1
+    assert once_code(snap("refused", "refused")) == 5
+
+
+def test_the_report_line_agrees_in_number():
+    from craps_streams.cli.report import summary_line
+
+    def report(flagged, tables, rejections, alerts):
+        return {"title": "Gaming day", "floor": [{"wager": "all", "scope": "day", "handle_cents": 100,
+                                                  "house_win_cents": 5}],
+                "kinds": [{"investigate": i < flagged} for i in range(3)],
+                "tables": [{"table_id": f"T{i}"} for i in range(tables)],
+                "exceptions": {"rejections": {"count": rejections}, "alerts": {"count": alerts}}}
+
+    one = summary_line(report(1, 1, 1, 1))
+    assert "1 line flagged" in one and "over 1 table;" in one and "1 rejection," in one and one.endswith("1 alert")
+    two = summary_line(report(2, 2, 0, 2))
+    assert "2 lines flagged" in two and "over 2 tables;" in two and "0 rejections," in two and two.endswith("2 alerts")
 
 
 def test_an_unexpected_error_is_one_line_that_says_so():

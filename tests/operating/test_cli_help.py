@@ -49,17 +49,41 @@ def test_every_command_has_a_description():
     assert not bare, "commands without a description: " + ", ".join(bare)
 
 
-def test_the_help_names_every_environment_variable_the_code_reads():
-    """Each CRAPS_* variable read under craps_streams/ appears in some command's help (but those of
-    `python -m craps_streams.metrics.scrape_config`, which infra/run-floor.sh runs for Prometheus)."""
-    read = set()
-    for path in (ROOT / "craps_streams").rglob("*.py"):
-        if path.name != "scrape_config.py":
-            read |= set(re.findall(r"\bCRAPS_[A-Z_]+\b", path.read_text()))
+def test_the_help_names_every_setting():
+    """Every setting (craps_streams/settings.py) appears in some command's help, and every CRAPS_*
+    name the code mentions is a setting (none read behind the settings' back)."""
+    from craps_streams.settings import env_names
+
+    settings = set(env_names())
     shown = "\n".join(p.format_help() for _, p in commands(parser()))
-    assert read - {"CRAPS_EXPLORE_SCALE"} <= set(re.findall(r"\bCRAPS_[A-Z_]+\b", shown)), \
-        sorted(read - set(re.findall(r"\bCRAPS_[A-Z_]+\b", shown)))
+    assert settings <= set(re.findall(r"\bCRAPS_[A-Z_]+\b", shown)), \
+        sorted(settings - set(re.findall(r"\bCRAPS_[A-Z_]+\b", shown)))
+    named = set()
+    for path in (ROOT / "craps_streams").rglob("*.py"):
+        named |= set(re.findall(r"\bCRAPS_[A-Z_]+\b", path.read_text()))
+    assert named - {"CRAPS_NATIVE_SOURCE", "CRAPS_EXPLORE_SCALE"} <= settings, sorted(named - settings)
     assert ".run/floor.env" in shown and ".secrets/table-keys.json" in shown
+
+
+def test_the_help_renders_the_settings_table():
+    """The worker's --help lists its settings from the table, with their defaults."""
+    text = "\n".join(p.format_help() for path, p in commands(parser()) if path[-1] == "worker")
+    assert "CRAPS_SESSION_TIMEOUT_MS" in text and "(default 10000)" in text
+    assert "docs/operating/settings.md" in text
+
+
+def test_no_library_code_reads_the_environment():
+    """os.environ only in the settings, and where a line says why (a child's environment)."""
+    offenders = []
+    for path in sorted((ROOT / "craps_streams").rglob("*.py")):
+        if path.name == "settings.py" and path.parent.name == "craps_streams":
+            continue
+        if path.is_relative_to(ROOT / "craps_streams" / "rules"):
+            continue  # the rules core's choice (CRAPS_CORE) is read there, before the settings exist
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if ("os.environ" in line or "getenv" in line) and "#" not in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{n}")
+    assert offenders == []
 
 
 def test_version_says_the_rules_core():

@@ -9,6 +9,7 @@ from craps_streams.ingest.producer import wire_message
 from craps_streams.replay.engine import Replay, json_lines
 from craps_streams.rules import WagerSettled, output_to_record
 from craps_streams.sim.floor import floor_events
+from tests.conftest import SETTINGS
 
 # 2025-12-31 23:00 UTC: a floor of two hours crosses a UTC day.
 BEFORE_MIDNIGHT_MS = 1_767_222_000_000
@@ -21,7 +22,7 @@ def floor_lines(tables=4, hours=2.0, seed=5, bad_rate=0.02, start_ms=BEFORE_MIDN
     (the session's key ring, CRAPS_TABLE_KEYS, set by tests/conftest.py)."""
     records = floor_events(tables, hours, seed, bad_rate, start_ms)
     if tagged:
-        signer = TableSigner(keyfile.load())
+        signer = TableSigner(keyfile.load(SETTINGS.key_ring_path))
         records = (sign_record(signer, r) for r in records)
     return [r if type(r) is str else to_json_line(r) for r in records]
 

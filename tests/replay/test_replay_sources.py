@@ -137,7 +137,7 @@ def test_slice_feeds_history_up_to_until_and_keeps_outputs_by_deciding_ts():
 def test_progress_line_on_long_runs():
     import io
 
-    from craps_streams.cli import Progress
+    from craps_streams.cli.progress import Progress
 
     out = io.StringIO()
     p = Progress(True, after_s=0.0, stream=out)

@@ -10,7 +10,10 @@ import faust
 
 from craps_streams.kafka.access import floor_view_prefix
 from craps_streams.kafka.settings import broker_urls, sasl_credentials
-from craps_streams.topics import APP_ID, SETTLEMENTS
+from craps_streams.settings import load, use
+
+SETTINGS = use(load())  # this test app is an edge: a Faust app of its own
+APP_ID, SETTLEMENTS = SETTINGS.app_id, SETTINGS.topics.settlements
 
 credentials = sasl_credentials("floor")
 app = faust.App(

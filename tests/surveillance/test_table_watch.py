@@ -190,11 +190,17 @@ def test_the_watch_is_stored_with_the_table_and_old_records_load():
     assert book.watch.dice.throws == 0 and book.lines
 
 
-def test_settings_come_from_the_environment():
-    t = Thresholds.from_settings({"CRAPS_HOLD_TAIL_ALERT": "1e-6", "CRAPS_DICE_SEVEN_H": "9",
-                                  "CRAPS_POSITION_TAIL_ALERT": "1e-7"})
+def test_settings_come_from_the_environment(monkeypatch):
+    from craps_streams.settings import load
+
+    for name, value in (("CRAPS_HOLD_TAIL_ALERT", "1e-6"), ("CRAPS_DICE_SEVEN_H", "9"),
+                        ("CRAPS_POSITION_TAIL_ALERT", "1e-7")):
+        monkeypatch.setenv(name, value)
+    t = load().thresholds
     assert (t.tail_alert, t.position_alert, t.dice.seven_h) == (1e-6, 1e-7, 9.0)
-    assert HoldWatch.from_settings({}).thresholds == Thresholds()
+    for name in ("CRAPS_HOLD_TAIL_ALERT", "CRAPS_DICE_SEVEN_H", "CRAPS_POSITION_TAIL_ALERT"):
+        monkeypatch.delenv(name)
+    assert load().thresholds == Thresholds() and HoldWatch().thresholds == Thresholds()
     assert DiceThrown  # the event type the dice watch reads
 
 

@@ -1,0 +1,153 @@
+"""`craps-streams`: the command line. Each command is a thin shell: read, apply the core, write.
+
+The commands come in groups, one module each (`GROUPS`); each module's `register(subparsers)` adds
+its commands, each with `run(args, settings)` as its default. `main` parses the arguments, reads the
+settings once (craps_streams/settings.py: the environment and the defaults, then the command's
+--bootstrap), hands the process-wide ones to their adapters, and runs the command.
+
+Every command answers what stops it with one or two lines on stderr, `craps-streams <command>: ...`,
+and an exit code of its own kind (craps_streams/cli/errors.py, docs/operating/cli.md); `--debug`
+adds the traceback and the Kafka clients' own logs.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+
+from craps_streams.cli.errors import (  # noqa: F401 - the exit codes are the package's too
+    EXIT_BROKER_REFUSED,
+    EXIT_BROKER_UNREACHABLE,
+    EXIT_FILE,
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SECRETS,
+    EXIT_USAGE,
+    CommandError,
+    command_name,
+    explain_error,
+)
+from craps_streams.cli.history import format_summary  # noqa: F401 - benchmarks print a replay's summary
+from craps_streams.cli.options import APP_ID, KAFKA, KEYS, Formatter, epilog
+from craps_streams.cli.progress import Progress  # noqa: F401
+
+# The command groups, in the order of `craps-streams --help`: craps_streams.cli.<name>.register.
+GROUPS = ("replay", "report", "simulate", "keys", "services", "watch", "odds", "admin")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from craps_streams.rules import CORE, CORE_NOTE
+
+    try:
+        number = version("craps-streams")
+    except PackageNotFoundError:
+        number = "(not installed)"
+    core = f"rules core: {CORE}" + (f" ({CORE_NOTE})" if CORE_NOTE else "")
+    return f"craps-streams {number}\n{core}"
+
+
+class _VersionAction(argparse.Action):
+    """--version: the package's version and which rules core settles (craps_streams.rules.CORE)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="craps-streams", formatter_class=Formatter,
+                                description="Settle the side wagers of a craps floor from Kafka, exactly once; "
+                                            "simulate, replay and audit floors; follow them live.",
+                                epilog=epilog(KAFKA, APP_ID, KEYS, notes=(
+                                    "each command's --help names the settings it reads.",)))
+    p.add_argument("--version", action=_VersionAction, help="print the version and the rules core that settles")
+    p.add_argument("--debug", action="store_true",
+                   help="on an error, the traceback and the Kafka clients' logs too (default: one or two lines)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in GROUPS:
+        importlib.import_module(f"craps_streams.cli.{name}").register(sub)
+    return p
+
+
+def _debug_everywhere(parser: argparse.ArgumentParser) -> None:
+    """--debug after the command too (`craps-streams tail --debug`), not only before it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                if not any("--debug" in a.option_strings for a in sub._actions):
+                    sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                                     help="on an error, the traceback and the Kafka clients' logs too")
+                _debug_everywhere(sub)
+
+
+# Which Kafka role a command's run logs in as (craps_streams/kafka/settings.py), checked before it starts
+# (craps_streams.kafka.errors.preflight): None for a run that does not use the broker. The worker and the
+# floor view are services that wait for a broker that is not up yet: not checked.
+def _broker_role_of(args) -> str | None:
+    role = getattr(args, "broker_role", None)
+    return role(args) if callable(role) else role
+
+
+def _quiet_clients() -> None:
+    """The Kafka client libraries log their retries as warnings; a command says what went wrong once."""
+    for name in ("kafka", "aiokafka"):
+        logging.getLogger(name).addHandler(logging.NullHandler())
+        logging.getLogger(name).propagate = False
+
+
+def _settings(args):
+    """The settings, read once: the environment and the defaults, then --bootstrap; handed to the
+    adapters that hold for the whole process (the broker, the schemas)."""
+    from craps_streams.settings import load, use
+
+    settings = load()
+    if getattr(args, "bootstrap", None):
+        settings = settings.model_copy(update={"kafka_bootstrap": args.bootstrap})
+    return use(settings)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    _debug_everywhere(parser)
+    args = parser.parse_args(argv)
+    debug = getattr(args, "debug", False)
+    if getattr(args, "broker_role", None) is not None:  # not the services (worker, floor): --loglevel
+        if debug:
+            logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        else:
+            _quiet_clients()
+    try:
+        settings = _settings(args)
+        role = _broker_role_of(args)
+        if role is not None:
+            from craps_streams.kafka.errors import preflight
+
+            preflight(role, settings.kafka_bootstrap)
+        return args.run(args, settings)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # stdout closed by its reader (`| head`): nothing more to say, to anybody
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as e:  # noqa: BLE001 - every error answered in one or two lines
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        code, message = explain_error(e)
+        print(f"craps-streams {command_name(args)}: {message}", file=sys.stderr)
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
