@@ -91,8 +91,10 @@ def plural(n: int, one: str, many: str) -> str:
 
 def summary_line(report: dict) -> str:
     """The report in one line: the floor's handle and house win, what is flagged, the exceptions."""
-    total = next(row for row in report["floor"] if row["wager"] == "all" and row["scope"] != "month_to_date"
-                 and row["scope"] != "year_to_date")
+    # A range's own line is "period"; a day's or a shift's is its only line besides the to-date ones.
+    totals = {row["scope"]: row for row in report["floor"] if row["wager"] == "all"}
+    total = totals.get("period") or next(row for scope, row in totals.items()
+                                         if scope not in ("month_to_date", "year_to_date"))
     flagged = sum(1 for row in report["kinds"] if row["investigate"])
     tables = len({row["table_id"] for row in report["tables"]})
     exceptions = report["exceptions"]

@@ -182,3 +182,16 @@ def test_refused_credentials(kafka, tmp_path):
     r = cli("tail", "--limit", "1", env={"CRAPS_KAFKA_CONFIG": str(config), "CRAPS_KAFKA_BOOTSTRAP": kafka})
     assert time.monotonic() - started < 15
     answered(r, 6, "the broker refused the login of role 'viewer'", str(config))
+
+
+def test_the_report_line_of_a_range_is_the_periods():
+    from craps_streams.cli.report import summary_line
+
+    def row(scope, handle):
+        return {"wager": "all", "scope": scope, "handle_cents": handle, "house_win_cents": handle // 10}
+
+    report = {"title": "Gaming days", "kinds": [], "tables": [{"table_id": "T001"}],
+              "floor": [row("day:2025-12-31", 100), row("day:2026-01-01", 300), row("period", 400),
+                        row("month_to_date", 300), row("year_to_date", 300)],
+              "exceptions": {"rejections": {"count": 0}, "alerts": {"count": 0}}}
+    assert "handle $4.00, house win $0.40" in summary_line(report)
