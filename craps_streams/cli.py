@@ -1038,6 +1038,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text tables or JSON records (default text)")
     o.set_defaults(run=cmd_odds)
 
+    __import__("craps_streams.cli_controller").cli_controller.register(sub)
+
     tp = sub.add_parser("topics", help="create the pipeline topics (idempotent) and list what the broker holds",
                         formatter_class=fmt, epilog=_epilog(ENV_KAFKA, ENV_APP_ID, ENV_TOPICS, ENV_FLOOR),
                         description="As the administrator: create the floor's topics that are missing and grant "

@@ -79,15 +79,16 @@ class Held:
 
 class Journal:
     """The SQLite journal at `path`. `max_pages` caps the file (SQLite's max_page_count): what a
-    deployment may give the journal of a shared disk, and how the tests fill a disk."""
+    deployment may give the journal of a shared disk, and how the tests fill a disk. `sync_full`
+    false only for a connection that writes nothing a dealer was answered for (the sender's marks)."""
 
-    def __init__(self, path: Path | str, max_pages: int | None = None):
+    def __init__(self, path: Path | str, max_pages: int | None = None, sync_full: bool = True):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: transactions are begun and committed here, explicitly.
         self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute(f"PRAGMA synchronous={'FULL' if sync_full else 'NORMAL'}")
         self._db.execute("PRAGMA busy_timeout=10000")
         if max_pages is not None:
             self._db.execute(f"PRAGMA max_page_count={int(max_pages)}")

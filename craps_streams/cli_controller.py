@@ -1,0 +1,162 @@
+"""`craps-streams controller`: the table controller (craps_streams/controller), its re-sends and
+its key file. The command group registers itself on the CLI's subcommands (`register`)."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+PAGE_BYTES = 4096  # SQLite's default page size: --journal-max-mb in pages
+
+
+def _tables(text: str) -> frozenset:
+    tables = frozenset(t.strip() for t in (text or "").split(",") if t.strip())
+    from craps_streams.rules.contract import valid_id
+
+    bad = sorted(t for t in tables if not valid_id(t))
+    if bad:
+        raise SystemExit(f"controller: not table ids: {', '.join(map(repr, bad[:5]))}")
+    return tables
+
+
+def _ring(path: str | None, tables: frozenset, shared: bool):
+    """The key ring the controller signs with: only the served tables' keys. A file holding other
+    tables' keys is refused unless --shared-key-file (a dev floor's one ring for every table)."""
+    from craps_streams.authenticity import keyfile
+
+    ring = keyfile.load(path)
+    mine = ring.only(tables)
+    others = len(ring.keys) - len(mine.keys)
+    if others and not shared:
+        raise SystemExit(f"controller: the key file {path or keyfile.default_path()} holds {others} keys of other "
+                         "tables: a controller's host keeps only its tables' keys (make one with "
+                         "`craps-streams controller key-file --tables ... --out FILE`), or pass --shared-key-file")
+    missing = sorted(t for t in tables if not any(t in k.tables for k in mine.keys))
+    if missing:
+        raise SystemExit(f"controller: no key for {', '.join(missing[:10])} in the key file "
+                         "(craps-streams keys add --tables ...)")
+    return mine
+
+
+def cmd_controller(args) -> int:
+    from craps_streams.authenticity import KeyRingError, TableSigner
+    from craps_streams.controller.service import ControllerConfig, serve
+    from craps_streams.topics import TABLE_EVENTS
+
+    logging.basicConfig(level=getattr(logging, args.loglevel.upper()), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # the sender words a broker outage itself
+    tables = _tables(args.tables)
+    if not tables or args.journal is None:
+        print("controller: --tables T001[,T002...] and --journal PATH are needed", file=sys.stderr)
+        return 2
+    if args.http_port is None and args.socket is None and not args.stdin:
+        print("controller: no input: give --http-port, --socket or --stdin", file=sys.stderr)
+        return 2
+    try:
+        signer = TableSigner(_ring(args.key_file, tables, args.shared_key_file))
+    except KeyRingError as e:
+        print(f"controller: {e}", file=sys.stderr)
+        return 4
+    config = ControllerConfig(
+        tables=tables, journal=Path(args.journal), signer=signer, topic=args.topic or TABLE_EVENTS,
+        bootstrap=args.bootstrap, http_host=args.http_host, http_port=args.http_port,
+        socket=Path(args.socket) if args.socket else None, stdin=args.stdin, retention_s=args.retention_h * 3600,
+        max_pages=None if args.journal_max_mb is None else int(args.journal_max_mb * 1024 * 1024 // PAGE_BYTES))
+
+    def ready(info):
+        print(f"controller ready: {info}", file=sys.stderr, flush=True)
+
+    try:
+        asyncio.run(serve(config, ready))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def cmd_resend(args) -> int:
+    from craps_streams.controller.journal import Journal
+
+    j = Journal(args.journal, sync_full=False)
+    try:
+        marked, missing = j.resend(args.table, args.from_seq, args.to_seq)
+    except ValueError as e:
+        print(f"controller resend: {e}", file=sys.stderr)
+        return 2
+    finally:
+        j.close()
+    print(f"{args.table} seq {args.from_seq}..{args.to_seq}: {marked} events marked; the running controller "
+          "sends them again")
+    if missing:
+        shown = ", ".join(map(str, missing[:20])) + (" ..." if len(missing) > 20 else "")
+        print(f"not in the journal (past the retention, or never taken): {len(missing)}: {shown}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_key_file(args) -> int:
+    from craps_streams.authenticity import KeyRingError
+    from craps_streams.authenticity import keyfile
+
+    tables = _tables(args.tables)
+    try:
+        ring = keyfile.load(args.ring).only(tables)
+        if not ring.keys:
+            print(f"controller key-file: no key of the ring is bound to only {', '.join(sorted(tables))}",
+                  file=sys.stderr)
+            return 4
+        path = keyfile.save(ring, args.out)
+    except KeyRingError as e:
+        print(f"controller key-file: {e}", file=sys.stderr)
+        return 4
+    print(f"wrote {path} (0600): {len(ring.keys)} keys of {len(tables)} tables")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the `controller` command group to the CLI's subcommands."""
+    c = subparsers.add_parser(
+        "controller", help="the table controller: takes a table's events, journals them durably, forwards them",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run at a table (one process per table or group of tables on a host). Events come in "
+                    "without seq, ts, key_id and tag through a local HTTP/JSON API (POST /events) and/or a "
+                    "line protocol (Unix socket, stdin); each is checked against the contract, numbered, "
+                    "stamped, signed with its table's key and written to a durable SQLite journal before "
+                    "the answer (its seq). A sender forwards the journal to table-events in order; through "
+                    "a broker outage the journal holds the events (docs/operating/controller.md).",
+        epilog="Environment: CRAPS_KAFKA_BOOTSTRAP, CRAPS_SECRETS_DIR / CRAPS_KAFKA_CONFIG (the controller "
+               "role's login), CRAPS_TABLE_KEYS (the key file when --key-file is not given), CRAPS_TOPIC_PREFIX.")
+    c.add_argument("--tables", help="the tables this controller serves: T001[,T002...]")
+    c.add_argument("--journal", metavar="PATH", help="the journal (SQLite file; made if missing)")
+    c.add_argument("--http-port", type=int, help="serve POST /events, /resend, /status, /metrics here (0: any free port)")
+    c.add_argument("--http-host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: the table's host)")
+    c.add_argument("--socket", metavar="PATH", help="the line protocol on this Unix socket (0600)")
+    c.add_argument("--stdin", action="store_true",
+                   help="the line protocol on stdin, answers on stdout; exits once stdin ends and all is forwarded")
+    c.add_argument("--key-file", metavar="PATH", help="the tables' keys (default: $CRAPS_TABLE_KEYS or .secrets/table-keys.json)")
+    c.add_argument("--shared-key-file", action="store_true",
+                   help="accept a key file that also holds other tables' keys (a dev floor's single ring)")
+    c.add_argument("--retention-h", type=float, default=168.0,
+                   help="hours sent events stay in the journal for re-sends (default 168)")
+    c.add_argument("--journal-max-mb", type=float, help="refuse new events beyond this journal size (default: the disk)")
+    c.add_argument("--bootstrap", help="Kafka bootstrap servers (default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
+    c.add_argument("--topic", help="the table-events topic (default: $CRAPS_TOPIC_PREFIX + table-events)")
+    c.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    c.set_defaults(run=cmd_controller, broker_role=None)
+    cs = c.add_subparsers(dest="controller_action", metavar="ACTION")
+    r = cs.add_parser("resend", help="send a range of a table's events again from the journal",
+                      description="Mark seq FROM..TO of a table for sending again; the running controller "
+                                  "sends them (the worker drops those it already has). Exit 1 when part of "
+                                  "the range is no longer in the journal (past --retention-h).")
+    r.add_argument("--journal", metavar="PATH", required=True)
+    r.add_argument("--table", required=True)
+    r.add_argument("--from", dest="from_seq", type=int, required=True)
+    r.add_argument("--to", dest="to_seq", type=int, required=True)
+    r.set_defaults(run=cmd_resend)
+    k = cs.add_parser("key-file", help="write a key file holding only these tables' keys (for their controller's host)")
+    k.add_argument("--tables", required=True)
+    k.add_argument("--ring", help="the floor's key ring (default: $CRAPS_TABLE_KEYS or .secrets/table-keys.json)")
+    k.add_argument("--out", required=True, help="the key file to write (0600)")
+    k.set_defaults(run=cmd_key_file)
