@@ -25,8 +25,22 @@ def _json(status: int, body: dict) -> web.Response:
     return web.Response(status=status, text=json.dumps(body), content_type="application/json")
 
 
+@web.middleware
+async def _refusals_in_json(request: web.Request, handler):
+    """aiohttp's own refusals (a body over the size limit, an unknown path) answered in the
+    input's JSON, so the equipment reads every refusal the same way."""
+    try:
+        return await handler(request)
+    except web.HTTPRequestEntityTooLarge:
+        return _json(422, {"refused": "too_long", "message": f"an event of at most {MAX_EVENT_BYTES:,} bytes"})
+    except web.HTTPException as e:
+        if e.status < 400:
+            raise
+        return _json(e.status, {"refused": "http", "message": e.reason})
+
+
 def app_of(controller, sender) -> web.Application:
-    app = web.Application(client_max_size=MAX_EVENT_BYTES)
+    app = web.Application(client_max_size=MAX_EVENT_BYTES, middlewares=[_refusals_in_json])
 
     async def events(request: web.Request) -> web.Response:
         return _json(*await answer(controller, await request.read()))

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from craps_streams.controller.journal import Journal
 from craps_streams.controller.metrics import ControllerMetrics
 from craps_streams.kafka.producers import DeliveryError, deliver, start_producer, table_producer
+from craps_streams.kafka.security import SecurityConfigError
 
 log = logging.getLogger("craps_streams.controller.sender")
 
@@ -94,7 +95,7 @@ class Sender:
                         self._link(True)
                         log.info("connected to the broker: forwarding %d+ held events", len(group))
                     await deliver(producer, self.topic, [(h.key, h.value) for h in group])
-                except DeliveryError as e:
+                except (DeliveryError, SecurityConfigError) as e:  # the login's config: fixed while the table works on
                     self._link(False)
                     held, oldest = await self._db(self.journal.depth)
                     log.warning("events held at the table: %d, oldest %.0f s (%s); trying again in %.1f s", held,
