@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import sys
 from pathlib import Path
 
@@ -69,6 +70,10 @@ def cmd_controller(args) -> int:
     def ready(info):
         print(f"controller ready: {info}", file=sys.stderr, flush=True)
 
+    def stop(signum, frame):
+        raise KeyboardInterrupt  # SIGTERM: stop as on ^C (the journal holds whatever is not yet sent)
+
+    signal.signal(signal.SIGTERM, stop)
     try:
         asyncio.run(serve(config, ready))
     except KeyboardInterrupt:
