@@ -9,12 +9,20 @@ stamp and the signer are parameters.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from craps_streams.codec import CodecError, encode_event
 from craps_streams.rules.contract import ContractError, event_to_record, record_to_event
 
 CONTROLLER_FIELDS = ("seq", "ts", "key_id", "tag")
+# The equipment's own id for an entry, beside the event's fields: a retry after a lost answer (the
+# controller died or the network dropped before the answer arrived) gets the seq the entry already
+# has instead of a second event. Not part of the event: it is journaled, never sent.
+REQUEST_ID = "request_id"
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
 class Refused(ValueError):
@@ -32,6 +40,18 @@ class Admitted:
     event: object
     key: bytes
     value: bytes
+
+
+def request_of(record) -> tuple[object, str | None]:
+    """(the event's record, its request id or None): the request id taken out of the record;
+    Refused when it is not an id (1 to 64 of A-Z a-z 0-9 _ . - :)."""
+    if type(record) is not dict or REQUEST_ID not in record:
+        return record, None
+    rid = record[REQUEST_ID]
+    if type(rid) is not str or not _REQUEST_ID.fullmatch(rid):
+        raise Refused("invalid_id", f"request_id must be 1 to 64 of A-Z a-z 0-9 _ . - : (got "
+                      f"{repr(rid)[:80] if type(rid) is str else type(rid).__name__})")
+    return {k: v for k, v in record.items() if k != REQUEST_ID}, rid
 
 
 def check(record, tables: frozenset) -> str:

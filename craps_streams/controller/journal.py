@@ -10,7 +10,8 @@ Tables:
     events   one row per acknowledged event: `id` the journal's order (the order the sender
              forwards in), `table_id`, `seq`, `ts`, the Kafka key and value bytes exactly as sent
              (a re-send sends the same bytes), when it was journaled and when the broker
-             acknowledged it (`sent_ns`, NULL while held at the table)
+             acknowledged it (`sent_ns`, NULL while held at the table), and the equipment's
+             `request_id` for the entry when it gave one (a retry after a lost answer finds it)
     tables   per table the last seq and ts ever journaled: the gapless numbering and the
              monotone clock resume from here after a restart, even once the rows are purged
 
@@ -35,8 +36,10 @@ CREATE TABLE IF NOT EXISTS events (
     value BLOB NOT NULL,
     journaled_ns INTEGER NOT NULL,
     sent_ns INTEGER,
+    request_id TEXT,
     UNIQUE (table_id, seq)
 );
+CREATE UNIQUE INDEX IF NOT EXISTS events_request ON events (table_id, request_id) WHERE request_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_held ON events (id) WHERE sent_ns IS NULL;
 CREATE INDEX IF NOT EXISTS events_sent ON events (sent_ns) WHERE sent_ns IS NOT NULL;
 CREATE TABLE IF NOT EXISTS tables (
@@ -64,6 +67,7 @@ class Entry:
     ts: int
     key: bytes
     value: bytes
+    request_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +127,9 @@ class Journal:
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
-            db.executemany("INSERT INTO events (table_id, seq, ts, key, value, journaled_ns) VALUES (?,?,?,?,?,?)",
-                           [(e.table_id, e.seq, e.ts, e.key, e.value, now_ns) for e in entries])
+            db.executemany("INSERT INTO events (table_id, seq, ts, key, value, journaled_ns, request_id) "
+                           "VALUES (?,?,?,?,?,?,?)",
+                           [(e.table_id, e.seq, e.ts, e.key, e.value, now_ns, e.request_id) for e in entries])
             db.executemany("INSERT INTO tables (table_id, last_seq, last_ts) VALUES (?,?,?) ON CONFLICT (table_id) "
                            "DO UPDATE SET last_seq = excluded.last_seq, last_ts = excluded.last_ts",
                            [(t, *last[t]) for t in {e.table_id for e in entries}])
@@ -136,6 +141,12 @@ class Journal:
                 raise JournalFull(f"the journal {self.path} is full ({e}): free space on its disk") from None
             raise JournalError(f"the journal {self.path} could not be written: {e}") from None
         self._last = last
+
+    def answered(self, table_id: str, request_id: str) -> tuple[int, int] | None:
+        """(seq, ts) of the table's event journaled for `request_id`, None if there is none (or it
+        is past the retention)."""
+        return self._db.execute("SELECT seq, ts FROM events WHERE table_id = ? AND request_id = ?",
+                                (table_id, request_id)).fetchone()
 
     def unsent(self, limit: int = 1000) -> list[Held]:
         """The oldest held events, in journal order (at most `limit`)."""

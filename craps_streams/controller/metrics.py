@@ -9,6 +9,7 @@
     craps_controller_ack_seconds                         input to durable: what the dealer waits, histogram
     craps_controller_broker_connected                    1 while the sender's producer is up
     craps_controller_clock_held_total                    stamps held because the host's clock stepped back
+    craps_controller_retries_total                       entries sent again with a request_id already taken (same answer)
 """
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ class ControllerMetrics:
                              buckets=_BUCKETS, registry=r)
         self.broker = Gauge("craps_controller_broker_connected", "1 while the sender is connected to the broker",
                             registry=r)
+        self.retries = Counter("craps_controller_retries", "Entries sent again with a request_id already taken",
+                               registry=r)
         self.clock_held = Counter("craps_controller_clock_held", "Stamps held because the host's clock stepped back",
                                   registry=r)
 

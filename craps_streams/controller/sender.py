@@ -65,21 +65,25 @@ class Sender:
         self.connected = up
         self.metrics.broker.set(1 if up else 0)
 
+    async def _watch(self) -> None:
+        """The held events' gauges every GAUGE_EVERY_S and the retention's purge every
+        PURGE_EVERY_S, whatever the sender is waiting for (a broker away for minutes)."""
+        purged_at = 0.0
+        while True:
+            self.held = await self._db(self.journal.held)
+            self.metrics.show_held(self.tables, self.held, time.time_ns())
+            if time.monotonic() - purged_at >= PURGE_EVERY_S:
+                n = await self._db(self.journal.purge_sent, time.time_ns() - int(self.retention_s * 1e9))
+                if n:
+                    log.info("purged %d sent events older than the retention (%.0f s)", n, self.retention_s)
+                purged_at = time.monotonic()
+            await asyncio.sleep(GAUGE_EVERY_S)
+
     async def run(self) -> None:
         producer, backoff = None, 0.1
-        gauges_at = purged_at = 0.0
+        watch = asyncio.create_task(self._watch())
         try:
             while True:
-                now = time.monotonic()
-                if now - gauges_at >= GAUGE_EVERY_S:
-                    self.held = await self._db(self.journal.held)
-                    self.metrics.show_held(self.tables, self.held, time.time_ns())
-                    gauges_at = now
-                if now - purged_at >= PURGE_EVERY_S:
-                    n = await self._db(self.journal.purge_sent, time.time_ns() - int(self.retention_s * 1e9))
-                    if n:
-                        log.info("purged %d sent events older than the retention (%.0f s)", n, self.retention_s)
-                    purged_at = now
                 group = await self._db(self.journal.unsent, GROUP)
                 if not group:
                     self._wake.clear()
@@ -110,6 +114,8 @@ class Sender:
                 await self._db(self.journal.mark_sent, [h.id for h in group])
                 self.metrics.forwarded.inc(len(group))
         finally:
+            watch.cancel()
+            await asyncio.gather(watch, return_exceptions=True)
             if producer is not None:
                 await _stopped(producer)
             self._link(False)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from craps_streams.controller.clock import MonotoneClock
-from craps_streams.controller.intake import Refused, admit, check
+from craps_streams.controller.intake import Refused, admit, check, request_of
 from craps_streams.controller.journal import Entry, Journal, JournalError, JournalFull
 from craps_streams.controller.metrics import ControllerMetrics
 
@@ -72,12 +72,13 @@ class Controller:
         cannot take it: in every such case the event got no seq."""
         t0 = time.perf_counter()
         try:
+            record, request_id = request_of(record)
             table_id = check(record, self.tables)
         except Refused as e:
             self.metrics.refusals.labels(e.reason).inc()
             raise
         future = asyncio.get_running_loop().create_future()
-        self._pending.append((record, table_id, future, t0))
+        self._pending.append((record, table_id, request_id, future, t0))
         self._kick.set()
         return await future
 
@@ -95,9 +96,21 @@ class Controller:
             self._ex.shutdown(wait=True)
 
     async def _commit(self, group: list) -> None:
-        entries, answers, seqs = [], [], {}
+        entries, answers, seqs, requests = [], [], {}, {}
         held_before = self.clock.held
-        for record, table_id, future, t0 in group:
+        for record, table_id, request_id, future, t0 in group:
+            if request_id is not None:
+                # A retry of an entry already taken: the same answer, no second event.
+                self_group = requests.get((table_id, request_id))
+                if self_group is not None:  # twice in this group: answered with the first, once durable
+                    self.metrics.retries.inc()
+                    answers.append((future, self_group, t0))
+                    continue
+                earlier = self.journal.answered(table_id, request_id)
+                if earlier is not None:
+                    self.metrics.retries.inc()
+                    _settle(future, result=Acknowledged(table_id, *earlier))
+                    continue
             seq = seqs.get(table_id, self.journal.last_seq(table_id)) + 1
             ts = self.clock.stamp()
             try:
@@ -107,8 +120,11 @@ class Controller:
                 _settle(future, exception=e)
                 continue
             seqs[table_id] = seq
-            entries.append(Entry(table_id, seq, ts, admitted.key, admitted.value))
-            answers.append((future, Acknowledged(table_id, seq, ts), t0))
+            entries.append(Entry(table_id, seq, ts, admitted.key, admitted.value, request_id))
+            ack = Acknowledged(table_id, seq, ts)
+            if request_id is not None:
+                requests[(table_id, request_id)] = ack
+            answers.append((future, ack, t0))
         if self.clock.held > held_before:
             self.metrics.clock_held.inc(self.clock.held - held_before)
             log.warning("the host's clock is behind the last stamp: %d stamps held at %d", self.clock.held - held_before,

@@ -156,3 +156,27 @@ def test_the_line_protocol_answers_each_line_in_order(tmp_path):
     got = asyncio.run(scenario())
     assert [g.get("seq") or g["refused"] for g in got] == [1, "malformed", 1, "too_long", 2]
     assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_retried_request_id_gets_its_first_answer_and_no_second_event(tmp_path):
+    journal = tmp_path / "j.sqlite"
+
+    async def scenario():
+        _, _, url, stop = await started(journal)
+        async with aiohttp.ClientSession() as s:
+            same_group = await asyncio.gather(*(post(s, url, {**throw(), "request_id": "dealer-1:77"}) for _ in range(5)))
+            other = await post(s, url, {**throw(), "request_id": "dealer-1:78"})
+            hostile = await post(s, url, {**throw(), "request_id": "x\n<script>"})
+        await stop()
+        _, _, url, stop = await started(journal)  # a restart: the journal still knows the request
+        async with aiohttp.ClientSession() as s:
+            retried = await post(s, url, {**throw(), "request_id": "dealer-1:77"})
+        await stop()
+        return same_group, other, hostile, retried
+
+    same_group, other, hostile, retried = asyncio.run(scenario())
+    assert {(c, a["seq"], a["ts"]) for c, a in same_group} == {(200, 1, same_group[0][1]["ts"])}
+    assert other[1]["seq"] == 2
+    assert hostile == (422, {"refused": "invalid_id", "message": hostile[1]["message"]})
+    assert retried == same_group[0]
+    assert [r[0] for r in Journal(journal).events("T001")] == [1, 2]
