@@ -120,6 +120,65 @@ def cmd_key_file(args) -> int:
     return 0
 
 
+def cmd_simulate(args) -> int:
+    """A simulated floor entered through controllers: one controller per --per-controller tables
+    (in this process, each with its own journal and socket), the simulator as their dealers."""
+    import time
+
+    from craps_streams.authenticity import KeyRingError, TableSigner
+    from craps_streams.authenticity import keyfile
+    from craps_streams.controller.service import ControllerConfig, journal_depth, serve
+    from craps_streams.sim.dealers import deal
+    from craps_streams.sim.floor import floor_events
+    from craps_streams.topics import TABLE_EVENTS
+
+    logging.basicConfig(level=getattr(logging, args.loglevel.upper()), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    tables = keyfile.dev_floor_tables(args.tables)
+    try:
+        ring, _ = keyfile.init(args.key_file)
+    except KeyRingError as e:
+        print(f"controller simulate: {e}", file=sys.stderr)
+        return 4
+    directory = Path(args.journal_dir)
+    groups = [tables[i:i + args.per_controller] for i in range(0, len(tables), args.per_controller)]
+    configs = [ControllerConfig(
+        tables=frozenset(group), journal=directory / f"{group[0]}-{group[-1]}.sqlite",
+        signer=TableSigner(ring.only(group)), topic=args.topic or TABLE_EVENTS, bootstrap=args.bootstrap,
+        socket=directory / f"{group[0]}-{group[-1]}.sock") for group in groups]
+    sockets = {t: str(c.socket) for c in configs for t in c.tables}
+    directory.mkdir(parents=True, exist_ok=True)
+
+    async def floor():
+        ready = [asyncio.Event() for _ in configs]
+        controllers = [asyncio.create_task(serve(c, lambda _info, e=e: e.set())) for c, e in zip(configs, ready)]
+        await asyncio.gather(*(e.wait() for e in ready))
+        records = floor_events(args.tables, args.hours, args.seed, args.bad_rate, time.time_ns() // 1_000_000)
+        entered = await deal(records, sockets, args.speed)
+        print(f"entered: {sum(entered.acknowledged.values()):,} events acknowledged, "
+              f"{sum(entered.refused.values()):,} refused ({dict(entered.refused)}), {entered.repeated:,} entered "
+              "again and answered with their seq", file=sys.stderr, flush=True)
+        loop = asyncio.get_running_loop()
+        for config in configs:  # forwarded: every journal drained
+            while (await loop.run_in_executor(None, journal_depth, config.journal))[0]:
+                await asyncio.sleep(0.5)
+        for task in controllers:
+            task.cancel()
+        await asyncio.gather(*controllers, return_exceptions=True)
+        return entered
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        asyncio.run(floor())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def register(subparsers) -> None:
     """Add the `controller` command group to the CLI's subcommands."""
     c = subparsers.add_parser(
@@ -160,6 +219,23 @@ def register(subparsers) -> None:
     r.add_argument("--from", dest="from_seq", type=int, required=True)
     r.add_argument("--to", dest="to_seq", type=int, required=True)
     r.set_defaults(run=cmd_resend)
+    sm = cs.add_parser("simulate", help="a simulated floor entered through controllers (the simulator as dealers)",
+                       description="Run controllers for a simulated floor's tables in this process (one per "
+                                   "--per-controller tables, journals and sockets in --journal-dir) and enter the "
+                                   "floor's events at them in real time (or --speed times faster), as the tables' "
+                                   "equipment does. Ends once every journal is forwarded.")
+    sm.add_argument("--tables", type=int, default=10)
+    sm.add_argument("--hours", type=float, default=1.0)
+    sm.add_argument("--seed", type=int, default=1)
+    sm.add_argument("--bad-rate", type=float, default=0.0)
+    sm.add_argument("--speed", type=float, default=1.0)
+    sm.add_argument("--per-controller", type=int, default=10, help="tables per controller (default 10)")
+    sm.add_argument("--journal-dir", required=True, help="the controllers' journals and sockets")
+    sm.add_argument("--key-file", help="the dev floor's key ring (made if missing; default $CRAPS_TABLE_KEYS)")
+    sm.add_argument("--bootstrap")
+    sm.add_argument("--topic")
+    sm.add_argument("--loglevel", default="warning", choices=("debug", "info", "warning", "error"))
+    sm.set_defaults(run=cmd_simulate)
     k = cs.add_parser("key-file", help="write a key file holding only these tables' keys (for their controller's host)")
     k.add_argument("--tables", required=True)
     k.add_argument("--ring", help="the floor's key ring (default: $CRAPS_TABLE_KEYS or .secrets/table-keys.json)")

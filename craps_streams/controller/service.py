@@ -203,7 +203,7 @@ async def serve(config: ControllerConfig, ready=None) -> None:
         for t in done:
             if t.get_name() == "stdin" and t.exception() is None:
                 # stdin closed: what it sent is journaled; wait until the sender has forwarded it.
-                while (await asyncio.get_running_loop().run_in_executor(None, _depth, config.journal))[0]:
+                while (await asyncio.get_running_loop().run_in_executor(None, journal_depth, config.journal))[0]:
                     await asyncio.sleep(0.2)
                 return
             t.result()
@@ -215,7 +215,8 @@ async def serve(config: ControllerConfig, ready=None) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _depth(path) -> tuple:
+def journal_depth(path) -> tuple:
+    """`Journal.depth` of the journal at `path`, on a connection of its own."""
     j = Journal(path, sync_full=False)
     try:
         return j.depth()
