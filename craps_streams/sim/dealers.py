@@ -30,6 +30,24 @@ class Entered:
     _seen: set = field(default_factory=set)
 
 
+class Pace:
+    """When the dealers enter each record: the simulated floor's time, `speed` times real time,
+    from the first stamped record on."""
+
+    def __init__(self, speed: float, clock=time.monotonic):
+        self.speed = speed
+        self.clock = clock
+        self.start: tuple | None = None  # (clock, ts) of the first stamped record
+
+    def wait(self, ts) -> float:
+        """Seconds to wait before entering a record stamped `ts` (0 for an unstamped one)."""
+        if type(ts) is not int:
+            return 0.0
+        if self.start is None:
+            self.start = (self.clock(), ts)
+        return max(0.0, (ts - self.start[1]) / 1000.0 / self.speed - (self.clock() - self.start[0]))
+
+
 def entry_of(record) -> bytes:
     """The line a dealer enters for one simulated record: the event without the controller's
     fields, with a request id; a torn line as it is."""
@@ -69,15 +87,9 @@ async def deal(records: Iterable, sockets: dict[str, str], speed: float = 1.0, d
             readers.append(asyncio.create_task(answers(reader)))
         return connections[path]
 
-    wall0 = ts0 = None
+    pace = Pace(speed)
     for record in records:
-        ts = record.get("ts") if type(record) is dict else None
-        if type(ts) is int:
-            if ts0 is None:
-                wall0, ts0 = time.monotonic(), ts
-            delay = (ts - ts0) / 1000.0 / speed - (time.monotonic() - wall0)
-            if delay > 0:
-                await asyncio.sleep(delay)
+        await asyncio.sleep(pace.wait(record.get("ts") if type(record) is dict else None))
         table = record.get("table_id") if type(record) is dict else None
         path = sockets.get(table) if type(table) is str else None
         writer = await connection(path or sockets[default or next(iter(sockets))])

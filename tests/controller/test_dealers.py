@@ -16,3 +16,15 @@ def test_an_entry_carries_no_controller_field_and_names_its_request():
 
 def test_a_torn_line_is_entered_as_it_is_on_one_line():
     assert entry_of('{"type": "Dice\nThrown"') == b'{"type": "Dice Thrown"\n'
+
+
+def test_the_dealers_keep_the_floors_time_at_its_speed():
+    from craps_streams.sim.dealers import Pace
+
+    now = [100.0]
+    pace = Pace(speed=2.0, clock=lambda: now[0])
+    assert pace.wait(None) == 0.0
+    assert pace.wait(10_000) == 0.0  # the first stamped record starts the floor's clock
+    now[0] = 101.0
+    assert pace.wait(14_000) == 1.0  # 4 s of floor time at speed 2, 1 s already gone
+    assert pace.wait(11_000) == 0.0  # late: at once
