@@ -159,6 +159,11 @@ def cmd_simulate(args) -> int:
         print(f"entered: {sum(entered.acknowledged.values()):,} events acknowledged, "
               f"{sum(entered.refused.values()):,} refused ({dict(entered.refused)}), {entered.repeated:,} entered "
               "again and answered with their seq", file=sys.stderr, flush=True)
+        if entered.waits:
+            waits = sorted(entered.waits)
+            at = lambda q: waits[min(len(waits) - 1, int(q * len(waits)))] * 1000  # noqa: E731
+            print(f"answers (entered to durable): p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {waits[-1] * 1000:.1f} ms "
+                  f"over {len(waits):,}", file=sys.stderr, flush=True)
         loop = asyncio.get_running_loop()
         for config in configs:  # forwarded: every journal drained
             while (await loop.run_in_executor(None, journal_depth, config.journal))[0]:

@@ -79,8 +79,11 @@ else
   echo "Prometheus is not installed (apt-get install prometheus): the floor runs without it" >&2
 fi
 
-craps-streams simulate --live --tables "$TABLES" --hours "$HOURS" --speed "$SPEED" --bad-rate 0.01 \
-  >"$RUN/floor.log" 2>&1 &
+# The simulated floor enters its events as a real table's equipment does: at the tables'
+# controllers (4 tables each), which journal, number, stamp, sign and forward them
+# (docs/operating/controller.md); their journals are this run's, as its topics are.
+craps-streams controller simulate --tables "$TABLES" --hours "$HOURS" --speed "$SPEED" --bad-rate 0.01 \
+  --per-controller 4 --journal-dir "$RUN/controllers-$RUN_ID" >"$RUN/floor.log" 2>&1 &
 pids+=($!)
 
 # The foreground: a status panel redrawn in place (craps-streams status: the URLs and the commands

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -27,6 +27,7 @@ class Entered:
     acknowledged: Counter = field(default_factory=Counter)
     refused: Counter = field(default_factory=Counter)
     repeated: int = 0
+    waits: list = field(default_factory=list)  # seconds from entering a line to its answer
     _seen: set = field(default_factory=set)
 
 
@@ -67,8 +68,9 @@ async def deal(records: Iterable, sockets: dict[str, str], speed: float = 1.0, d
     connections: dict[str, tuple] = {}
     readers = []
 
-    async def answers(reader):
+    async def answers(reader, sent: deque):
         while line := await reader.readline():
+            entered.waits.append(time.monotonic() - sent.popleft())  # answers come in the lines' order
             answer = json.loads(line)
             if "seq" in answer:
                 key = (answer["table_id"], answer["seq"])
@@ -83,8 +85,8 @@ async def deal(records: Iterable, sockets: dict[str, str], speed: float = 1.0, d
     async def connection(path: str):
         if path not in connections:
             reader, writer = await asyncio.open_unix_connection(path)
-            connections[path] = writer
-            readers.append(asyncio.create_task(answers(reader)))
+            connections[path] = (writer, deque())
+            readers.append(asyncio.create_task(answers(reader, connections[path][1])))
         return connections[path]
 
     pace = Pace(speed)
@@ -92,12 +94,13 @@ async def deal(records: Iterable, sockets: dict[str, str], speed: float = 1.0, d
         await asyncio.sleep(pace.wait(record.get("ts") if type(record) is dict else None))
         table = record.get("table_id") if type(record) is dict else None
         path = sockets.get(table) if type(table) is str else None
-        writer = await connection(path or sockets[default or next(iter(sockets))])
+        writer, sent = await connection(path or sockets[default or next(iter(sockets))])
+        sent.append(time.monotonic())
         writer.write(entry_of(record))
         await writer.drain()
-    for writer in connections.values():
+    for writer, _ in connections.values():
         writer.write_eof()
     await asyncio.gather(*readers)
-    for writer in connections.values():
+    for writer, _ in connections.values():
         writer.close()
     return entered
