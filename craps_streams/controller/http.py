@@ -57,7 +57,10 @@ def app_of(controller, sender) -> web.Application:
             return _json(400, {"refused": "malformed", "message": 'send {"table_id": ..., "from_seq": N, "to_seq": M}'})
         if table_id not in controller.tables:
             return _json(422, {"refused": "unknown_table", "message": f"table {table_id[:40]!r} is not served here"})
-        marked, missing = await sender.resend(table_id, first, last)
+        try:
+            marked, missing = await sender.resend(table_id, first, last)
+        except ValueError as e:
+            return _json(400, {"refused": "malformed", "message": str(e)})
         return _json(200, {"table_id": table_id, "marked": marked, "missing": missing[:1000]})
 
     async def status(request: web.Request) -> web.Response:

@@ -49,6 +49,8 @@ CREATE TABLE IF NOT EXISTS tables (
 );
 """
 
+MAX_RESEND = 100_000  # a day of a busy table's events
+
 
 class JournalError(RuntimeError):
     """The journal cannot take the events: nothing of the group was written, none acknowledged."""
@@ -195,6 +197,8 @@ class Journal:
         or never journaled)."""
         if to_seq < from_seq:
             raise ValueError(f"an empty range: {from_seq}..{to_seq}")
+        if to_seq - from_seq >= MAX_RESEND:
+            raise ValueError(f"at most {MAX_RESEND:,} events a re-send: ask for {from_seq}..{to_seq} in parts")
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -207,7 +211,7 @@ class Journal:
             db.execute("ROLLBACK")
             raise
         have = set(present)
-        missing = [s for s in range(from_seq, to_seq + 1) if s not in have] if to_seq - from_seq < 1_000_000 else []
+        missing = [s for s in range(from_seq, to_seq + 1) if s not in have]
         return len(present), missing
 
     def events(self, table_id: str) -> list[tuple[int, int, bytes, int | None]]:

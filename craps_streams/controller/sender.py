@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -70,20 +71,35 @@ class Sender:
         PURGE_EVERY_S, whatever the sender is waiting for (a broker away for minutes)."""
         purged_at = 0.0
         while True:
-            self.held = await self._db(self.journal.held)
-            self.metrics.show_held(self.tables, self.held, time.time_ns())
-            if time.monotonic() - purged_at >= PURGE_EVERY_S:
-                n = await self._db(self.journal.purge_sent, time.time_ns() - int(self.retention_s * 1e9))
-                if n:
-                    log.info("purged %d sent events older than the retention (%.0f s)", n, self.retention_s)
-                purged_at = time.monotonic()
+            try:
+                self.held = await self._db(self.journal.held)
+                self.metrics.show_held(self.tables, self.held, time.time_ns())
+                if time.monotonic() - purged_at >= PURGE_EVERY_S:
+                    purged_at = time.monotonic()
+                    n = await self._db(self.journal.purge_sent, time.time_ns() - int(self.retention_s * 1e9))
+                    if n:
+                        log.info("purged %d sent events older than the retention (%.0f s)", n, self.retention_s)
+            except sqlite3.Error as e:  # a full disk refuses even a delete's WAL frames: try again later
+                log.error("the journal's gauges or purge failed: %s", e)
             await asyncio.sleep(GAUGE_EVERY_S)
 
     async def run(self) -> None:
         producer, backoff = None, 0.1
+        unmarked: list[int] = []  # acknowledged by the broker, not yet marked in the journal
         watch = asyncio.create_task(self._watch())
         try:
             while True:
+                if unmarked:
+                    try:
+                        await self._db(self.journal.mark_sent, unmarked)
+                    except sqlite3.Error as e:
+                        # A full disk refuses the marks' WAL frames too: sending more now would only
+                        # send this group again and again. Wait, and mark it when there is room.
+                        log.error("cannot mark %d forwarded events in the journal (%s); trying again", len(unmarked), e)
+                        await asyncio.sleep(1.0)
+                        continue
+                    self.metrics.forwarded.inc(len(unmarked))
+                    unmarked = []
                 group = await self._db(self.journal.unsent, GROUP)
                 if not group:
                     self._wake.clear()
@@ -111,8 +127,7 @@ class Sender:
                     backoff = min(backoff * 2, self.backoff_max_s)
                     continue
                 backoff = 0.1
-                await self._db(self.journal.mark_sent, [h.id for h in group])
-                self.metrics.forwarded.inc(len(group))
+                unmarked = [h.id for h in group]
         finally:
             watch.cancel()
             await asyncio.gather(watch, return_exceptions=True)

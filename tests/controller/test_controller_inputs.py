@@ -180,3 +180,27 @@ def test_a_retried_request_id_gets_its_first_answer_and_no_second_event(tmp_path
     assert hostile == (422, {"refused": "invalid_id", "message": hostile[1]["message"]})
     assert retried == same_group[0]
     assert [r[0] for r in Journal(journal).events("T001")] == [1, 2]
+
+
+def test_resend_marks_a_range_and_names_what_the_journal_no_longer_holds(tmp_path):
+    journal = tmp_path / "j.sqlite"
+
+    async def scenario():
+        _, _, url, stop = await started(journal)
+        async with aiohttp.ClientSession() as s:
+            for _ in range(4):
+                await post(s, url, throw())
+            asks = [{"table_id": "T001", "from_seq": 2, "to_seq": 6}, {"table_id": "T001", "from_seq": 1, "to_seq": 10**9},
+                    {"table_id": "T009", "from_seq": 1, "to_seq": 2}, {"table_id": "T001"}]
+            got = []
+            for ask in asks:
+                async with s.post(url + "/resend", data=json.dumps(ask).encode()) as r:
+                    got.append((r.status, await r.json()))
+        await stop()
+        return got
+
+    ok, too_long, unknown, malformed = asyncio.run(scenario())
+    assert ok == (200, {"table_id": "T001", "marked": 3, "missing": [5, 6]})
+    assert too_long[0] == 400 and "in parts" in too_long[1]["message"]
+    assert unknown[0] == 422 and unknown[1]["refused"] == "unknown_table"
+    assert malformed[0] == 400
