@@ -212,37 +212,41 @@ def register(subparsers) -> None:
     c.add_argument("--journal-max-mb", type=float, help="refuse new events beyond this journal size (default: the disk)")
     c.add_argument("--bootstrap", help="Kafka bootstrap servers (default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
     c.add_argument("--topic", help="the table-events topic (default: $CRAPS_TOPIC_PREFIX + table-events)")
-    c.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"))
+    c.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"),
+                   help="log level on stderr (default info)")
     c.set_defaults(run=cmd_controller, broker_role=None)
     cs = c.add_subparsers(dest="controller_action", metavar="ACTION")
     r = cs.add_parser("resend", help="send a range of a table's events again from the journal",
                       description="Mark seq FROM..TO of a table for sending again; the running controller "
                                   "sends them (the worker drops those it already has). Exit 1 when part of "
                                   "the range is no longer in the journal (past --retention-h).")
-    r.add_argument("--journal", metavar="PATH", required=True)
-    r.add_argument("--table", required=True)
-    r.add_argument("--from", dest="from_seq", type=int, required=True)
-    r.add_argument("--to", dest="to_seq", type=int, required=True)
+    r.add_argument("--journal", metavar="PATH", required=True, help="the controller's journal")
+    r.add_argument("--table", required=True, help="the table id")
+    r.add_argument("--from", dest="from_seq", type=int, required=True, help="the first seq to send again")
+    r.add_argument("--to", dest="to_seq", type=int, required=True, help="the last seq to send again (inclusive)")
     r.set_defaults(run=cmd_resend)
     sm = cs.add_parser("simulate", help="a simulated floor entered through controllers (the simulator as dealers)",
                        description="Run controllers for a simulated floor's tables in this process (one per "
                                    "--per-controller tables, journals and sockets in --journal-dir) and enter the "
                                    "floor's events at them in real time (or --speed times faster), as the tables' "
                                    "equipment does. Ends once every journal is forwarded.")
-    sm.add_argument("--tables", type=int, default=10)
-    sm.add_argument("--hours", type=float, default=1.0)
-    sm.add_argument("--seed", type=int, default=1)
-    sm.add_argument("--bad-rate", type=float, default=0.0)
-    sm.add_argument("--speed", type=float, default=1.0)
+    sm.add_argument("--tables", type=int, default=10, help="how many tables, T001.. (default 10)")
+    sm.add_argument("--hours", type=float, default=1.0, help="hours of play per table (default 1)")
+    sm.add_argument("--seed", type=int, default=1, help="the random seed (default 1)")
+    sm.add_argument("--bad-rate", type=float, default=0.0, help="chance per window of a bad input (default 0)")
+    sm.add_argument("--speed", type=float, default=1.0, help="times faster than real time (default 1)")
     sm.add_argument("--per-controller", type=int, default=10, help="tables per controller (default 10)")
     sm.add_argument("--journal-dir", required=True, help="the controllers' journals and sockets")
     sm.add_argument("--key-file", help="the dev floor's key ring (made if missing; default $CRAPS_TABLE_KEYS)")
-    sm.add_argument("--bootstrap")
-    sm.add_argument("--topic")
-    sm.add_argument("--loglevel", default="warning", choices=("debug", "info", "warning", "error"))
+    sm.add_argument("--bootstrap", help="Kafka bootstrap servers (default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
+    sm.add_argument("--topic", help="the table-events topic (default: $CRAPS_TOPIC_PREFIX + table-events)")
+    sm.add_argument("--loglevel", default="warning", choices=("debug", "info", "warning", "error"),
+                    help="log level on stderr (default warning)")
     sm.set_defaults(run=cmd_simulate)
-    k = cs.add_parser("key-file", help="write a key file holding only these tables' keys (for their controller's host)")
-    k.add_argument("--tables", required=True)
+    k = cs.add_parser("key-file", help="write a key file holding only these tables' keys (for their controller's host)",
+                      description="From the floor's key ring, the keys bound to none but these tables, in a new "
+                                  "0600 key file for their controller's host (docs/operating/controller.md).")
+    k.add_argument("--tables", required=True, help="the controller's tables: T001[,T002...]")
     k.add_argument("--ring", help="the floor's key ring (default: $CRAPS_TABLE_KEYS or .secrets/table-keys.json)")
     k.add_argument("--out", required=True, help="the key file to write (0600)")
     k.set_defaults(run=cmd_key_file)
