@@ -33,7 +33,7 @@ def start(pipeline, journal, port, bootstrap=None):
     if bootstrap:
         args += ["--bootstrap", bootstrap]
     proc = subprocess.Popen(args, env=pipeline.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    wait_for(lambda: status(port) is not None, 30, "the controller's HTTP input")
+    wait_for(lambda: status(port) is not None, 60, "the controller's HTTP input")
     return proc
 
 
@@ -50,12 +50,21 @@ def post(port, record):
     req = urllib.request.Request(f"http://127.0.0.1:{port}/events", data=json.dumps(record).encode(),
                                  headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=30) as r:
             return json.loads(r.read())
     except urllib.error.HTTPError as e:
         return json.loads(e.read())
     except OSError:
         return None
+
+
+def answered(port, record, tries: int = 3):
+    """The answer, entering the entry again (same request id) while none comes: a retry the
+    controller answers with the seq the entry already has, if it took it."""
+    for _ in range(tries):
+        if (a := post(port, record)) is not None:
+            return a
+    raise AssertionError(f"no answer to {record} after {tries} tries")
 
 
 def throw(i):
@@ -123,9 +132,9 @@ def test_killed_mid_stream_then_restarted_its_topic_holds_exactly_what_it_acknow
         # the dead controller had journaled get their seq back, the others a new one.
         retried = [i for i, a in enumerate(answers) if a is None]
         with ThreadPoolExecutor(8) as pool:
-            for a in pool.map(lambda i: post(port, throw(i)), retried + list(range(600, 900))):
+            for a in pool.map(lambda i: answered(port, throw(i)), retried + list(range(600, 900))):
                 acked[a["table_id"]].add(a["seq"])
-        wait_for(lambda: drained(port), 60, "the journal forwarded")
+        wait_for(lambda: drained(port), 120, "the journal forwarded")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(15)
@@ -140,7 +149,7 @@ def test_events_held_through_an_unreachable_broker_drain_in_order(pipeline, tmp_
     acked = {t: set() for t in TABLES}
     try:
         for i in range(90):
-            a = post(port, throw(i))
+            a = answered(port, throw(i))
             acked[a["table_id"]].add(a["seq"])
         s = wait_for(lambda: (s := status(port)) and s["tables"]["T001"]["held"] == 30 and s, 10, "held events")
         assert not s["broker_connected"]
@@ -156,9 +165,9 @@ def test_events_held_through_an_unreachable_broker_drain_in_order(pipeline, tmp_
     proc = start(pipeline, journal, port)  # the broker is back
     try:
         for i in range(90, 120):
-            a = post(port, throw(i))
+            a = answered(port, throw(i))
             acked[a["table_id"]].add(a["seq"])
-        wait_for(lambda: drained(port), 60, "the held events forwarded")
+        wait_for(lambda: drained(port), 120, "the held events forwarded")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(15)
