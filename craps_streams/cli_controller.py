@@ -146,7 +146,8 @@ def cmd_simulate(args) -> int:
     configs = [ControllerConfig(
         tables=frozenset(group), journal=directory / f"{group[0]}-{group[-1]}.sqlite",
         signer=TableSigner(ring.only(group)), topic=args.topic or TABLE_EVENTS, bootstrap=args.bootstrap,
-        socket=directory / f"{group[0]}-{group[-1]}.sock") for group in groups]
+        socket=directory / f"{group[0]}-{group[-1]}.sock",
+        http_port=None if args.http_port is None else args.http_port + i) for i, group in enumerate(groups)]
     sockets = {t: str(c.socket) for c in configs for t in c.tables}
     directory.mkdir(parents=True, exist_ok=True)
 
@@ -237,6 +238,8 @@ def register(subparsers) -> None:
     sm.add_argument("--speed", type=float, default=1.0, help="times faster than real time (default 1)")
     sm.add_argument("--per-controller", type=int, default=10, help="tables per controller (default 10)")
     sm.add_argument("--journal-dir", required=True, help="the controllers' journals and sockets")
+    sm.add_argument("--http-port", type=int,
+                    help="the first controller's HTTP port (/metrics, /status); the next ones count up from it")
     sm.add_argument("--key-file", help="the dev floor's key ring (made if missing; default $CRAPS_TABLE_KEYS)")
     sm.add_argument("--bootstrap", help="Kafka bootstrap servers (default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
     sm.add_argument("--topic", help="the table-events topic (default: $CRAPS_TOPIC_PREFIX + table-events)")
