@@ -100,9 +100,9 @@ class Sender:
                         continue
                     self.metrics.forwarded.inc(len(unmarked))
                     unmarked = []
+                self._wake.clear()  # before the read: a commit after it wakes the wait below at once
                 group = await self._db(self.journal.unsent, GROUP)
                 if not group:
-                    self._wake.clear()
                     try:
                         await asyncio.wait_for(self._wake.wait(), 0.5)
                     except asyncio.TimeoutError:

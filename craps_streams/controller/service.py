@@ -141,6 +141,15 @@ class Controller:
             for future, _, _ in answers:
                 _settle(future, exception=e)
             return
+        except BaseException:
+            # The controller stopping (or failing) mid-commit: the commit may still complete in
+            # its thread, so nobody is told either way; the writer stops, and with it the controller
+            # (`serve`). Entered again with its request_id, an event that was journaled gets its seq.
+            for future, _, _ in answers:
+                _settle(future, exception=JournalError(
+                    "the controller stopped while journaling the event: it may or may not be taken; enter it "
+                    "again with the same request_id to be answered with its seq"))
+            raise
         done = time.perf_counter()
         self.metrics.commit.observe(done - started)
         for future, ack, t0 in answers:
