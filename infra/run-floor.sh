@@ -79,8 +79,14 @@ else
   echo "Prometheus is not installed (apt-get install prometheus): the floor runs without it" >&2
 fi
 
-craps-streams simulate --live --tables "$TABLES" --hours "$HOURS" --speed "$SPEED" --bad-rate 0.01 \
-  >"$RUN/floor.log" 2>&1 &
+# The simulated floor enters its events as a real table's equipment does: at the tables'
+# controllers (4 tables each), which journal, number, stamp, sign and forward them
+# (docs/operating/controller.md); their journals are this run's, as its topics are.
+# Their /metrics (held events, answers, refusals) from CONTROLLER_PORT up, one port per controller,
+# read by the status panel beside the worker's.
+CONTROLLER_PORT="${CONTROLLER_PORT:-6080}"
+craps-streams controller simulate --tables "$TABLES" --hours "$HOURS" --speed "$SPEED" --bad-rate 0.01 \
+  --per-controller 4 --journal-dir "$RUN/controllers-$RUN_ID" --http-port "$CONTROLLER_PORT" >"$RUN/floor.log" 2>&1 &
 pids+=($!)
 
 # The foreground: a status panel redrawn in place (craps-streams status: the URLs and the commands
@@ -92,5 +98,9 @@ craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on to
 Kafka: ${CRAPS_KAFKA_BOOTSTRAP:-127.0.0.1:9092} ($KAFKA_NODES node(s): infra/kafka/kafka.sh status)
 The gaming day's report (HTML, CSV, JSON, PDF): source $RUN/floor.env; craps-streams report --from-topic --pdf --out $RUN/report
 TXT
-craps-streams status --metrics-url "$scheme://127.0.0.1:$WEB_PORT/metrics" --floor-url "$CRAPS_FLOOR_URL" \
+controller_metrics=()
+for ((i = 0; i < (TABLES + 3) / 4; i++)); do
+  controller_metrics+=(--metrics-url "http://127.0.0.1:$((CONTROLLER_PORT + i))/metrics")
+done
+craps-streams status --metrics-url "$scheme://127.0.0.1:$WEB_PORT/metrics" "${controller_metrics[@]}" --floor-url "$CRAPS_FLOOR_URL" \
   --prometheus-url "$prom_api" --note "Ctrl-C stops everything"

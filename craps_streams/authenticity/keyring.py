@@ -79,6 +79,12 @@ class KeyRing:
     def tables(self) -> frozenset:
         return frozenset(t for k in self.keys for t in k.tables)
 
+    def only(self, tables) -> "KeyRing":
+        """The keys bound to none but `tables`: what a controller serving those tables holds (a
+        key also bound to another table would let its host forge that table's events)."""
+        tables = frozenset(tables)
+        return KeyRing(tuple(k for k in self.keys if k.tables <= tables))
+
     # ---- changes: each returns a new ring
 
     def with_key(self, key: TableKey) -> "KeyRing":

@@ -7,7 +7,8 @@
     topics     topic admin: create the pipeline topics, describe what the broker holds
     reader     read_committed_range: one partition set read committed up to its end offsets
                (table-state recovery, the archive, topic replay, the audit)
-    producers  the ingest producer (idempotent) and the worker's transactional producer
+    producers  the ingest producer (idempotent), the table controller's producer and the worker's
+               transactional producer
     consumers  the worker's group consumer and the tail's follower
 
 Topic names and configs (no Kafka import) are in craps_streams.topics. An import-linter contract in

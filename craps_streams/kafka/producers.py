@@ -6,6 +6,7 @@ import os
 from typing import Iterable
 
 from aiokafka import AIOKafkaProducer, TopicPartition
+from aiokafka.errors import KafkaError
 from kafka import KafkaProducer
 
 from craps_streams.kafka.settings import client_settings
@@ -39,6 +40,36 @@ def send_all(producer: KafkaProducer, topic: str, messages: Iterable[tuple[bytes
     if failures:
         raise DeliveryError(f"{len(failures):,} of {n:,} records were not delivered to {topic}: {failures[0]!r}")
     return n
+
+
+def table_producer(bootstrap: str | None = None, request_timeout_ms: int = 10_000) -> AIOKafkaProducer:
+    """A table controller's producer (role "controller"): idempotent, acks=all, no linger (a held
+    journal is sent as soon as it is read). `request_timeout_ms` bounds how long a send waits for
+    an unreachable broker before `deliver` says so and the controller tries again."""
+    return AIOKafkaProducer(**client_settings("controller", bootstrap), enable_idempotence=True, acks="all",
+                            linger_ms=0, request_timeout_ms=request_timeout_ms)
+
+
+async def start_producer(producer: AIOKafkaProducer) -> None:
+    """Start (connect and log in); DeliveryError when the broker cannot be reached."""
+    try:
+        await producer.start()
+    except (KafkaError, OSError) as e:
+        with contextlib.suppress(Exception):
+            await producer.stop()
+        raise DeliveryError(f"the broker cannot be reached: {e!r}") from None
+
+
+async def deliver(producer: AIOKafkaProducer, topic: str, messages: Iterable[tuple[bytes, bytes]]) -> None:
+    """Send every (key, value) in order and wait for the broker's acknowledgement of all of them;
+    DeliveryError if any was not acknowledged (the caller sends them again: the idempotent
+    producer and the worker's seq check drop what arrives twice)."""
+    try:
+        futures = [await producer.send(topic, value=value, key=key) for key, value in messages]
+        for future in futures:
+            await future
+    except (KafkaError, OSError) as e:
+        raise DeliveryError(f"{topic}: not acknowledged: {e!r}") from None
 
 
 def transactional_producer(transactional_id: str, transaction_timeout_ms: int,

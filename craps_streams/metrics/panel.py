@@ -36,6 +36,10 @@ class TableLine:
     expected_cents: float = 0.0
     last_throw_s: float = 0.0  # event time of the last valid throw
     open_alerts: tuple[str, ...] | None = None  # None: the floor view did not answer
+    # From the table's controller (craps_streams/controller/metrics.py), when its /metrics is read:
+    # events it acknowledged but the broker has not, and the oldest's age.
+    at_table: int = 0
+    at_table_oldest_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,10 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
             buckets[le] = buckets.get(le, 0) + value
         elif name == "craps_rejections_total":
             rejections += int(value)
+        elif name == "craps_controller_held_events":
+            table(labels["table"])["at_table"] = int(value)
+        elif name == "craps_controller_oldest_held_seconds":
+            table(labels["table"])["at_table_oldest_s"] = value
 
     open_alerts = last_alert = raised = None
     if floor is not None:
@@ -238,9 +246,18 @@ def _latency(seconds: float | None) -> str:
     return f"≤ {seconds * 1000:.0f} ms" if seconds < 1 else f"≤ {seconds:g} s"
 
 
+def held_at_table(t: TableLine) -> str:
+    """ "340 events held at the table, oldest 2 min" (the controller could not forward them)."""
+    age = t.at_table_oldest_s
+    oldest = f"{age:.0f} s" if age < 120 else f"{age / 60:.0f} min"
+    return f"{t.at_table:,} event{'s' if t.at_table != 1 else ''} held at the table, oldest {oldest}"
+
+
 def _state(t: TableLine) -> Text:
     if t.held_events:
         return Text(f"SUSPENDED ({t.held_events} held)", style="bold red")
+    if t.at_table:
+        return Text(held_at_table(t), style="bold yellow")
     return Text("open", style="green") if t.open else Text("closed", style="dim")
 
 
@@ -306,6 +323,12 @@ def summary(snap: Snapshot) -> list[Text]:
             a = snap.last_alert
             raised.append(f", the last: {a.table_id} {a.alert} seq {a.seq} at {_clock(a.ts_ms / 1000)}")
     lines = [head, hold, extreme, alerts, raised, _sources_line(snap)]
+    holding = sorted((t for t in tables if t.at_table), key=lambda t: -t.at_table_oldest_s)
+    if holding:
+        lines.insert(1, Text.assemble(("held at the tables ", "bold"), (
+            "; ".join(f"{t.table_id}: {held_at_table(t)}" for t in holding[:3])
+            + (f"; {len(holding) - 3} more tables" if len(holding) > 3 else ""), "bold yellow"),
+            ("  (their controllers cannot reach the broker: nothing is lost, nothing settles)", "dim")))
     for line in lines:
         line.no_wrap, line.overflow = True, "ellipsis"
     return lines
@@ -347,16 +370,16 @@ def links_lines(links: Links) -> list[Text]:
     return out
 
 
-FIXED_LINES = 2 + 6 + 1  # the panel's border, its head and the table's header
+FIXED_LINES = 2 + 1  # the panel's border and the table's header (the head's lines are counted as made)
 
 
 def render(snap: Snapshot, links: Links, height: int = 40):
     """The panel, at most `height` lines tall: the head, one row per table (as many as fit; the
     rest summed on one row), the links and commands."""
-    below = links_lines(links)
-    rows = height - FIXED_LINES - len(below) - 2  # the blank lines between the parts
+    below, head = links_lines(links), summary(snap)
+    rows = height - FIXED_LINES - len(head) - len(below) - 2  # the blank lines between the parts
     title = f"craps-streams · {links.run or 'the floor'} · {_clock(snap.taken_s)} UTC"
-    body = Group(*summary(snap), Text(""), table_grid(snap.tables, rows), Text(""), *below)
+    body = Group(*head, Text(""), table_grid(snap.tables, rows), Text(""), *below)
     return Panel(body, title=title, title_align="left", subtitle=links.note, subtitle_align="right",
                  border_style="green")
 
@@ -371,6 +394,9 @@ def plain_line(snap: Snapshot) -> str:
              f"hold {_pct(snap.house_win_cents, snap.handle_cents)} theory {_pct(snap.expected_cents, snap.handle_cents)}"
              f" handle {_dollars(snap.handle_cents)} house win {_dollars(snap.house_win_cents)}",
              f"lag {'—' if snap.lag_messages is None else snap.lag_messages}"]
+    holding = [t for t in snap.tables if t.at_table]
+    if holding:
+        parts.append("held at the tables " + ",".join(f"{t.table_id}:{t.at_table}" for t in holding))
     if snap.open_alerts is None:
         parts.append("open alerts unknown")
     else:

@@ -170,3 +170,23 @@ def test_unreachable_sources_are_named_not_raised():
     assert "metrics unreachable (" in page and "floor view unreachable (" in page
     assert "open alerts unknown (the floor view did not answer)" in page
     assert plain_line(snap).endswith("unreachable: metrics, floor view, Prometheus")
+
+
+def test_a_table_whose_events_are_held_at_its_controller_is_shown_so(floor):
+    """A controller's /metrics read beside the worker's: its tables' held events on the panel, the
+    table's row and the plain line (T005: 340 events held at the table, oldest 2 min)."""
+    from craps_streams.controller.metrics import ControllerMetrics
+
+    _, text, doc, _ = floor
+    controller = ControllerMetrics()
+    controller.show_held(("T005", "T006"), {"T005": (340, 0)}, now_ns=125 * 10**9)
+    snap = snapshot_of(1_767_225_600.0, [text, generate_latest(controller.registry).decode()], doc, (1, 1), (),
+                       SOURCES)
+    t5 = next(t for t in snap.tables if t.table_id == "T005")
+    assert (t5.at_table, t5.at_table_oldest_s) == (340, 125.0)
+    out = "\n".join(shown(render(snap, LINKS, height=60)))
+    assert "T005: 340 events held at the table, oldest 2 min" in out
+    assert re.search(r"│ T005 +340 events held at the table", out)
+    assert "held at the tables T005:340" in plain_line(snap)
+    for height in (24, 30):
+        assert len(shown(render(snap, LINKS, height=height), height=height)) <= height
