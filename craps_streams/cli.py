@@ -1069,6 +1069,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --abort: also a transaction its coordinator still holds open (default: refused)")
     tx.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the broker (default 30)")
     tx.set_defaults(run=cmd_transactions, broker_role="admin")
+    __import__("craps_streams.cli_ledger").cli_ledger.register(sub)
     return p
 
 

@@ -25,7 +25,7 @@ import ssl
 from functools import lru_cache
 
 # The roles of craps_streams/kafka/settings.py; each has its own principal (docs/security.md).
-ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "admin")
+ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "ledger", "admin")
 CONFIG_ENV = "CRAPS_KAFKA_CONFIG"
 SECRETS_ENV = "CRAPS_SECRETS_DIR"
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]

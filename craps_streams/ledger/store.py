@@ -47,22 +47,25 @@ class Batch:
     rows: list[Row] = field(default_factory=list)
     spans: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
 
+    def begin(self, topic: str, partition: int, start: int) -> None:
+        """The partition's span starts at `start` (its stored position), whatever offset its
+        first record has."""
+        self.spans.setdefault((topic, partition), (start, start))
+
     def extend(self, topic: str, partition: int, offset: int, rows: list[Row]) -> None:
-        key = (topic, partition)
-        start, end = self.spans.get(key, (offset, offset))
-        if offset != end:
-            raise ValueError(f"{topic}[{partition}]: offset {offset} does not follow {end}")
-        self.spans[key] = (start, offset + 1)
+        """A record at `offset` and the rows it made. Offsets may jump forward: a read_committed
+        reader never sees transaction markers or aborted records."""
+        self.advance(topic, partition, offset)
+        start, _ = self.spans[(topic, partition)]
+        self.spans[(topic, partition)] = (start, offset + 1)
         self.rows.extend(rows)
 
-    def skip_to(self, topic: str, partition: int, offset: int) -> None:
-        """Offsets below `offset` held nothing to read (aborted transactions' records, their
-        markers): the partition's span moves over them."""
-        key = (topic, partition)
-        start, end = self.spans.get(key, (offset, offset))
+    def advance(self, topic: str, partition: int, offset: int) -> None:
+        """The partition's next offset is at least `offset` (the reader's position after a poll)."""
+        start, end = self.spans.setdefault((topic, partition), (offset, offset))
         if offset < end:
             raise ValueError(f"{topic}[{partition}]: offset {offset} is behind {end}")
-        self.spans[key] = (start, offset)
+        self.spans[(topic, partition)] = (start, offset)
 
 
 @dataclass(frozen=True)
