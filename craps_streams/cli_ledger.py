@@ -19,6 +19,7 @@ ENV_LEDGER = f"""\
   {DB_ENV}        the ledger database URL (default {DEFAULT_DB}); a PostgreSQL
                          URL carries a password: set it here rather than on the command line
   {PORT_ENV}      the ledger's /metrics port (default {DEFAULT_PORT})
+  CRAPS_LEDGER_INSTANCE  this ledger's name in its consumer group (default 1)
   CRAPS_REPORT_TZ, CRAPS_REPORT_DAY_START, CRAPS_REPORT_SHIFTS   the calendar, as `report`'s"""
 
 
@@ -36,7 +37,8 @@ def cmd_ledger(args) -> int:
     if args.db.startswith("sqlite:///") and not args.db.startswith("sqlite:////"):
         pathlib.Path(args.db.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
     settings = LedgerSettings(topics=tuple(ledger_topics(TOPIC_PREFIX)), group_id=ledger_group(APP_ID),
-                              calendar=calendar_of(args.tz, args.day_start, args.shifts), bootstrap=args.bootstrap,
+                              calendar=calendar_of(args.tz, args.day_start, args.shifts), instance=args.instance,
+                              bootstrap=args.bootstrap,
                               max_batch_records=args.batch)
     metrics = LedgerMetrics()
     if args.metrics_port:
@@ -61,6 +63,9 @@ def register(subparsers) -> None:
                    help=f"sqlite:///FILE or postgresql+psycopg://... (default ${DB_ENV} or {DEFAULT_DB})")
     p.add_argument("--metrics-port", type=int, default=int(os.environ.get(PORT_ENV, DEFAULT_PORT)),
                    help=f"/metrics on 127.0.0.1; 0 turns it off (default ${PORT_ENV} or {DEFAULT_PORT})")
+    p.add_argument("--instance", default=os.environ.get("CRAPS_LEDGER_INSTANCE", "1"),
+                   help="this ledger's name in its group, kept across restarts; each ledger process of a floor "
+                        "has its own (default $CRAPS_LEDGER_INSTANCE or 1)")
     p.add_argument("--batch", type=int, default=5000, help="most records in one transaction (default 5000)")
     p.add_argument("--tz", default=os.environ.get("CRAPS_REPORT_TZ", "America/New_York"),
                    help="the casino's IANA time zone (default $CRAPS_REPORT_TZ or America/New_York)")

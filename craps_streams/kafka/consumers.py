@@ -48,14 +48,18 @@ class PositionedReader:
     database), never from offsets committed to Kafka: the group only shares the partitions out.
 
     `positions()` is asked for on every assignment: (topic, partition) -> next offset; a partition
-    it does not know is read from its beginning. `poll()` gives [(topic, partition, offset, value)]
+    it does not know is read from its beginning. `instance` names this member for good (two
+    processes of one group never share it). `poll()` gives [(topic, partition, offset, value)]
     with each partition's position after them (past transaction markers and aborted records, which
     a read_committed consumer never returns)."""
 
-    def __init__(self, topics: list[str], group_id: str, positions, *, role: str = "ledger",
+    def __init__(self, topics: list[str], group_id: str, positions, *, instance: str, role: str = "ledger",
                  bootstrap: str | None = None, max_poll_records: int = 5000, session_timeout_ms: int = 10_000):
         self._positions = positions
+        # Static membership (KIP-345): a process restarted under the same instance name takes its
+        # partitions back at once, without a rebalance waiting out the dead one's session.
         self.consumer = KafkaConsumer(**client_settings(role, bootstrap), group_id=group_id,
+                                      group_instance_id=f"{group_id}-{instance}",
                                       isolation_level="read_committed", enable_auto_commit=False,
                                       auto_offset_reset="earliest", max_poll_records=max_poll_records,
                                       session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=1_000,
@@ -77,9 +81,13 @@ class PositionedReader:
         if not partitions:
             return
         known = self._positions()
-        beginnings = self.consumer.beginning_offsets(partitions)
+        # Local calls only (a rebalance callback must not wait on the network): a position below
+        # the log's start (retention) is reset to the earliest offset by the fetcher.
         for tp in partitions:
-            self.consumer.seek(tp, max(known.get((tp.topic, tp.partition), 0), beginnings[tp]))
+            if (tp.topic, tp.partition) in known:
+                self.consumer.seek(tp, known[(tp.topic, tp.partition)])
+            else:
+                self.consumer.seek_to_beginning(tp)
 
     def poll(self, timeout_ms: int) -> tuple[list[tuple], dict[tuple[str, int], int]]:
         records, after = [], {}

@@ -35,6 +35,7 @@ class LedgerSettings:
     topics: tuple[str, ...]  # the output topics to read
     group_id: str  # the group that shares their partitions among ledgers
     calendar: GamingCalendar
+    instance: str = "1"  # this ledger's name in its group, the same across restarts
     bootstrap: str | None = None
     max_batch_records: int = 5000
     poll_ms: int = 200
@@ -86,7 +87,8 @@ class LedgerService:
         s = self.settings
         self.ledger.migrate()
         self.ledger.bind_calendar(s.calendar)
-        reader = PositionedReader(list(s.topics), s.group_id, self._positions, bootstrap=s.bootstrap,
+        reader = PositionedReader(list(s.topics), s.group_id, self._positions, instance=s.instance,
+                                  bootstrap=s.bootstrap,
                                   max_poll_records=s.max_batch_records)
         next_lag = 0.0
         try:

@@ -12,7 +12,8 @@ kept, never doubled (ON CONFLICT DO NOTHING), and counted.
 
 One code path for SQLite and PostgreSQL (SQLAlchemy Core); only the upsert's dialect differs.
 SQLite runs in WAL mode with synchronous=FULL: a commit that returned survives a power loss, not
-only a kill -9 (/work/shared notes: NORMAL syncs the WAL only at checkpoints), and BEGIN IMMEDIATE,
+only a kill -9 (SQLite's `PRAGMA synchronous` documentation: NORMAL syncs
+the WAL only at checkpoints), and BEGIN IMMEDIATE,
 so two writers queue on the lock instead of failing when the reader upgrades.
 """
 from __future__ import annotations
