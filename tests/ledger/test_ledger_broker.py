@@ -94,11 +94,25 @@ def ledger_ids(db: str) -> list[str]:
         engine.dispose()
 
 
-def test_the_ledger_killed_three_times_equals_the_settlements_topic(floor, tmp_path):
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request, tmp_path):
+    """(URL, restart): the ledger's database, and how to restart it (PostgreSQL: pg_ctl restart,
+    fast shutdown; SQLite is a file in the ledger's process: nothing to restart)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ledger.db'}", None
+    pg = request.getfixturevalue("postgres")
+    name = f"ledger_b{os.getpid()}_{int(time.time() * 1000) % 10**8}"
+    pg.create_ledger_database(name)
+    return pg.url("ledger", name), lambda: pg.ctl("restart")
+
+
+def test_the_ledger_killed_three_times_equals_the_settlements_topic(floor, database, tmp_path):
+    """kill -9 in each of the first three parts of the floor (the third with the ledger's batches
+    small, so mid-batch is likely); PostgreSQL also restarted under a running ledger."""
     lines = write_floor(tmp_path / "floor.jsonl", tables=4, hours=1.0, seed=31, bad_rate=0.02)
     outputs, tally = replayed(lines)
     expected = {o.id: o for o in outputs if type(o).__name__ == "WagerSettled"}
-    db = f"sqlite:///{tmp_path / 'ledger.db'}"
+    db, restart_database = database
 
     floor.start_worker()
     ledger = start_ledger(floor, db, "0")
@@ -108,6 +122,10 @@ def test_the_ledger_killed_three_times_equals_the_settlements_topic(floor, tmp_p
         part.write_text("\n".join(lines[i * chunk:(i + 1) * chunk]) + "\n")
         seen = len(ledger_ids(db))
         floor.run("produce", str(part), "--quiet")
+        if i == 1 and restart_database:
+            wait_for(lambda: alive(ledger) and len(ledger_ids(db)) > seen, 60, "rows before the restart", interval=0.1)
+            restart_database()
+            seen = len(ledger_ids(db))
         if i < 3:
             wait_for(lambda: alive(ledger) and len(ledger_ids(db)) > seen, 60, f"rows of part {i} written", interval=0.1)
             ledger.send_signal(signal.SIGKILL)
