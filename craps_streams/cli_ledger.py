@@ -13,7 +13,7 @@ import signal
 DEFAULT_DB = "sqlite:///.run/ledger.db"
 DB_ENV = "CRAPS_LEDGER_DB"
 PORT_ENV = "CRAPS_LEDGER_PORT"
-DEFAULT_PORT = 6068
+DEFAULT_PORT = 6075
 
 ENV_LEDGER = f"""\
   {DB_ENV}        the ledger database URL (default {DEFAULT_DB}); a PostgreSQL
