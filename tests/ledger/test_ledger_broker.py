@@ -162,3 +162,31 @@ def test_the_ledger_killed_three_times_equals_the_settlements_topic(floor, datab
         replay_money[s.table_id][1] += s.stake_cents if s.outcome == "lose" else -s.won_cents
     assert money == {t: tuple(v) for t, v in replay_money.items()}
     assert rejected == tally.rejected
+
+
+def test_the_ledger_login_reads_the_outputs_and_writes_nothing(ledger_login, pipeline):
+    from tests.security.test_broker_attacks import Floor, a_dice_throw, refused_by_acl
+
+    floor = Floor(pipeline)
+    try:
+        floor.produce(security_settings("worker"), "settlements", b"T001", b"a settlement")
+        before = floor.snapshot()
+        key, throw = a_dice_throw()
+        for topic, value in (("settlements", b"forged"), ("table-events", throw), ("rejections", b"forged")):
+            with refused_by_acl():
+                floor.produce(security_settings("ledger"), topic, key, value)
+        from kafka import KafkaConsumer, TopicPartition
+        from kafka.errors import TopicAuthorizationFailedError
+
+        c = KafkaConsumer(bootstrap_servers=pipeline.bootstrap, group_id=None, request_timeout_ms=5000,
+                          **security_settings("ledger"))
+        try:
+            with pytest.raises(TopicAuthorizationFailedError):  # the table events are not finance's
+                c.end_offsets([TopicPartition(floor.topic("table-events"), 0)])
+            tps = [TopicPartition(floor.topic("settlements"), p) for p in range(8)]
+            assert sum(c.end_offsets(tps).values()) == 1  # the outputs are
+        finally:
+            c.close()
+        assert floor.snapshot() == before
+    finally:
+        floor.close()
