@@ -11,7 +11,10 @@ no rows: their offsets still move, so they are consumed once and never asked for
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
+from datetime import date
+from functools import lru_cache
 
 from craps_streams.report.calendar import GamingCalendar
 
@@ -20,6 +23,19 @@ SETTLEMENT_FIELDS = ("id", "wager_id", "table_id", "position", "wager", "outcome
 REJECTION_FIELDS = ("id", "table_id", "seq", "ts", "reason", "message", "event_json", "raw", "topic", "partition",
                     "offset")
 ALERT_FIELDS = ("id", "table_id", "seq", "ts", "alert", "shooter_id", "message")
+
+
+@lru_cache(maxsize=256)
+def _shift_starts(calendar: GamingCalendar, day: date) -> tuple[list[int], tuple[str, ...]]:
+    names = calendar.shift_names()
+    return [calendar.shift_bounds(day, n)[0] for n in names], names
+
+
+def shift_of(calendar: GamingCalendar, ts: int, day: date) -> str:
+    """`calendar.shift_of(ts, day)`, with each gaming day's shift starts computed once (they were
+    a third of the ledger's time per record)."""
+    starts, names = _shift_starts(calendar, day)
+    return names[max(0, bisect.bisect_right(starts, ts) - 1)]
 
 
 @dataclass(frozen=True)
@@ -35,7 +51,7 @@ def rows_of(record: dict, partition: int, offset: int, calendar: GamingCalendar)
     if kind == "WagerSettled":
         day = calendar.gaming_day(record["ts"])
         return [Row("settlements", {**{f: record[f] for f in SETTLEMENT_FIELDS}, "gaming_day": day,
-                                    "shift": calendar.shift_of(record["ts"], day), **source})]
+                                    "shift": shift_of(calendar, record["ts"], day), **source})]
     if kind == "EventRejected":
         values = {f: record.get(f) for f in REJECTION_FIELDS}
         if values["raw"] is not None:

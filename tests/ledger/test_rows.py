@@ -63,3 +63,20 @@ def test_layout_markers_make_no_rows():
         "type": "MarkerPlaced", "id": "T1/3/marker/point-6", "table_id": "T1", "seq": 3, "ts": 1, "layout": "fire",
         "cohort": "c", "marker": "point-6", "count": 1}))
     assert rows_of(record, 0, 0, CAL) == []
+
+
+def test_the_shift_is_the_calendars_at_every_boundary():
+    from datetime import time as clock
+
+    from craps_streams.ledger.rows import shift_of
+
+    cal = GamingCalendar("America/New_York", clock(6, 0),
+                         (("day", clock(6, 0)), ("swing", clock(14, 0)), ("grave", clock(22, 0))))
+    # Around both 2026 clock changes, on every whole hour (a shift starts on one) and 20 minutes
+    # past, and a millisecond either side.
+    for start in (1772798400000, 1793296800000):  # whole UTC hours: 2026-03-06 12:00, 2026-10-30 14:00
+        assert start % 3_600_000 == 0
+        for ts in range(start, start + 3 * 86_400_000, 1_200_000):
+            for t in (ts - 1, ts, ts + 1):
+                day = cal.gaming_day(t)
+                assert shift_of(cal, t, day) == cal.shift_of(t, day), t
