@@ -10,7 +10,8 @@ its batch is refused whole (`StaleBatch`), so it re-reads from where the databas
 primary keys on the outputs' deterministic ids are the second guard: a row already present is
 kept, never doubled (ON CONFLICT DO NOTHING), and counted.
 
-One code path for SQLite and PostgreSQL (SQLAlchemy Core); only the upsert's dialect differs.
+One code path for SQLite and PostgreSQL (SQLAlchemy Core); the upsert's dialect differs, and on
+PostgreSQL a batch's rows travel by COPY.
 SQLite runs in WAL mode with synchronous=FULL: a commit that returned survives a power loss, not
 only a kill -9 (SQLite's `PRAGMA synchronous` documentation: NORMAL syncs
 the WAL only at checkpoints), and BEGIN IMMEDIATE,
@@ -108,6 +109,10 @@ def _insert(dialect: str, table):
     return insert.on_conflict_do_nothing().returning(*table.primary_key.columns)
 
 
+def _key_sql(table) -> str:
+    return ", ".join(f'"{c.name}"' for c in table.primary_key.columns)
+
+
 class Ledger:
     """A ledger database: its positions, its calendar, and the transactional write of a batch."""
 
@@ -152,12 +157,35 @@ class Ledger:
                 for table in schema.RECORD_TABLES:  # alerts before the wagers they name
                     values = by_table.get(table.name)
                     if values:
-                        written = len(conn.execute(_insert(self.dialect, table), values).all())
+                        written = self._insert(conn, table, values)
                         new[table.name] += written
                         present[table.name] += len(values) - written
         except IntegrityError as e:  # two ledgers inserting the first position of a partition
             raise StaleBatch(f"a partition's first position was written by another ledger: {e.orig}") from e
         return Written(dict(new), dict(present))
+
+    def _insert(self, conn: Connection, table, values: list[dict]) -> int:
+        """Insert the rows not there yet; returns how many were new."""
+        if self.dialect != "postgresql":
+            return len(conn.execute(_insert(self.dialect, table), values).all())
+        # PostgreSQL: COPY into a temporary table, then one INSERT ... SELECT ... ON CONFLICT DO
+        # NOTHING. A multi-row VALUES statement of thousands of parameters costs psycopg more to
+        # parse than the server to run; COPY sends the rows as data, and the one statement's row
+        # count is the number of new rows.
+        names = [c.name for c in table.columns]
+        staging = f"ledger_staging_{table.name}"
+        cursor = conn.connection.driver_connection.cursor()
+        cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} "
+                       f"(LIKE {table.name} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS")
+        columns = ", ".join(f'"{n}"' for n in names)
+        with cursor.copy(f"COPY {staging} ({columns}) FROM STDIN") as copy:
+            for v in values:
+                copy.write_row([v[n] for n in names])
+        cursor.execute(f"INSERT INTO {table.name} ({columns}) SELECT DISTINCT ON ({_key_sql(table)}) {columns} "
+                       f"FROM {staging} ON CONFLICT DO NOTHING")
+        written = cursor.rowcount
+        cursor.execute(f"TRUNCATE {staging}")
+        return written
 
     @staticmethod
     def _move(conn: Connection, topic: str, partition: int, start: int, end: int) -> None:
