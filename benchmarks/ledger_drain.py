@@ -103,10 +103,12 @@ def main() -> int:
         worker.wait(60)
 
         t1 = time.monotonic()
-        ledger = cli(env, "ledger", "--db", db, "--metrics-port", "0", stdout=subprocess.DEVNULL,
-                     stderr=subprocess.STDOUT)
+        log = open(f"{tmp}/ledger.log", "w+")
+        ledger = cli(env, "ledger", "--db", db, "--metrics-port", "0", stdout=log, stderr=subprocess.STDOUT)
         while rows(db) < expected:
-            assert ledger.poll() is None, "the ledger stopped"
+            if ledger.poll() is not None:
+                log.seek(0)
+                raise SystemExit(f"the ledger stopped:\n{log.read()[-3000:]}")
             time.sleep(0.2)
         ledger_s = time.monotonic() - t1
         ledger.send_signal(signal.SIGTERM)
