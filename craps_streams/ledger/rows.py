@@ -6,8 +6,9 @@ gaming day and shift of a settlement are the report's (craps_streams/report/cale
 deciding event's time, in the casino's zone, from the day's start), computed here once so the
 views group by plain columns on either database.
 
-Types the ledger does not keep (layout markers: the floor view's business, not finance's) map to
-no rows: their offsets still move, so they are consumed once and never asked for again.
+A record of a type the ledger does not keep (the layout markers are the floor view's business, not
+finance's, and their topic is not read) maps to no rows: its offset still moves, so it is consumed
+once and never asked for again.
 """
 from __future__ import annotations
 

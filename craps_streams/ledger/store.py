@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from sqlalchemy import create_engine, event, select, update
+from sqlalchemy import create_engine, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
@@ -200,7 +200,5 @@ class Ledger:
         conn.execute(t.insert().values(topic=topic, partition=partition, next_offset=end))
 
     def count(self, table: str) -> int:
-        from sqlalchemy import func
-
         with self.engine.connect() as conn:
             return conn.execute(select(func.count()).select_from(TABLES[table])).scalar_one()
