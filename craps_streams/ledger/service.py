@@ -94,7 +94,7 @@ class LedgerService:
         try:
             while not stop():
                 records, after = reader.poll(s.poll_ms)
-                if records or any(after.get(k, 0) > self.known.get(k, 0) for k in after):
+                if records:
                     self._write(reader, batch_of(records, after, self.known, s.calendar))
                 if time.monotonic() >= next_lag:
                     self.metrics.positions(self.known, reader.end_offsets(), self.clock())

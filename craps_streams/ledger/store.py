@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from sqlalchemy import create_engine, event, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -96,17 +96,11 @@ def open_engine(url: str) -> Engine:
     return engine
 
 
-def _insert(dialect: str, table):
+def _sqlite_insert(table):
     """INSERT ... ON CONFLICT DO NOTHING RETURNING the key: the rows returned are the rows new.
-    With RETURNING, SQLAlchemy sends a batch as multi-row VALUES statements ("insertmanyvalues"),
-    on either database, instead of one statement per row."""
-    if dialect == "postgresql":
-        insert = postgresql.insert(table)
-    elif dialect == "sqlite":
-        insert = sqlite.insert(table)
-    else:
-        raise ValueError(f"the ledger runs on SQLite or PostgreSQL, not {dialect}")
-    return insert.on_conflict_do_nothing().returning(*table.primary_key.columns)
+    With RETURNING, SQLAlchemy sends a batch as multi-row VALUES statements ("insertmanyvalues")
+    instead of one statement per row."""
+    return sqlite.insert(table).on_conflict_do_nothing().returning(*table.primary_key.columns)
 
 
 def _key_sql(table) -> str:
@@ -166,8 +160,10 @@ class Ledger:
 
     def _insert(self, conn: Connection, table, values: list[dict]) -> int:
         """Insert the rows not there yet; returns how many were new."""
+        if self.dialect == "sqlite":
+            return len(conn.execute(_sqlite_insert(table), values).all())
         if self.dialect != "postgresql":
-            return len(conn.execute(_insert(self.dialect, table), values).all())
+            raise ValueError(f"the ledger runs on SQLite or PostgreSQL, not {self.dialect}")
         # PostgreSQL: COPY into a temporary table, then one INSERT ... SELECT ... ON CONFLICT DO
         # NOTHING. A multi-row VALUES statement of thousands of parameters costs psycopg more to
         # parse than the server to run; COPY sends the rows as data, and the one statement's row
