@@ -91,6 +91,11 @@ class Settings(BaseSettings):
     report_shifts: Optional[str] = Field(None, description="the default of `report --shifts` (day, swing, grave: 8 hours each)")
     chromium: Optional[str] = Field(None, description="the browser that prints `report --pdf` (default: chromium on the PATH)")
 
+    # Finance's ledger
+    ledger_db: str = Field("sqlite:///.run/ledger.db", description="the ledger's database URL: sqlite:///FILE or postgresql+psycopg://... (a PostgreSQL URL carries a password: set it here rather than on the command line)")
+    ledger_port: int = Field(6075, ge=0, le=65535, description="the ledger's /metrics port on 127.0.0.1 (0: none)")
+    ledger_instance: str = Field("1", description="this ledger's name in its consumer group, kept across restarts (each ledger process of a floor has its own)")
+
     @property
     def topics(self) -> Topics:
         """The floor's topic names, from its prefix."""

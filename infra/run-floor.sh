@@ -45,6 +45,10 @@ if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
   started_kafka=1  # before `up`: a Ctrl-C while it starts stops it too
   infra/kafka/kafka.sh up
 fi
+# A broker started before the ledger role existed: its client config and login, made once.
+if [[ ! -f "${CRAPS_SECRETS_DIR:-.secrets}/clients/ledger.properties" ]]; then
+  infra/kafka/kafka.sh secrets && infra/kafka/kafka.sh users
+fi
 python3 -m craps_streams.cli topics >/dev/null
 python3 -m craps_streams.cli topics --prune-runs "$KEEP_RUNS" >&2
 
@@ -57,6 +61,13 @@ if [[ -n "${CRAPS_WEB_CONFIG:-}" ]] && grep -q '^tls_server_config:' "$CRAPS_WEB
 export CRAPS_FLOOR_URL="$scheme://127.0.0.1:$FLOOR_PORT/"
 
 craps-streams worker --web-port "$WEB_PORT" --loglevel info >"$RUN/worker.log" 2>&1 &
+pids+=($!)
+
+# Finance's ledger (docs/operating/ledger.md): this run's settlements, alerts and rejections in SQL.
+# Each run is a new floor whose ids start again from 1: a new database too (SQLite by default).
+LEDGER_DB="${CRAPS_LEDGER_DB:-sqlite:///$RUN/ledger.db}"
+if [[ -z "${CRAPS_LEDGER_DB:-}" ]]; then rm -f "$RUN/ledger.db" "$RUN/ledger.db-wal" "$RUN/ledger.db-shm"; fi
+craps-streams ledger --db "$LEDGER_DB" --loglevel info >"$RUN/ledger.log" 2>&1 &
 pids+=($!)
 
 # The floor view (faust-streaming): every table, live, with plots.
@@ -97,6 +108,7 @@ craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on to
 (the newest $KEEP_RUNS runs' topics are kept). Logs: $RUN/*.log. The raw stream: source $RUN/floor.env; craps-streams tail
 Kafka: ${CRAPS_KAFKA_BOOTSTRAP:-127.0.0.1:9092} ($KAFKA_NODES node(s): infra/kafka/kafka.sh status)
 The gaming day's report (HTML, CSV, JSON, PDF): source $RUN/floor.env; craps-streams report --from-topic --pdf --out $RUN/report
+Finance's ledger (SQL): ${CRAPS_LEDGER_DB:+the database of \$CRAPS_LEDGER_DB}${CRAPS_LEDGER_DB:-$RUN/ledger.db (sqlite3)}, docs/operating/ledger.md
 TXT
 controller_metrics=()
 for ((i = 0; i < (TABLES + 3) / 4; i++)); do

@@ -4,7 +4,7 @@
 #   infra/setup.sh run    Java and Maven, openssl, Prometheus, the Python package (with its native
 #                         accelerator where cargo is present), the Kafka jars, Chart.js (npm)
 #   infra/setup.sh test   the same, Chromium for the browser tests, tmux for the status panel's test and
-#                         poppler-utils for the report's PDF test
+#                         poppler-utils for the report's PDF test, PostgreSQL for the ledger's tests
 # Debian packages need root (or password-less sudo); without it, one line says what to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,8 @@ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || 
 if [[ $goal == test ]] && ! command -v chromium >/dev/null 2>&1; then need+=(chromium); fi
 if [[ $goal == test ]] && ! command -v tmux >/dev/null 2>&1; then need+=(tmux); fi
 if [[ $goal == test ]] && ! command -v pdftotext >/dev/null 2>&1; then need+=(poppler-utils); fi  # the report's PDF test
+# The ledger's tests start a PostgreSQL of their own (tests/postgres.py) from Debian's package.
+if [[ $goal == test ]] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then need+=(postgresql); fi
 if ((${#need[@]})); then
   if [[ $(id -u) == 0 ]]; then
     sudo=()

@@ -36,7 +36,7 @@ from craps_streams.cli.options import APP_ID, KAFKA, KEYS, Formatter, epilog
 from craps_streams.cli.progress import Progress  # noqa: F401
 
 # The command groups, in the order of `craps-streams --help`: craps_streams.cli.<name>.register.
-GROUPS = ("replay", "report", "simulate", "controller", "keys", "services", "watch", "odds", "admin")
+GROUPS = ("replay", "report", "simulate", "controller", "ledger", "keys", "services", "watch", "odds", "admin")
 
 
 def _version() -> str:

@@ -20,6 +20,7 @@ WORKER = ("web_port", "floor_url", "session_timeout_ms", "heartbeat_interval_ms"
 FLOOR_VIEW = ("floor_port", "floor_instance", "floor_datadir", "floor_session_timeout_ms")
 TOPICS = ("replication_factor",)
 REPORT = ("report_tz", "report_day_start", "report_shifts", "chromium")
+LEDGER = ("ledger_db", "ledger_port", "ledger_instance", "report_tz", "report_day_start", "report_shifts")
 STATUS = ("topic_prefix", "web_port", "floor_url", "floor_port", "prometheus_url", "scrape_username",
           "scrape_password_file", "scrape_ca_file")
 

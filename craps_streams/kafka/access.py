@@ -27,11 +27,12 @@ import time
 from dataclasses import dataclass
 from typing import Iterable
 
-from craps_streams.kafka.security import ROLES, config_path, security_settings
+from craps_streams.kafka.security import ROLES, SecurityConfigError, config_path, security_settings
 
 SCRAM_ITERATIONS = 8192
 TAIL_GROUP_PREFIX = "craps-tail-"  # craps_streams/app/tail.py: one throwaway group per terminal
 FLOOR_VIEW_INFIX = "-floor-"  # the floor view's faust app ids: <app id>-floor-<instance> (craps_streams/floor/app.py)
+LEDGER_GROUP_SUFFIX = "-ledger"  # the ledger's consumer group: <app id>-ledger (craps_streams/ledger/service.py)
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,21 @@ def floor_grants(prefix: str, app_id: str) -> list[Grant]:
           Grant("floor", "GROUP", floor_app_id, "DESCRIBE", "PREFIXED"),
           Grant("floor", "TRANSACTIONAL_ID", floor_app_id, "WRITE", "PREFIXED"),
           Grant("floor", "TRANSACTIONAL_ID", floor_app_id, "DESCRIBE", "PREFIXED")]
+    # The ledger: reads the outputs finance keeps (not the layout markers), in a group of its own
+    # that only shares the partitions out: its positions live in its database, it commits nothing
+    # to Kafka and writes nothing there.
+    topic("ledger", ledger_topics(prefix), "READ", "DESCRIBE")
+    g += [Grant("ledger", "GROUP", ledger_group(app_id), "READ"), Grant("ledger", "GROUP", ledger_group(app_id), "DESCRIBE")]
     return g
+
+
+def ledger_topics(prefix: str) -> list[str]:
+    """The output topics the ledger reads: settlements, surveillance alerts, rejections."""
+    return [prefix + name for name in ("settlements", "surveillance", "rejections")]
+
+
+def ledger_group(app_id: str) -> str:
+    return app_id + LEDGER_GROUP_SUFFIX
 
 
 # ------------------------------------------------------------------ the administrator's client
@@ -112,8 +127,18 @@ def admin_client(bootstrap: str, timeout_s: float = 30.0, client_id: str = "crap
             time.sleep(0.5)
 
 
+def _username(role: str) -> str:
+    """The role's principal. A role whose client config is not made yet (a broker started before
+    the role existed: `kafka.sh secrets` then `kafka.sh users` make it) is granted under the name
+    kafka.sh gives it: Kafka accepts ACLs for a principal that has no login yet."""
+    try:
+        return security_settings(role).get("sasl_plain_username", role)
+    except SecurityConfigError:
+        return {"controller": "table-controller", "floor": "floor-view"}.get(role, role)
+
+
 def _usernames() -> dict[str, str]:
-    return {role: security_settings(role).get("sasl_plain_username", role) for role in ROLES}
+    return {role: _username(role) for role in ROLES}
 
 
 def _acl(grant: Grant, usernames: dict[str, str]):

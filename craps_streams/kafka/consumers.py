@@ -1,4 +1,5 @@
-"""Consumers that follow a topic: the worker's group consumer and the tail's follower.
+"""Consumers that follow a topic: the worker's group consumer, the tail's follower, and the
+ledger's reader (positions kept in its database).
 
 One-off reads up to the end offsets (recovery, archive, replay, audit) are in craps_streams.kafka.reader.
 """
@@ -9,13 +10,14 @@ import uuid
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import IllegalOperation, KafkaError, ProducerFenced
+from kafka import ConsumerRebalanceListener as SyncRebalanceListener
 from kafka import KafkaConsumer
 from kafka.errors import KafkaError as SyncKafkaError
 
 from craps_streams.kafka.settings import client_settings
 
 __all__ = ["ConsumerRebalanceListener", "TopicPartition", "ProducerFenced", "IllegalOperation", "TRANSIENT",
-           "group_consumer", "follower"]
+           "group_consumer", "follower", "PositionedReader"]
 
 # Errors of a broker that is away for a while (restart, network): retry, never stop the floor for them.
 TRANSIENT = (KafkaError, SyncKafkaError, OSError, TimeoutError, asyncio.TimeoutError)
@@ -39,3 +41,67 @@ def follower(topics: list[str], *, from_beginning: bool, role: str = "viewer",
     return KafkaConsumer(*topics, **client_settings(role, bootstrap), group_id=f"craps-tail-{uuid.uuid4().hex[:8]}",
                          isolation_level="read_committed", enable_auto_commit=False,
                          auto_offset_reset="earliest" if from_beginning else "latest")
+
+
+class PositionedReader:
+    """A group member that reads committed records from positions its caller keeps (the ledger's
+    database), never from offsets committed to Kafka: the group only shares the partitions out.
+
+    `positions()` is asked for on every assignment: (topic, partition) -> next offset; a partition
+    it does not know is read from its beginning. `instance` names this member for good (two
+    processes of one group never share it). `poll()` gives [(topic, partition, offset, value)]
+    with each partition's position after them (past transaction markers and aborted records, which
+    a read_committed consumer never returns)."""
+
+    def __init__(self, topics: list[str], group_id: str, positions, *, instance: str, role: str = "ledger",
+                 bootstrap: str | None = None, max_poll_records: int = 5000, session_timeout_ms: int = 10_000):
+        self._positions = positions
+        # Static membership (KIP-345): a process restarted under the same instance name takes its
+        # partitions back at once, without a rebalance waiting out the dead one's session.
+        self.consumer = KafkaConsumer(**client_settings(role, bootstrap), group_id=group_id,
+                                      group_instance_id=f"{group_id}-{instance}",
+                                      isolation_level="read_committed", enable_auto_commit=False,
+                                      auto_offset_reset="earliest", max_poll_records=max_poll_records,
+                                      session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=1_000,
+                                      fetch_max_wait_ms=100)
+        reader = self
+
+        class _Listener(SyncRebalanceListener):
+            def on_partitions_revoked(self, revoked):
+                pass
+
+            def on_partitions_assigned(self, assigned):
+                reader.reseek(assigned)
+
+        self.consumer.subscribe(topics, listener=_Listener())
+
+    def reseek(self, partitions=None) -> None:
+        """Go back to the caller's positions (after an assignment, or a batch the database refused)."""
+        partitions = list(self.consumer.assignment() if partitions is None else partitions)
+        if not partitions:
+            return
+        known = self._positions()
+        # Local calls only (a rebalance callback must not wait on the network): a position below
+        # the log's start (retention) is reset to the earliest offset by the fetcher.
+        for tp in partitions:
+            if (tp.topic, tp.partition) in known:
+                self.consumer.seek(tp, known[(tp.topic, tp.partition)])
+            else:
+                self.consumer.seek_to_beginning(tp)
+
+    def poll(self, timeout_ms: int) -> tuple[list[tuple], dict[tuple[str, int], int]]:
+        records, after = [], {}
+        for tp, batch in self.consumer.poll(timeout_ms=timeout_ms).items():
+            records.extend((tp.topic, tp.partition, r.offset, r.value) for r in batch)
+            after[(tp.topic, tp.partition)] = self.consumer.position(tp)
+        return records, after
+
+    def end_offsets(self) -> dict[tuple[str, int], int]:
+        """The assigned partitions' end offsets (read_committed: the last stable offsets)."""
+        assigned = list(self.consumer.assignment())
+        if not assigned:
+            return {}
+        return {(tp.topic, tp.partition): o for tp, o in self.consumer.end_offsets(assigned).items()}
+
+    def close(self) -> None:
+        self.consumer.close()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 # The roles of craps_streams/kafka/settings.py; each has its own principal (docs/security.md).
-ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "admin")
+ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "ledger", "admin")
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 

@@ -10,6 +10,7 @@ are the same:
     audit       reads history and recorded settlements back (`replay --from-topic`, `audit`)
     viewer      read-only followers of the outputs (`tail`, dashboards)
     floor       the floor-wide view (faust, craps_streams/floor)
+    ledger      finance's ledger: reads the outputs into SQL (craps_streams/ledger)
     admin       topic creation and description
 
 The keys are the keyword arguments aiokafka and kafka-python share (bootstrap_servers,

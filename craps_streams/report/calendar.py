@@ -171,3 +171,13 @@ class Period:
 
 def utc_iso(ts_ms: int) -> str:
     return datetime.fromtimestamp(ts_ms / 1000, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def calendar_of(zone: str, day_start: str, shifts: str | None = None) -> GamingCalendar:
+    """A calendar from its text options (`report`'s and `ledger`'s --tz, --day-start, --shifts):
+    without shifts, day, swing and grave, 8 hours each from the day's start."""
+    start = parse_clock(day_start)
+    parsed = parse_shifts(shifts) if shifts else \
+        tuple((n, parse_clock(f"{(start.hour + 8 * i) % 24:02d}:{start.minute:02d}"))
+              for i, n in enumerate(("day", "swing", "grave")))
+    return GamingCalendar(zone, start, parsed)

@@ -131,7 +131,7 @@ BROKER_SAN="${CRAPS_BROKER_SAN:-IP:127.0.0.1,DNS:localhost}"
 # One principal per role (README, Security). admin: the only super user a person uses; broker: the
 # broker's own inter-broker login (super user); kraft: the controller listener's PLAIN login.
 # The roles of craps_streams/kafka/settings.py; their principals' names (User:<name>) where they differ.
-ROLES=(controller worker archive audit viewer floor admin)
+ROLES=(controller worker archive audit viewer floor ledger admin)
 principal_of() { case "$1" in controller) echo table-controller ;; floor) echo floor-view ;; *) echo "$1" ;; esac; }
 
 log() { echo "kafka.sh: $*" >&2; }

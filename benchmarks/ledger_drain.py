@@ -1,0 +1,126 @@
+"""Does the ledger keep up with the worker draining a backlog? Both rates, measured in one run.
+
+    python3 benchmarks/ledger_drain.py --tables 40 --hours 2 [--db URL]
+
+A simulated floor's table events are produced first (a backlog); a settling worker is started and
+timed until its group's committed offsets reach the events' end (every event settled and
+committed); then the ledger is started on the settled outputs and timed until every settlement is
+a row. Both times run from the process's start (so both include starting up, joining the group and
+the first fetch), and both rates are settlements per second. `--db`: the ledger's database
+(default: a SQLite file in a temporary directory); a PostgreSQL URL measures that instead.
+
+Needs the broker (`make kafka-up`) with the `ledger` role's login (`kafka.sh up` makes it).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from kafka import KafkaConsumer, TopicPartition  # noqa: E402
+from sqlalchemy import text  # noqa: E402
+
+from craps_streams.kafka.settings import client_settings, default_bootstrap  # noqa: E402
+from craps_streams.kafka.topics import delete_floor  # noqa: E402
+from craps_streams.ledger.store import open_engine  # noqa: E402
+from craps_streams.replay.engine import Replay, json_lines  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def cli(env, *args, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "craps_streams.cli", *args], env=env, cwd=ROOT, **kw)
+
+
+def settled_count(path: str) -> int:
+    replay = Replay()
+    n = 0
+    with open(path) as fo:
+        for record, where in json_lines(fo, path):
+            n += sum(1 for o in replay.feed_record(record, where) if type(o).__name__ == "WagerSettled")
+    return n
+
+
+def events_done(prefix: str, app_id: str, bootstrap: str) -> bool:
+    """Every table event settled: the worker group's committed offsets at the events' end."""
+    topic = prefix + "table-events"
+    # A group id only to read the group's offsets: this consumer never subscribes, so never joins.
+    c = KafkaConsumer(**client_settings("admin", bootstrap), group_id=app_id, enable_auto_commit=False)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(c.partitions_for_topic(topic) or ())]
+        ends = c.end_offsets(tps)
+        return all((c.committed(tp) or 0) >= ends[tp] for tp in tps)
+    finally:
+        c.close()
+
+
+def rows(db: str) -> int:
+    engine = open_engine(db)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT count(*) FROM settlements")).scalar()
+    except Exception:  # noqa: BLE001 - not migrated yet
+        return 0
+    finally:
+        engine.dispose()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tables", type=int, default=40)
+    p.add_argument("--hours", type=float, default=2.0)
+    p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--db", help="the ledger's database URL (default: SQLite in a temporary directory)")
+    args = p.parse_args()
+    bootstrap = default_bootstrap()
+    tmp = tempfile.mkdtemp(prefix="craps-ledger-bench-")
+    db = args.db or f"sqlite:///{tmp}/ledger.db"
+    prefix, app_id = f"lb{uuid.uuid4().hex[:8]}.", f"craps-ledger-bench-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "CRAPS_TOPIC_PREFIX": prefix, "CRAPS_APP_ID": app_id, "CRAPS_KAFKA_BOOTSTRAP": bootstrap,
+           "PYTHONPATH": ROOT, "CRAPS_DATA_DIR": f"{tmp}/worker", "CRAPS_WEB_PORT": "0"}
+    history = f"{tmp}/floor.jsonl"
+    try:
+        assert cli(env, "topics", stdout=subprocess.DEVNULL).wait() == 0
+        assert cli(env, "simulate", "--tables", str(args.tables), "--hours", str(args.hours), "--seed", str(args.seed),
+                   "-o", history).wait() == 0
+        expected = settled_count(history)
+        assert cli(env, "produce", history, "--quiet").wait() == 0
+        print(f"backlog: {args.tables} tables x {args.hours} h, {expected:,} settlements", flush=True)
+
+        t0 = time.monotonic()
+        worker = cli(env, "worker", "--web-port", "0", stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        while not events_done(prefix, app_id, bootstrap):
+            time.sleep(0.2)
+        worker_s = time.monotonic() - t0
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(60)
+
+        t1 = time.monotonic()
+        log = open(f"{tmp}/ledger.log", "w+")
+        ledger = cli(env, "ledger", "--db", db, "--metrics-port", "0", stdout=log, stderr=subprocess.STDOUT)
+        while rows(db) < expected:
+            if ledger.poll() is not None:
+                log.seek(0)
+                raise SystemExit(f"the ledger stopped:\n{log.read()[-3000:]}")
+            time.sleep(0.2)
+        ledger_s = time.monotonic() - t1
+        ledger.send_signal(signal.SIGTERM)
+        ledger.wait(60)
+        dialect = db.split(":", 1)[0].split("+")[0]
+        print(f"worker: {worker_s:.1f} s, {expected / worker_s:,.0f} settlements/s")
+        print(f"ledger ({dialect}): {ledger_s:.1f} s, {expected / ledger_s:,.0f} settlements/s "
+              f"({worker_s / ledger_s:.2f}x the worker's rate)")
+    finally:
+        delete_floor(prefix, bootstrap, timeout_s=10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

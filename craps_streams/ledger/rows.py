@@ -1,0 +1,66 @@
+"""From a decoded output record to the ledger rows it makes: pure, no I/O, no clock.
+
+`rows_of(record, partition, offset, calendar)` maps one record of an output topic (as
+craps_streams.codec.decode_output gives it, with its "type") to (table name, row) pairs. The
+gaming day and shift of a settlement are the report's (craps_streams/report/calendar.py: the
+deciding event's time, in the casino's zone, from the day's start), computed here once so the
+views group by plain columns on either database.
+
+A record of a type the ledger does not keep (the layout markers are the floor view's business, not
+finance's, and their topic is not read) maps to no rows: its offset still moves, so it is consumed
+once and never asked for again.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from datetime import date
+from functools import lru_cache
+
+from craps_streams.report.calendar import GamingCalendar
+
+SETTLEMENT_FIELDS = ("id", "wager_id", "table_id", "position", "wager", "outcome", "stake_cents", "won_cents",
+                     "paytable", "detail", "seq", "ts", "placed_seq")
+REJECTION_FIELDS = ("id", "table_id", "seq", "ts", "reason", "message", "event_json", "raw", "topic", "partition",
+                    "offset")
+ALERT_FIELDS = ("id", "table_id", "seq", "ts", "alert", "shooter_id", "message")
+
+
+@lru_cache(maxsize=256)
+def _shift_starts(calendar: GamingCalendar, day: date) -> tuple[list[int], tuple[str, ...]]:
+    names = calendar.shift_names()
+    return [calendar.shift_bounds(day, n)[0] for n in names], names
+
+
+def shift_of(calendar: GamingCalendar, ts: int, day: date) -> str:
+    """`calendar.shift_of(ts, day)`, with each gaming day's shift starts computed once (they were
+    a third of the ledger's time per record)."""
+    starts, names = _shift_starts(calendar, day)
+    return names[max(0, bisect.bisect_right(starts, ts) - 1)]
+
+
+@dataclass(frozen=True)
+class Row:
+    table: str
+    values: dict
+
+
+def rows_of(record: dict, partition: int, offset: int, calendar: GamingCalendar) -> list[Row]:
+    """The rows one output record makes (none for a kind the ledger does not keep)."""
+    kind = record.get("type")
+    source = {"source_partition": partition, "source_offset": offset}
+    if kind == "WagerSettled":
+        day = calendar.gaming_day(record["ts"])
+        return [Row("settlements", {**{f: record[f] for f in SETTLEMENT_FIELDS}, "gaming_day": day,
+                                    "shift": shift_of(calendar, record["ts"], day), **source})]
+    if kind == "EventRejected":
+        values = {f: record.get(f) for f in REJECTION_FIELDS}
+        if values["raw"] is not None:
+            values["raw"] = bytes(values["raw"])
+        return [Row("rejections", {**values, **source})]
+    if kind == "SurveillanceAlerted":
+        alert = Row("alerts", {**{f: record[f] for f in ALERT_FIELDS}, **source})
+        # A wager named twice in one alert is one row: the pair is the key.
+        wagers = dict.fromkeys(record.get("wager_ids") or ())
+        return [alert, *(Row("alert_wagers", {"alert_id": record["id"], "wager_id": w}) for w in wagers)]
+    return []

@@ -1,0 +1,131 @@
+"""The ledger's consume loop: read committed output records, turn them into rows, write each
+batch with its partitions' positions, measure the lag.
+
+The positions live in the ledger's database only (craps_streams/ledger/store.py): on every
+assignment, and after any batch the database refused or failed, the reader goes back to them.
+So whatever stops the loop (kill -9, the database restarted, a rebalance moving a partition to
+another ledger) costs at most a re-read, never a row lost or written twice.
+
+A record that is not a readable output (the worker writes only Avro outputs, so this is damage,
+not traffic) is kept as a rejection row with its raw bytes and its coordinates, never dropped.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from sqlalchemy.exc import DBAPIError
+
+from craps_streams.codec import decode_output
+from craps_streams.kafka.consumers import PositionedReader
+from craps_streams.ledger.metrics import LedgerMetrics
+from craps_streams.ledger.rows import Row, rows_of
+from craps_streams.ledger.store import Batch, Ledger, StaleBatch
+from craps_streams.report.calendar import GamingCalendar
+
+log = logging.getLogger("craps_streams.ledger")
+
+UNREADABLE = "ledger_unreadable_output"
+
+
+@dataclass(frozen=True)
+class LedgerSettings:
+    topics: tuple[str, ...]  # the output topics to read
+    group_id: str  # the group that shares their partitions among ledgers
+    calendar: GamingCalendar
+    instance: str = "1"  # this ledger's name in its group, the same across restarts
+    bootstrap: str | None = None
+    max_batch_records: int = 5000
+    poll_ms: int = 200
+    lag_every_s: float = 1.0
+    retry_after_s: float = 1.0
+
+
+def unreadable_row(topic: str, partition: int, offset: int, value: bytes, error: Exception) -> Row:
+    return Row("rejections", {
+        "id": f"{UNREADABLE}/{topic}/{partition}/{offset}", "table_id": "", "seq": 0, "ts": 0,
+        "reason": UNREADABLE, "message": f"not a readable output record: {error}", "event_json": None,
+        "raw": bytes(value or b""), "topic": topic, "partition": partition, "offset": offset,
+        "source_partition": partition, "source_offset": offset})
+
+
+def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int],
+             calendar: GamingCalendar) -> Batch:
+    """One poll's records as a batch: each partition's span from its known position (when the
+    ledger has one) to the reader's position after the poll."""
+    batch = Batch()
+    for topic, partition, offset, value in records:
+        key = (topic, partition)
+        if key in known:
+            batch.begin(topic, partition, known[key])
+        try:
+            rows = rows_of(decode_output(value), partition, offset, calendar)
+        except Exception as e:  # noqa: BLE001 - any damage is kept as a row, never dropped
+            rows = [unreadable_row(topic, partition, offset, value, e)]
+        batch.extend(topic, partition, offset, rows)
+    for (topic, partition), position in after.items():
+        batch.advance(topic, partition, position)
+    return batch
+
+
+class LedgerService:
+    def __init__(self, ledger: Ledger, settings: LedgerSettings, metrics: LedgerMetrics | None = None,
+                 clock: Callable[[], float] = time.time):
+        self.ledger = ledger
+        self.settings = settings
+        self.metrics = metrics or LedgerMetrics()
+        self.clock = clock
+        self.known: dict[tuple[str, int], int] = {}
+
+    def _positions(self) -> dict[tuple[str, int], int]:
+        self.known = self.ledger.positions()
+        return self.known
+
+    def run(self, stop: Callable[[], bool]) -> None:
+        s = self.settings
+        self.ledger.migrate()
+        self.ledger.bind_calendar(s.calendar)
+        reader = PositionedReader(list(s.topics), s.group_id, self._positions, instance=s.instance,
+                                  bootstrap=s.bootstrap,
+                                  max_poll_records=s.max_batch_records)
+        next_lag = 0.0
+        try:
+            while not stop():
+                records, after = reader.poll(s.poll_ms)
+                if records:
+                    self._write(reader, batch_of(records, after, self.known, s.calendar))
+                if time.monotonic() >= next_lag:
+                    self.metrics.positions(self.known, reader.end_offsets(), self.clock())
+                    next_lag = time.monotonic() + s.lag_every_s
+        finally:
+            reader.close()
+
+    def _write(self, reader: PositionedReader, batch: Batch) -> None:
+        started = time.perf_counter()
+        try:
+            written = self.ledger.write(batch)
+        except StaleBatch as e:
+            log.warning("ledger: %s; reading again from the database's positions", e)
+            self.metrics.stale.inc()
+            reader.reseek()
+            return
+        except DBAPIError as e:  # the database restarted or went away: nothing of the batch is in
+            log.warning("ledger: the database failed a batch (%s); retrying from its positions", e.orig)
+            self.metrics.db_errors.inc()
+            time.sleep(self.settings.retry_after_s)
+            self._reseek_when_reachable(reader)
+            return
+        self.metrics.written(written, time.perf_counter() - started)
+        self.known.update({key: end for key, (_, end) in batch.spans.items()})
+        self.metrics.positions(self.known)
+
+    def _reseek_when_reachable(self, reader: PositionedReader) -> None:
+        while True:
+            try:
+                reader.reseek()
+                return
+            except DBAPIError as e:
+                log.warning("ledger: the database is still away (%s)", e.orig)
+                time.sleep(self.settings.retry_after_s)

@@ -1,0 +1,59 @@
+"""The consume loop's pure part: one poll's records as a batch (positions, gaps, damage)."""
+from __future__ import annotations
+
+import pytest
+from prometheus_client import generate_latest
+
+from craps_streams.codec import encode_output
+from craps_streams.ledger.metrics import LedgerMetrics
+from craps_streams.ledger.service import UNREADABLE, batch_of
+from craps_streams.ledger.store import Batch, Written
+from craps_streams.report.calendar import GamingCalendar
+
+CAL = GamingCalendar()
+
+
+def settled(n: int) -> bytes:
+    return encode_output({"type": "WagerSettled", "id": f"T1/{n}/settle/w{n}", "wager_id": f"w{n}", "table_id": "T1",
+                          "position": 1, "wager": "fire", "outcome": "lose", "stake_cents": 100, "won_cents": 0,
+                          "paytable": "fire-623a.5", "detail": "", "seq": n, "ts": 1_767_225_600_000 + n,
+                          "placed_seq": 1})
+
+
+def test_a_batch_starts_at_the_known_position_and_steps_over_transaction_markers():
+    records = [("s", 0, 11, settled(1)), ("s", 0, 13, settled(2)), ("s", 1, 0, settled(3))]
+    batch = batch_of(records, {("s", 0): 15, ("s", 1): 1}, {("s", 0): 10}, CAL)
+    # offset 10 and 12: commit markers of the worker's transactions; 14: another marker after the poll
+    assert batch.spans == {("s", 0): (10, 15), ("s", 1): (0, 1)}
+    assert [r.values["id"] for r in batch.rows] == ["T1/1/settle/w1", "T1/2/settle/w2", "T1/3/settle/w3"]
+
+
+def test_an_unreadable_record_is_kept_as_a_rejection_with_its_bytes():
+    batch = batch_of([("s", 2, 7, b"\x00not avro")], {("s", 2): 8}, {("s", 2): 7}, CAL)
+    [row] = batch.rows
+    assert row.table == "rejections" and row.values["reason"] == UNREADABLE
+    assert row.values["raw"] == b"\x00not avro"
+    assert (row.values["topic"], row.values["partition"], row.values["offset"]) == ("s", 2, 7)
+    assert row.values["id"] == f"{UNREADABLE}/s/2/7"
+
+
+def test_a_batch_never_goes_backwards():
+    batch = Batch()
+    batch.extend("s", 0, 5, [])
+    with pytest.raises(ValueError):
+        batch.extend("s", 0, 5, [])
+    with pytest.raises(ValueError):
+        batch.advance("s", 0, 3)
+
+
+def test_metrics_show_rows_positions_and_lag():
+    metrics = LedgerMetrics()
+    metrics.written(Written({"settlements": 40, "alerts": 0}, {"settlements": 2}), 0.01)
+    metrics.positions({("s", 0): 120}, {("s", 0): 150, ("s", 1): 9}, now=1000.0)
+    text = generate_latest(metrics.registry).decode()
+    assert 'craps_ledger_rows_written_total{table="settlements"} 40.0' in text
+    assert 'craps_ledger_rows_present_total{table="settlements"} 2.0' in text
+    assert 'craps_ledger_committed_offset{partition="0",topic="s"} 120.0' in text
+    assert 'craps_ledger_lag_records{partition="0",topic="s"} 30.0' in text
+    assert 'craps_ledger_lag_records{partition="1",topic="s"} 9.0' in text
+    assert "craps_ledger_lag_updated_timestamp_seconds 1000.0" in text
