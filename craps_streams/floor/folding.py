@@ -26,12 +26,15 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
+from craps_streams.odds import wager_odds
 from craps_streams.odds.bonus_craps import TARGETS, all_before_seven
 from craps_streams.odds.fire_bet import distinct_points_distribution
 from craps_streams.odds.hot_roller import seven_distribution
 from craps_streams.odds.hot_shooter import throws_distribution
 from craps_streams.rules.bonus_craps import marked_totals
 from craps_streams.rules.hot_roller import COMBO_BIT, completed_numbers
+from craps_streams.rules.submission import DEFAULT_RULES, rules_from_record
+from craps_streams.metrics.unusual import how_unusual
 
 RECENT_SETTLEMENTS = 20
 RECENT_ALERTS = 20
@@ -55,13 +58,15 @@ def table_view(state, book) -> dict:
     # that flag (craps_streams/surveillance/table_watch.py), the book's own flag only in older records.
     tails = dict(book.watch.holds.items()) if book is not None and book.watch is not None else {}
     for (wager, paytable), t in sorted(book.lines.items() if book is not None else ()):
+        tail = tails.get((wager, paytable))
         hold.append({"wager": wager, "paytable": paytable, "settled": t.settled,
                      "handle_cents": t.handle_cents, "house_win_cents": t.house_win_cents,
                      "expected_house_win_cents": round(t.expected_house_win_cents),
                      "std_dev_cents": round(t.std_dev_cents), "z_score": round(t.z_score, 2),
-                     "alerted": bool(t.alerted or getattr(tails.get((wager, paytable)), "alerted", False))})
+                     "alerted": bool(t.alerted or getattr(tail, "alerted", False)),
+                     **_dice(tail and tail.house_win_cents, tail and tail.stakes.items())})
     return {
-        "table_id": state.table_id, "kind": state.table_kind, "closed": state.closed,
+        "table_id": state.table_id, "rules": state.rules_record, "kind": state.table_kind, "closed": state.closed,
         "shooter": state.shooter_id, "position": state.shooter_position, "hand": state.hand,
         "point": state.point or None, "throws_this_hand": state.shooter_throws,
         "come_bets_only": state.come_bets_only, "last_seq": state.last_seq,
@@ -75,6 +80,37 @@ def table_view(state, book) -> dict:
         "hot_shooter_throws": [c.throws for c in cohorts["hot_shooter"]],
         "hold": hold,
     }
+
+
+def _dice(house_win_cents, stakes) -> dict:
+    """A hold line's decisions by the dice, as `measured` reads them: their house win and how many
+    decisions had each stake (the surveillance's hold tail; none when the table has no watch)."""
+    if house_win_cents is None or stakes is None:
+        return {"dice_house_win_cents": None, "dice_stakes": []}
+    return {"dice_house_win_cents": house_win_cents, "dice_stakes": sorted(stakes)}
+
+
+@lru_cache(maxsize=64)
+def _rules(text: str):
+    """The rules in force from the table's rules record (null: opened under the default rules)."""
+    record = json.loads(text)
+    return DEFAULT_RULES if record is None else rules_from_record(record)
+
+
+def measured(view: dict) -> dict:
+    """`view` with each hold line's p (`craps_streams.metrics.unusual.how_unusual`, the report's
+    measure): computed when a page asks, not at each fold (a line's p costs up to tens of ms)."""
+    if not view.get("hold"):
+        return view
+    rules = _rules(json.dumps(view.get("rules"), sort_keys=True))
+    hold = []
+    for h in view["hold"]:
+        if h.get("dice_house_win_cents") is None or not h["dice_stakes"]:
+            hold.append({**h, "p_value": None})
+            continue
+        u = how_unusual(wager_odds(h["wager"], rules), dict(h["dice_stakes"]), h["dice_house_win_cents"])
+        hold.append({**h, "p_value": u.p, "p_text": u.text, "investigate": u.investigate, "unusual": u.words})
+    return {**view, "hold": hold}
 
 
 def _first_cohort(table: dict, group: str) -> dict | None:
@@ -114,9 +150,11 @@ def view_of_record(record: dict) -> dict:
         hold.append({"wager": wager, "paytable": paytable, "settled": settled, "handle_cents": handle,
                      "house_win_cents": house_win, "expected_house_win_cents": round(expected),
                      "std_dev_cents": round(sd), "z_score": round((house_win - expected) / sd if sd else 0.0, 2),
-                     "alerted": bool(line[11] or (tail[4] if tail is not None else False))})
+                     "alerted": bool(line[11] or (tail[4] if tail is not None else False)),
+                     # A HoldTail record: decisions, handle, house win, stakes, alerted.
+                     **_dice(tail and tail[2], tail and ((int(k), c) for k, c in tail[3].items()))})
     return {
-        "table_id": table["table_id"], "kind": table["table_kind"], "closed": table["closed"],
+        "table_id": table["table_id"], "rules": table.get("rules"), "kind": table["table_kind"], "closed": table["closed"],
         "shooter": table["shooter_id"], "position": table["shooter_position"], "hand": table["hand"],
         "point": table["point"] or None, "throws_this_hand": table["shooter_throws"],
         "come_bets_only": table["come_bets_only"], "last_seq": table["last_seq"],
@@ -302,7 +340,7 @@ def floor_row(table_id: str, shooter: dict | None, settlements: dict | None, ale
     """A table's line on the floor page. Beside the open alerts it carries the last alert raised,
     open or not, and how many the table has raised, so a page that shows "no open alert" can still
     say that the table had one a moment ago."""
-    view = shooter["view"] if shooter else {"table_id": table_id, "hold": [], "suspended": False}
+    view = measured(shooter["view"]) if shooter else {"table_id": table_id, "hold": [], "suspended": False}
     return {**view, "table_id": table_id, "settled": settlements["count"] if settlements else 0,
             "last_settlement": settlements["recent"][0] if settlements and settlements["recent"] else None,
             "alerts_open": open_alerts(shooter and shooter["view"], alerts),

@@ -103,11 +103,11 @@ def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None
 
     async def stream(request, first, following) -> web.StreamResponse:
         task = asyncio.current_task()
-        craps_streams.add(task)
+        streams.add(task)
         try:
             return await _stream(request, first, following)
         finally:
-            craps_streams.discard(task)
+            streams.discard(task)
 
     async def _stream(request, first, following) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",

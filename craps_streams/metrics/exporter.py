@@ -23,6 +23,7 @@ from craps_streams.rules.verdict import APPLIED
 from craps_streams.surveillance.native_watch import as_table_watch
 from craps_streams.surveillance.table_watch import Thresholds
 from craps_streams.surveillance.tails import unit_distribution
+from craps_streams.metrics.unusual import line_tail
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 MONEY = ("table", "wager", "paytable")
@@ -123,6 +124,10 @@ class _OwnedTables:
             "craps_hold_tail_probability", "P(house win <= observed | fair dice) over the wagers decided by "
             "the dice: exact, or its Chernoff upper bound; hold_anomaly at or below the threshold",
             labels=MONEY)
+        p_value = GaugeMetricFamily(
+            "craps_hold_p_value", "P(a house win at least this far from theory, either side | fair dice) over "
+            "the wagers decided by the dice: the report's p of the line (investigated at or below 0.05)",
+            labels=MONEY)
         dice_ratio = GaugeMetricFamily("craps_dice_cusum_ratio", "Largest dice CUSUM as a fraction of its "
                                        "threshold (1 = dice_bias)", labels=("table",))
         faces = CounterMetricFamily("craps_dice_faces", "Valid throws by die and face", labels=("table", "die", "face"))
@@ -154,8 +159,11 @@ class _OwnedTables:
                     raised.add_metric((table, kind), watch.raised.get(kind, 0))
                 for (wager, paytable), tail in watch.holds.items():
                     if tail.decisions:
-                        p, _ = tail.tail(unit_distribution(wager_odds(wager, state.rules)))
+                        odds = wager_odds(wager, state.rules)
+                        p, _ = tail.tail(unit_distribution(odds))
                         tail_p.add_metric((table, wager, paytable), p)
+                        p_value.add_metric((table, wager, paytable),
+                                           line_tail(odds, tail.stakes, tail.house_win_cents).p)
             throws.add_metric((table,), state.throws)
             table_open.add_metric((table,), 0 if state.closed else 1)
             held.add_metric((table,), len(state.held))
@@ -177,4 +185,4 @@ class _OwnedTables:
                 settlements.add_metric(labels, n)
         yield from money.values()
         yield from (settlements, expected, std_dev, z, throws, table_open, last_throw, held)
-        yield from (tail_p, dice_ratio, faces, sevens, invalid, position_p, raised)
+        yield from (tail_p, p_value, dice_ratio, faces, sevens, invalid, position_p, raised)

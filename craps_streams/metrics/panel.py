@@ -8,8 +8,10 @@ one line for a log. No I/O and no clock here: craps_streams/metrics/panel_source
 
 Money comes from the workers' committed hold books (craps_streams/metrics/exporter.py), in integer cents:
 house win = stakes collected - amounts won; hold = house win / handle; theory = the expected house
-win (handle x exact house edge) / handle. The floor's z is not shown: the wagers of one table share
-its dice, so its lines are not independent; the panel names the line furthest from theory instead.
+win (handle x exact house edge) / handle. How unusual: the panel names the line whose result is the
+least probable under fair dice, by the report's p (`craps_streams.metrics.unusual`, exported by
+the workers as craps_hold_p_value), with its words and the investigation level; its z is secondary.
+A floor-wide z is not shown: the wagers of one table share its dice, so its lines are not independent.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from rich.console import Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
+
+from craps_streams.metrics.unusual import INVESTIGATION_LEVEL, meaning, p_text
 
 
 @dataclass(frozen=True)
@@ -40,11 +44,12 @@ class TableLine:
 
 @dataclass(frozen=True)
 class Extreme:
-    """The hold line furthest from theory (largest |z|)."""
+    """The hold line least probable under fair dice (smallest p; largest |z| without one)."""
     table_id: str
     wager: str
     paytable: str
     z: float
+    p: float | None = None  # the report's p of the line (None: the workers did not export it)
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
     the texts add up), the floor view's /api/floor document and Prometheus' answers."""
     tables: dict[str, dict] = {}
     lines: dict[tuple[str, str, str], float] = {}
+    ps: dict[tuple[str, str, str], float] = {}
     lag = None
     buckets: dict[float, float] = {}
     rejections = 0
@@ -161,6 +167,8 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
             add(table(labels["table"]), "expected_cents", value)
         elif name == "craps_hold_z_score":
             lines[labels["table"], labels["wager"], labels["paytable"]] = value
+        elif name == "craps_hold_p_value":
+            ps[labels["table"], labels["wager"], labels["paytable"]] = value
         elif name == "craps_consumer_lag_messages":
             lag = (lag or 0) + int(value)
         elif name == "craps_settlement_latency_seconds_bucket":
@@ -183,7 +191,10 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
         open_alerts = tuple(sorted(open_alerts, key=lambda a: (a.table_id, a.ts_ms)))
 
     extreme = None
-    if lines:
+    if ps:
+        (t, wager, paytable), p = min(ps.items(), key=lambda kv: (kv[1], kv[0]))
+        extreme = Extreme(t, wager, paytable, lines.get((t, wager, paytable), 0.0), p)
+    elif lines:
         (t, wager, paytable), z = max(lines.items(), key=lambda kv: (abs(kv[1]), kv[0]))
         extreme = Extreme(t, wager, paytable, z)
     snap = Snapshot(
@@ -282,14 +293,20 @@ def summary(snap: Snapshot) -> list[Text]:
         " against theory ", _pct(snap.expected_cents, snap.handle_cents),
         f"  (house win {_dollars(snap.house_win_cents)}, expected {_dollars(snap.expected_cents)}, "
         f"handle {_dollars(snap.handle_cents)})")
-    extreme = Text("furthest from theory ", style="bold")
+    extreme = Text("most unusual ", style="bold")
     if snap.extreme is None:
         extreme.append("—")
+    elif snap.extreme.p is None:
+        e = snap.extreme
+        extreme.append(f"{e.table_id} {e.wager} ({e.paytable}) z {e.z:+.2f}")
+        extreme.append("  (standard deviations from theory; the workers export no p)", style="dim")
     else:
         e = snap.extreme
-        extreme.append(f"{e.table_id} {e.wager} ({e.paytable}) z {e.z:+.2f}",
-                       style="bold yellow" if abs(e.z) >= 2 else "")
-        extreme.append("  (standard deviations from theory; beyond ±2 is rare)", style="dim")
+        investigate = e.p <= INVESTIGATION_LEVEL
+        extreme.append(f"{e.table_id} {e.wager} ({e.paytable}) p {p_text(e.p)}",
+                       style="bold red" if investigate else "")
+        extreme.append(f" (z {e.z:+.2f}): ", style="dim")
+        extreme.append(meaning(e.p), style="bold red" if investigate else "dim")
     if snap.open_alerts is None:
         alerts = Text.assemble(("open alerts ", "bold"), ("unknown (the floor view did not answer)", "yellow"))
         raised = Text.assemble(("alerts raised ", "bold"), "unknown")

@@ -4,7 +4,7 @@
 # minified blob is committed. Run by `make install` and `.ci/run`; idempotent.
 set -euo pipefail
 cd "$(dirname "$0")"
-VENDOR=../../streams/floor/static/vendor
+VENDOR=../../craps_streams/floor/static/vendor
 if [[ -s $VENDOR/chart.umd.js && ${1:-} != --force ]]; then exit 0; fi
 command -v npm >/dev/null 2>&1 || { echo "fetch-assets: npm is needed (Node 20)" >&2; exit 1; }
 npm ci --no-audit --no-fund --silent
