@@ -388,6 +388,10 @@ def plain_line(snap: Snapshot) -> str:
              f"hold {_pct(snap.house_win_cents, snap.handle_cents)} theory {_pct(snap.expected_cents, snap.handle_cents)}"
              f" handle {_dollars(snap.handle_cents)} house win {_dollars(snap.house_win_cents)}",
              f"lag {'—' if snap.lag_messages is None else snap.lag_messages}"]
+    if snap.extreme is not None and snap.extreme.p is not None:
+        e = snap.extreme
+        parts.append(f"most unusual {e.table_id} {e.wager} p {p_text(e.p)}"
+                     + (" (investigate)" if e.p <= INVESTIGATION_LEVEL else ""))
     if snap.open_alerts is None:
         parts.append("open alerts unknown")
     else:
