@@ -374,7 +374,7 @@ class FloorWeb(faust.Service):
         port = int(os.environ.get("CRAPS_FLOOR_PORT") or 6070)
         config = web_config_from_env()
         self.runner = await start_site(make_floor_web(TablesReader(), hub, config, instance_name()), port, config)
-        log.warning("floor view %s on %s://%s:%s/", view_app_id(), config.scheme, web_host(), port)
+        log.info("floor view %s on %s://%s:%s/", view_app_id(), config.scheme, web_host(), port)  # news, not a warning
 
     async def on_stop(self) -> None:
         if self.runner is not None:

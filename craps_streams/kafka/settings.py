@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 
+from craps_streams.kafka import client_logs
 from craps_streams.kafka.security import ROLES, security_settings
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
@@ -66,6 +67,7 @@ def client_settings(role: str, bootstrap: str | None = None) -> dict:
     """
     if role not in ROLES:
         raise ValueError(f"unknown Kafka client role {role!r}; one of {', '.join(ROLES)}")
+    client_logs.install()  # the clients' logs said once and in the operator's words (client_logs.py)
     # The broker's security (TLS, SASL/SCRAM per role) is merged here, and only here.
     return {"bootstrap_servers": bootstrap or default_bootstrap(), **_role_settings(role),
             **security_settings(role)}
