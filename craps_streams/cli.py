@@ -474,7 +474,9 @@ def cmd_tail(args) -> int:
     from craps_streams.app.tail import follow
 
     try:
-        for line in follow(args.topics.split(","), args.from_beginning, args.limit, args.bootstrap):
+        for line in follow(args.topics.split(","), args.from_beginning, args.limit, args.bootstrap,
+                           notice=lambda message: print(f"tail: {message}", file=sys.stderr, flush=True),
+                           broker_wait_s=args.broker_wait):
             print(line, flush=True)
     except ValueError as e:
         print(f"tail: {e}", file=sys.stderr)
@@ -1012,6 +1014,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--from-beginning", action="store_true",
                    help="start at the topics' first records (default: only what commits from now on)")
     t.add_argument("--limit", type=int, default=0, help="stop after this many records (default 0: follow)")
+    t.add_argument("--broker-wait", type=float, default=30.0, metavar="S",
+                   help="when the broker goes away: say so after 3 s, wait this long for it, then exit 5 (default 30)")
     _add_bootstrap(t)
     t.set_defaults(run=cmd_tail, broker_role="viewer")
 

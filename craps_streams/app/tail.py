@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from craps_streams.codec import CodecError, decode_output
-from craps_streams.kafka.consumers import follower
+from craps_streams.kafka.consumers import BROKER_GIVE_UP_AFTER_S, followed, follower
+from craps_streams.kafka.settings import default_bootstrap
 from craps_streams.topics import LAYOUT_MARKERS, REJECTIONS, SETTLEMENTS, SURVEILLANCE
 
 TOPICS = {"settlements": SETTLEMENTS, "markers": LAYOUT_MARKERS, "alerts": SURVEILLANCE,
@@ -31,16 +32,19 @@ def line_of(record: dict) -> str:
     return f"{head}{kind} {record.get('layout')} {record.get('marker') or record.get('reason')}"
 
 
-def follow(kinds: list[str], from_beginning: bool, limit: int = 0, bootstrap: str | None = None) -> Iterator[str]:
+def follow(kinds: list[str], from_beginning: bool, limit: int = 0, bootstrap: str | None = None,
+           notice=lambda message: None, broker_wait_s: float = BROKER_GIVE_UP_AFTER_S) -> Iterator[str]:
     """A line per committed record of the kinds' topics, until `limit` lines (0: follow for ever).
-    Raises ValueError for a kind that is not one of TOPICS."""
+    `notice(message)` hears that the broker is gone or back (craps_streams.kafka.consumers.followed);
+    BrokerUnreachable when it stayed gone `broker_wait_s`. Raises ValueError for a kind that
+    is not one of TOPICS."""
     unknown = [k for k in kinds if k not in TOPICS]
     if unknown:
         raise ValueError(f"unknown {unknown}; choose from {', '.join(TOPICS)}")
     consumer = follower([TOPICS[k] for k in kinds], from_beginning=from_beginning, role="viewer", bootstrap=bootstrap)
     n = 0
     try:
-        for message in consumer:
+        for message in followed(consumer, notice, bootstrap or default_bootstrap(), give_up_after_s=broker_wait_s):
             try:
                 yield line_of(decode_output(message.value))
             except CodecError as e:
