@@ -131,10 +131,11 @@ const OPEN_ALERTS = "An alert is open while what raised it still stands: a seque
 
 
 // A pushed stream (server-sent events): `snapshot` first, then `update`s; reconnects by itself.
-function follow(url, onSnapshot, onUpdate, onStatus) {
+function follow(url, onSnapshot, onUpdate, onStatus, onBrokers) {
   const source = new EventSource(url);
   source.addEventListener("snapshot", e => { onStatus("live"); onSnapshot(JSON.parse(e.data)); });
   source.addEventListener("update", e => onUpdate(JSON.parse(e.data)));
+  if (onBrokers) source.addEventListener("brokers", e => onBrokers(JSON.parse(e.data).brokers_lost));
   source.onerror = () => onStatus("reconnecting…");
   return source;
 }
