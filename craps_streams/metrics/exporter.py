@@ -16,6 +16,7 @@ import os
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from craps_streams.kafka.client_logs import lost_nodes
 from craps_streams.metrics.gc_pauses import PAUSE_BUCKETS
 from craps_streams.odds import all_wager_odds, wager_odds
 from craps_streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
@@ -67,6 +68,7 @@ class FloorMetrics:
         self.thresholds.labels("dice_bias", "face").set(thresholds.dice.face_h)
         self.thresholds.labels("dice_bias", "cell").set(thresholds.dice.cell_h)
         r.register(_OwnedTables(tables, thresholds))
+        r.register(_LostBrokers())
 
     def events_applied(self) -> int:
         """Input events applied so far by this process (a gap-filling event that released held
@@ -90,6 +92,24 @@ class FloorMetrics:
                     self.rejections.labels(o.reason).inc()
                 elif kind is SurveillanceAlerted:
                     self.alerts.labels(o.alert).inc()
+
+
+class _LostBrokers:
+    """Prometheus collector of the broker nodes this process's Kafka clients fail to reach now
+    (craps_streams/kafka/client_logs.py): the status panel says a broker is lost from it."""
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        since = GaugeMetricFamily("craps_kafka_broker_lost_since_seconds", "Wall clock of the first failed "
+                                  "connection to a broker node the clients still fail to reach", labels=("node",))
+        attempts = GaugeMetricFamily("craps_kafka_broker_lost_attempts", "Failed connections to that node since",
+                                     labels=("node",))
+        for n in lost_nodes():
+            since.add_metric((n.node,), n.since_s)
+            attempts.add_metric((n.node,), n.attempts)
+        yield from (since, attempts)
 
 
 class _OwnedTables:

@@ -83,6 +83,7 @@ class Snapshot:
     alerts_raised: int | None = None
     prometheus_targets: tuple[int, int] | None = None  # (up, all)
     prometheus_firing: tuple[str, ...] | None = None
+    brokers_lost: tuple[tuple[str, float, int], ...] = ()  # (node, since, failed attempts): the workers' clients
     # From the previous snapshot: the rates over the interval between the two.
     settlements_per_s: float | None = None
     latency_p99_s: float | None = None  # upper bound of the bucket holding the interval's 99th percentile
@@ -135,6 +136,7 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
     tables: dict[str, dict] = {}
     lines: dict[tuple[str, str, str], float] = {}
     ps: dict[tuple[str, str, str], float] = {}
+    lost: dict[str, list] = {}
     lag = None
     buckets: dict[float, float] = {}
     rejections = 0
@@ -167,6 +169,10 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
             add(table(labels["table"]), "expected_cents", value)
         elif name == "craps_hold_z_score":
             lines[labels["table"], labels["wager"], labels["paytable"]] = value
+        elif name == "craps_kafka_broker_lost_since_seconds":
+            lost.setdefault(labels["node"], [labels["node"], value, 0])[1] = value
+        elif name == "craps_kafka_broker_lost_attempts":
+            lost.setdefault(labels["node"], [labels["node"], 0.0, 0])[2] = int(value)
         elif name == "craps_hold_p_value":
             ps[labels["table"], labels["wager"], labels["paytable"]] = value
         elif name == "craps_consumer_lag_messages":
@@ -202,7 +208,8 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
         tables=tuple(TableLine(**t) for _, t in sorted(tables.items())), extreme=extreme,
         lag_messages=lag, latency_buckets=tuple(sorted(buckets.items())), rejections=rejections,
         open_alerts=open_alerts, last_alert=last_alert, alerts_raised=raised,
-        prometheus_targets=targets, prometheus_firing=firing)
+        prometheus_targets=targets, prometheus_firing=firing,
+        brokers_lost=tuple(tuple(v) for _, v in sorted(lost.items())))
     return with_rates(snap, previous)
 
 
@@ -271,6 +278,12 @@ def _sources_line(snap: Snapshot) -> Text:
             out.append(", firing: " + (", ".join(firing) if firing else "none"), style="bold red" if firing else "")
         else:
             out.append("ok", style="green")
+    if snap.brokers_lost:  # first on the line: a narrow terminal cuts the line's end
+        lost = Text()
+        for node, since, attempts in snap.brokers_lost:
+            lost.append(f"Kafka broker node {node} lost since {_clock(since)} UTC ({attempts} failed connections): "
+                        "the worker retries it and moves to its partitions' new leaders · ", style="bold red")
+        out = lost + out
     return out
 
 
@@ -401,6 +414,8 @@ def plain_line(snap: Snapshot) -> str:
     if snap.prometheus_targets is not None:
         parts.append(f"prometheus {snap.prometheus_targets[0]}/{snap.prometheus_targets[1]} up"
                      f" firing {len(snap.prometheus_firing or ())}")
+    for node, since, attempts in snap.brokers_lost:
+        parts.append(f"Kafka broker node {node} lost since {_clock(since)} UTC ({attempts} failed connections)")
     down = [s.name for s in snap.sources if s.error is not None]
     if down:
         parts.append("unreachable: " + ", ".join(down))

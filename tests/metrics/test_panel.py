@@ -173,3 +173,27 @@ def test_unreachable_sources_are_named_not_raised():
     assert "metrics unreachable (" in page and "floor view unreachable (" in page
     assert "open alerts unknown (the floor view did not answer)" in page
     assert plain_line(snap).endswith("unreachable: metrics, floor view, Prometheus")
+
+
+def test_the_panel_says_a_broker_node_the_workers_lost(floor):
+    """The workers' clients' lost nodes (craps_streams/kafka/client_logs.py, exported by the worker's
+    metrics) are said on the panel, first on the sources line, and in the plain log line."""
+    import logging
+
+    from craps_streams.kafka import client_logs
+
+    _, text, doc, _ = floor
+    assert "craps_kafka_broker_lost_since_seconds{" not in text  # nothing lost: nothing said
+    client_logs.install()
+    logging.getLogger("aiokafka.client").error("Unable connect to node with id %s: %s", 2, "Connect call failed")
+    try:
+        metrics = generate_latest(FloorMetrics(tables=lambda: ()).registry).decode()
+        snap = snapshot_of(1_767_225_600.0, [metrics], doc, (1, 1), (), SOURCES)
+        assert [(n, a) for n, _, a in snap.brokers_lost] == [("2", 1)]
+        page = "\n".join(shown(render(snap, LINKS, height=40), width=200))
+        assert re.search(r"│ Kafka broker node 2 lost since \d\d:\d\d:\d\d UTC \(1 failed connections\): the worker "
+                         r"retries it and moves to its partitions' new leaders · sources metrics ok", page), page
+        assert "Kafka broker node 2 lost since" in plain_line(snap)
+    finally:
+        client_logs._FILTER.nodes.clear()
+    assert "Kafka broker node" not in "\n".join(shown(render(snapshot_of(1.0, [text], doc), LINKS)))
