@@ -35,7 +35,11 @@ def group_consumer(group_id: str, *, session_timeout_ms: int, heartbeat_interval
                    bootstrap: str | None = None) -> AIOKafkaConsumer:
     """A consumer group member reading committed records only, committing offsets itself (in the
     worker's transactions, never automatically)."""
-    return AIOKafkaConsumer(**client_settings(role, bootstrap), group_id=group_id, isolation_level="read_committed",
+    settings = client_settings(role, bootstrap)
+    # aiokafka sends JoinGroup with the request timeout: it must outlast the session timeout, or a
+    # longer session (CRAPS_SESSION_TIMEOUT_MS) would time its own rebalances out (settings.py).
+    settings["request_timeout_ms"] = max(settings.get("request_timeout_ms", 0), session_timeout_ms + 2_000)
+    return AIOKafkaConsumer(**settings, group_id=group_id, isolation_level="read_committed",
                             enable_auto_commit=False, auto_offset_reset="earliest",
                             session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
                             max_poll_interval_ms=max_poll_interval_ms, fetch_max_wait_ms=20)
