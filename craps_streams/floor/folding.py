@@ -87,7 +87,7 @@ def _dice(house_win_cents, stakes) -> dict:
     decisions had each stake (the surveillance's hold tail; none when the table has no watch)."""
     if house_win_cents is None or stakes is None:
         return {"dice_house_win_cents": None, "dice_stakes": []}
-    return {"dice_house_win_cents": house_win_cents, "dice_stakes": sorted(stakes)}
+    return {"dice_house_win_cents": house_win_cents, "dice_stakes": [[s, c] for s, c in sorted(stakes)]}  # as JSON has it
 
 
 @lru_cache(maxsize=64)
