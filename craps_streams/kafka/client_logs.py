@@ -27,9 +27,9 @@ from dataclasses import dataclass
 QUIET_S = 30.0  # a node with no failed attempt for this long is no longer reported lost
 REMIND_S = 300.0  # while a node stays lost, one reminder line this often
 
-# aiokafka's loggers whose records are rewritten here (records of child loggers do not pass a
-# parent logger's filters, so each one gets the filter).
-LOGGERS = ("aiokafka.client", "aiokafka.conn", "aiokafka.consumer.group_coordinator",
+# aiokafka's loggers whose records are rewritten here ("aiokafka" is aiokafka/client.py's); the
+# records of a child logger do not pass its parent's filters, so each one gets the filter.
+LOGGERS = ("aiokafka", "aiokafka.conn", "aiokafka.consumer.group_coordinator",
            "aiokafka.consumer.fetcher", "aiokafka.producer.sender")
 _UNREACHABLE = "Unable connect to node with id %s: %s"
 _FORMING = ("GroupCoordinatorNotAvailable", "CoordinatorNotAvailable", "CoordinatorLoadInProgress",

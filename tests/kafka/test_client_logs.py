@@ -36,17 +36,18 @@ def logs():
     for lg in loggers:
         lg.filters = [f]
         lg.setLevel(logging.INFO)
-        lg.addHandler(handler)
+    top = logging.getLogger("aiokafka")  # the children's records propagate to it
+    top.addHandler(handler)
     yield clock, f, seen
+    top.removeHandler(handler)
     for lg, (level, filters) in zip(loggers, saved):
-        lg.removeHandler(handler)
         lg.setLevel(level)
         lg.filters = filters
 
 
 def unreachable(node=1, error="[Errno 111] Connect call failed ('127.0.0.1', 19093)"):
     # aiokafka/client.py's own line
-    logging.getLogger("aiokafka.client").error("Unable connect to node with id %s: %s", node, error)
+    logging.getLogger("aiokafka").error("Unable connect to node with id %s: %s", node, error)
 
 
 def test_a_lost_node_is_one_warning_then_a_reminder_then_a_new_outage(logs):

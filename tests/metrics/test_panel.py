@@ -185,7 +185,7 @@ def test_the_panel_says_a_broker_node_the_workers_lost(floor):
     _, text, doc, _ = floor
     assert "craps_kafka_broker_lost_since_seconds{" not in text  # nothing lost: nothing said
     client_logs.install()
-    logging.getLogger("aiokafka.client").error("Unable connect to node with id %s: %s", 2, "Connect call failed")
+    logging.getLogger("aiokafka").error("Unable connect to node with id %s: %s", 2, "Connect call failed")
     try:
         metrics = generate_latest(FloorMetrics(tables=lambda: ()).registry).decode()
         snap = snapshot_of(1_767_225_600.0, [metrics], doc, (1, 1), (), SOURCES)
