@@ -19,8 +19,9 @@ from tests.conftest import free_port
 from tests.floor.page_shots import floor_history
 from tests.floor.replayed import ReplayedFloor
 
-BANNER_JS = """(() => { const b = document.getElementById("brokers");
-  return {hidden: b.hidden, text: b.textContent, cards: document.querySelectorAll("#tables [data-table]").length}; })()"""
+BANNER_JS = """(() => { const b = document.getElementById("brokers");  // null until the page has loaded
+  return {hidden: b ? b.hidden : null, text: b ? b.textContent : null,
+          cards: document.querySelectorAll("#tables [data-table]").length}; })()"""
 
 
 class LosingFloor(ReplayedFloor):
@@ -46,7 +47,7 @@ async def _watch(floor: LosingFloor, shot_path) -> dict:
                               mobile=False)
                 await dt.call("Page.navigate", url=f"http://127.0.0.1:{port}/")
 
-                async def until(check, timeout=10.0):
+                async def until(check, timeout=30.0):
                     start = time.monotonic()
                     while time.monotonic() - start < timeout:
                         state = await dt.evaluate(BANNER_JS)
@@ -81,4 +82,5 @@ def test_the_floor_page_says_a_broker_is_lost_and_when_it_is_not(tmp_path):
     text = seen["lost"]["text"]
     assert text.startswith("Kafka broker node 1 lost since ") and "(57 failed connections)" in text, text
     assert "the view retries it and reads from its partitions' new leaders" in text
-    assert seen["lost_after_s"] <= 5 and seen["back_after_s"] <= 5  # no table changed meanwhile
+    # Looked at every BROKERS_EVERY_S (2 s) by the stream; the rest is slack for a loaded 2-core machine.
+    assert seen["lost_after_s"] <= 8 and seen["back_after_s"] <= 8, seen  # no table changed meanwhile
