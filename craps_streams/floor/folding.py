@@ -34,7 +34,7 @@ from craps_streams.odds.hot_shooter import throws_distribution
 from craps_streams.rules.bonus_craps import marked_totals
 from craps_streams.rules.hot_roller import COMBO_BIT, completed_numbers
 from craps_streams.rules.submission import DEFAULT_RULES, rules_from_record
-from craps_streams.metrics.unusual import how_unusual
+from craps_streams.metrics.unusual import INVESTIGATION_LEVEL, LiveMeasures, meaning, p_text
 
 RECENT_SETTLEMENTS = 20
 RECENT_ALERTS = 20
@@ -97,19 +97,25 @@ def _rules(text: str):
     return DEFAULT_RULES if record is None else rules_from_record(record)
 
 
+_MEASURES = LiveMeasures()  # the lines' p, off the view's event loop
+
+
 def measured(view: dict) -> dict:
-    """`view` with each hold line's p (`craps_streams.metrics.unusual.how_unusual`, the report's
-    measure): computed when a page asks, not at each fold (a line's p costs up to tens of ms)."""
+    """`view` with each hold line's p (the report's measure, `craps_streams.metrics.unusual`):
+    computed when a page asks, not at each fold, a changed line's off the event loop (`LiveMeasures`)."""
     if not view.get("hold"):
         return view
     rules = _rules(json.dumps(view.get("rules"), sort_keys=True))
+    lines = [((view["table_id"], h["wager"], h["paytable"]), wager_odds(h["wager"], rules), dict(h["dice_stakes"]),
+              h["dice_house_win_cents"]) for h in view["hold"] if h.get("dice_house_win_cents") is not None
+             and h["dice_stakes"]]
+    ps = _MEASURES.look(lines)
     hold = []
     for h in view["hold"]:
-        if h.get("dice_house_win_cents") is None or not h["dice_stakes"]:
-            hold.append({**h, "p_value": None})
-            continue
-        u = how_unusual(wager_odds(h["wager"], rules), dict(h["dice_stakes"]), h["dice_house_win_cents"])
-        hold.append({**h, "p_value": u.p, "p_text": u.text, "investigate": u.investigate, "unusual": u.words})
+        p = ps.get((view["table_id"], h["wager"], h["paytable"]))
+        hold.append({**h, "p_value": p} if p is None else
+                    {**h, "p_value": p, "p_text": p_text(p), "investigate": p <= INVESTIGATION_LEVEL,
+                     "unusual": meaning(p)})
     return {**view, "hold": hold}
 
 

@@ -24,7 +24,7 @@ from craps_streams.rules.verdict import APPLIED
 from craps_streams.surveillance.native_watch import as_table_watch
 from craps_streams.surveillance.table_watch import Thresholds
 from craps_streams.surveillance.tails import unit_distribution
-from craps_streams.metrics.unusual import line_tail
+from craps_streams.metrics.unusual import LiveMeasures
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 MONEY = ("table", "wager", "paytable")
@@ -118,6 +118,7 @@ class _OwnedTables:
     def __init__(self, tables, thresholds: Thresholds):
         self.tables = tables
         self.thresholds = thresholds
+        self.measures = LiveMeasures()  # the lines' p, off the event loop the scrape runs on
 
     def describe(self):
         return []  # collected fresh on each scrape; nothing to check at registration
@@ -160,6 +161,7 @@ class _OwnedTables:
         raised = CounterMetricFamily("craps_table_surveillance_alerts", "Surveillance alerts raised at the "
                                      "table, from its committed state (exactly once)", labels=("table", "alert"))
         dice_watch = self.thresholds.dice
+        measured = []  # (labels, odds, stakes, house win) of the lines decided by the dice
         for state, book in self.tables():
             table = state.table_id
             # The Python form of a natively kept watch (craps_streams/surveillance/native_watch.py).
@@ -182,8 +184,7 @@ class _OwnedTables:
                         odds = wager_odds(wager, state.rules)
                         p, _ = tail.tail(unit_distribution(odds))
                         tail_p.add_metric((table, wager, paytable), p)
-                        p_value.add_metric((table, wager, paytable),
-                                           line_tail(odds, tail.stakes, tail.house_win_cents).p)
+                        measured.append(((table, wager, paytable), odds, tail.stakes, tail.house_win_cents))
             throws.add_metric((table,), state.throws)
             table_open.add_metric((table,), 0 if state.closed else 1)
             held.add_metric((table,), len(state.held))
@@ -203,6 +204,8 @@ class _OwnedTables:
                     by_outcome[(table, wager, outcome)] = by_outcome.get((table, wager, outcome), 0) + n
             for labels, n in by_outcome.items():
                 settlements.add_metric(labels, n)
+        for labels, p in self.measures.look(measured).items():
+            p_value.add_metric(labels, p)
         yield from money.values()
         yield from (settlements, expected, std_dev, z, throws, table_open, last_throw, held)
         yield from (tail_p, p_value, dice_ratio, faces, sevens, invalid, position_p, raised)

@@ -137,18 +137,55 @@ def meaning(p: float, level: float = INVESTIGATION_LEVEL) -> str:
         else f"{often} (investigated at or below {p_text(level)})"
 
 
-@dataclass(frozen=True, slots=True)
-class Unusual:
-    """A line's measure as the live faces show it: the report's p, its text, its words."""
-    p: float
-    method: str
-    investigate: bool
-    text: str
-    words: str
+class LiveMeasures:
+    """Each live line's p, kept between looks: a live line changes with every throw, and its exact
+    tails cost up to a hundred milliseconds (the lattice), where the look runs on an event loop (a
+    scrape of the worker's /metrics, a push of the floor view). A look computes at once only the
+    lines it never saw (the first look after a start or a takeover); a changed line shows its last
+    p while one background thread computes the changed lines, longest unrefreshed first, for the
+    next look (a few seconds behind on a busy floor; exact once the line stops changing).
+    `background=False` computes every changed line at once (the tests that compare exact views)."""
 
+    def __init__(self, background: bool = True) -> None:
+        import threading
 
-def how_unusual(odds: WagerOdds, stakes: dict, house_win_cents: int,
-                level: float = INVESTIGATION_LEVEL) -> Unusual:
-    """The report's p of a line (`line_tail`, with the lattice) and what it means."""
-    tail = line_tail(odds, stakes, house_win_cents)
-    return Unusual(tail.p, tail.method, tail.p <= level, p_text(tail.p), meaning(tail.p, level))
+        self.background = background
+        self.known: dict = {}  # key -> (version, p, when computed)
+        self.lock = threading.Lock()
+        self.busy = False
+        self.round = 0
+
+    def look(self, lines: list[tuple]) -> dict:
+        """`lines`: (key, odds, stakes, house win); the p of each key."""
+        known = self.known
+        due = []
+        for key, odds, stakes, house_win in lines:
+            version = (odds, house_win, tuple(sorted(stakes.items())))
+            seen = known.get(key)
+            if seen is None or not self.background:
+                if seen is None or seen[0] != version:
+                    known[key] = (version, line_tail(odds, dict(version[2]), house_win).p, self.round)
+            elif seen[0] != version:
+                due.append((seen[2], key, version, odds, house_win))
+        if due:
+            self._refresh(sorted(due, key=lambda d: d[0]))
+        return {key: known[key][1] for key, *_ in lines}
+
+    def _refresh(self, due: list) -> None:
+        import threading
+
+        with self.lock:
+            if self.busy:
+                return  # the next look hands over what is still due
+            self.busy = True
+            self.round += 1
+
+        def work():
+            try:
+                for _, key, version, odds, house_win in due:
+                    self.known[key] = (version, line_tail(odds, dict(version[2]), house_win).p, self.round)
+            finally:
+                with self.lock:
+                    self.busy = False
+
+        threading.Thread(target=work, name="line-p", daemon=True).start()

@@ -62,3 +62,25 @@ def test_the_panel_names_the_least_probable_line_with_its_words(faces):
     assert f"most unusual {e.table_id} {e.wager} ({e.paytable}) p {p_text(worst[0])} (z {e.z:+.2f}): " in line
     assert line.endswith(meaning(worst[0])) and worst[0] <= INVESTIGATION_LEVEL
     assert line.endswith(f"at or below {p_text(INVESTIGATION_LEVEL)}, investigate")
+
+
+def test_a_live_look_computes_changed_lines_off_the_loop_and_catches_up(faces):
+    """LiveMeasures: a look computes at once the lines it never saw; a changed line shows its last p
+    while a background thread computes it; a later look has the exact p."""
+    import time
+
+    from craps_streams.metrics.unusual import LiveMeasures, line_tail
+    from craps_streams.odds import wager_odds
+
+    odds = wager_odds("fire")
+    lines = [(f"L{i}", odds, {500: 40 + i}, 500 * (40 + i) - 100_000) for i in range(6)]
+    live = LiveMeasures()
+    first = live.look(lines)
+    assert first == {k: line_tail(o, s, h).p for k, o, s, h in lines}  # never seen: all computed
+    moved = [(k, o, {500: s[500] + 1}, h - 99_500) for k, o, s, h in lines]
+    exact = {k: line_tail(o, s, h).p for k, o, s, h in moved}
+    assert exact != first
+    deadline = time.monotonic() + 10
+    while (last := live.look(moved)) != exact and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert last == exact
