@@ -60,6 +60,8 @@ docs:
 # made again by the next `make install` / `make run` / `make test`:
 #   .kafka-data*   the local broker's data, every floor's topics (refused while the broker runs:
 #                  `make kafka-down` first)
+#   .kafka-cluster the local three-node cluster's data (NODES=3; refused while it runs:
+#                  `make kafka-down NODES=3` first)
 #   .run           `make run`'s logs, floor.env and Prometheus data
 #   native/target  the Rust build of the native rules core (the built module in craps_streams/rules stays)
 #   build/ site/   the Python build and the docs site
@@ -68,7 +70,9 @@ docs:
 clean:
 	@if infra/kafka/kafka.sh status >/dev/null 2>&1; then \
 	  echo "make clean: the Kafka broker is running on its data in .kafka-data: stop it first (make kafka-down)" >&2; exit 2; fi
-	rm -rf .kafka-data .kafka-data-* .run native/target build site
+	@if infra/kafka/kafka.sh status --nodes 3 >/dev/null 2>&1; then \
+	  echo "make clean: the Kafka cluster is running on its data in .kafka-cluster: stop it first (make kafka-down NODES=3)" >&2; exit 2; fi
+	rm -rf .kafka-data .kafka-data-* .kafka-cluster .run native/target build site
 	find out -mindepth 1 ! -name .keep -exec rm -rf {} +
 
 # Everything `make clean` removes, and what was fetched or made once: infra/kafka/lib (the Kafka

@@ -51,8 +51,11 @@ floor_cleanup() {
 }
 
 # The traps: Ctrl-C, TERM, a closed terminal (HUP) and the script's own end all stop everything.
+# Ctrl-C is how an operator ends a run: stopped cleanly, the run exits 0 (make would report an exit
+# of 130 as `make: *** [Makefile:20: run] Error 130`, a failure it was not). TERM and HUP keep their
+# signal's status: something else ended the run.
 floor_stop_on_exit() {
-  trap 'floor_cleanup; exit 130' INT
+  trap 'floor_cleanup; exit 0' INT
   trap 'floor_cleanup; exit 143' TERM
   trap 'floor_cleanup; exit 129' HUP
   trap floor_cleanup EXIT

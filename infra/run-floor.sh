@@ -100,13 +100,15 @@ craps-streams controller simulate --tables "$TABLES" --hours "$HOURS" --speed "$
   --per-controller 4 --journal-dir "$RUN/controllers-$RUN_ID" --http-port "$CONTROLLER_PORT" >"$RUN/floor.log" 2>&1 &
 pids+=($!)
 
+nodes_option=""
+(( KAFKA_NODES > 1 )) && nodes_option=" --nodes $KAFKA_NODES"  # kafka.sh's status of this cluster
 # The foreground: a status panel redrawn in place (craps-streams status: the URLs and the commands
 # to follow, replay and audit are in it); plain lines every 10 s when stdout is not a terminal.
 cat <<TXT
 
 craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on topics ${CRAPS_TOPIC_PREFIX}*
 (the newest $KEEP_RUNS runs' topics are kept). Logs: $RUN/*.log. The raw stream: source $RUN/floor.env; craps-streams tail
-Kafka: ${CRAPS_KAFKA_BOOTSTRAP:-127.0.0.1:9092} ($KAFKA_NODES node(s): infra/kafka/kafka.sh status)
+Kafka: ${CRAPS_KAFKA_BOOTSTRAP:-127.0.0.1:9092} ($KAFKA_NODES node(s): infra/kafka/kafka.sh status$nodes_option)
 The gaming day's report (HTML, CSV, JSON, PDF): source $RUN/floor.env; craps-streams report --from-topic --pdf --out $RUN/report
 Finance's ledger (SQL): ${CRAPS_LEDGER_DB:+the database of \$CRAPS_LEDGER_DB}${CRAPS_LEDGER_DB:-$RUN/ledger.db (sqlite3)}, docs/operating/ledger.md
 TXT

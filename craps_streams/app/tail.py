@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from craps_streams.codec import CodecError, decode_output
-from craps_streams.kafka.consumers import follower
+from craps_streams.kafka.consumers import BROKER_GIVE_UP_AFTER_S, followed, follower
+from craps_streams.kafka.settings import default_bootstrap
 from craps_streams.topics import Topics
 
 KINDS = ("settlements", "markers", "alerts", "rejections")
@@ -36,9 +37,12 @@ def line_of(record: dict) -> str:
 
 
 def follow(kinds: list[str], from_beginning: bool, limit: int = 0, bootstrap: str | None = None,
-           topics: Topics = Topics()) -> Iterator[str]:
+           topics: Topics = Topics(), notice=lambda message: None,
+           broker_wait_s: float = BROKER_GIVE_UP_AFTER_S) -> Iterator[str]:
     """A line per committed record of the kinds' topics of the floor `topics`, until `limit` lines
-    (0: follow for ever). Raises ValueError for a kind that is not one of KINDS."""
+    (0: follow for ever). `notice(message)` hears that the broker is gone or back
+    (craps_streams.kafka.consumers.followed); BrokerUnreachable when it stayed gone `broker_wait_s`.
+    Raises ValueError for a kind that is not one of KINDS."""
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise ValueError(f"unknown {unknown}; choose from {', '.join(KINDS)}")
@@ -46,7 +50,7 @@ def follow(kinds: list[str], from_beginning: bool, limit: int = 0, bootstrap: st
     consumer = follower([named[k] for k in kinds], from_beginning=from_beginning, role="viewer", bootstrap=bootstrap)
     n = 0
     try:
-        for message in consumer:
+        for message in followed(consumer, notice, bootstrap or default_bootstrap(), give_up_after_s=broker_wait_s):
             try:
                 yield line_of(decode_output(message.value))
             except CodecError as e:

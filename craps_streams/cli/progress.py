@@ -7,7 +7,11 @@ import time
 
 class Progress:
     """A progress line on stderr (events, events/s), shown once a run has lasted `after_s` seconds.
-    Library code is given it as an object with tick(n) and done(); only the CLI prints."""
+    Library code is given it as an object with tick(n) and done(); only the CLI prints. On a
+    terminal the line is redrawn in place; elsewhere (a log file: `make run`'s .run/floor.log) it
+    is one line per look, at most one every `LOG_INTERVAL_S`, so the log reads with wc and tail."""
+
+    LOG_INTERVAL_S = 10.0
 
     def __init__(self, enabled: bool = True, label: str = "replayed", after_s: float = 2.0, stream=None,
                  every: int = 10_000, interval_s: float = 1.0):
@@ -17,6 +21,9 @@ class Progress:
         self.label = label
         self.after_s = after_s
         self.stream = stream or sys.stderr
+        self.in_place = bool(getattr(self.stream, "isatty", lambda: False)())
+        if not self.in_place:
+            self.interval_s = max(interval_s, self.LOG_INTERVAL_S)
         self.start = self.last = time.monotonic()
         self.count = 0
         self.shown = False
@@ -32,11 +39,14 @@ class Progress:
             self.last = now
             self.shown = True
             rate = self.count / max(now - self.start, 1e-9)
-            print(f"\r{self.label} {self.count:,} events  {rate:,.0f} events/s", end="", file=self.stream,
-                  flush=True)
+            line = f"{self.label} {self.count:,} events  {rate:,.0f} events/s"
+            if self.in_place:
+                print(f"\r{line}", end="", file=self.stream, flush=True)
+            else:
+                print(line, file=self.stream, flush=True)
 
     def done(self) -> None:
         if self.enabled and (self.shown or self.after_s == 0):
             elapsed = max(time.monotonic() - self.start, 1e-9)
-            print(f"\r{self.label} {self.count:,} events in {elapsed:.1f} s "
-                  f"({self.count / elapsed:,.0f} events/s)", file=self.stream, flush=True)
+            line = f"{self.label} {self.count:,} events in {elapsed:.1f} s ({self.count / elapsed:,.0f} events/s)"
+            print(f"\r{line}" if self.in_place else line, file=self.stream, flush=True)

@@ -1,6 +1,8 @@
 """`tail`, `status`: follow the floor's outputs, and its status panel."""
 from __future__ import annotations
 
+import sys
+
 import time
 
 from craps_streams.cli.errors import EXIT_BROKER_UNREACHABLE, EXIT_FINDINGS, EXIT_OK, CommandError
@@ -12,7 +14,9 @@ def cmd_tail(args, settings) -> int:
 
     try:
         for line in follow(args.topics.split(","), args.from_beginning, args.limit, args.bootstrap,
-                           topics=settings.topics):
+                           topics=settings.topics,
+                           notice=lambda message: print(f"craps-streams tail: {message}", file=sys.stderr, flush=True),
+                           broker_wait_s=args.broker_wait):
             print(line, flush=True)
     except ValueError as e:
         raise CommandError(str(e)) from None
@@ -86,6 +90,8 @@ def register(sub) -> None:
     t.add_argument("--from-beginning", action="store_true",
                    help="start at the topics' first records (default: only what commits from now on)")
     t.add_argument("--limit", type=int, default=0, help="stop after this many records (default 0: follow)")
+    t.add_argument("--broker-wait", type=float, default=30.0, metavar="S",
+                   help="when the broker goes away: say so after 3 s, wait this long for it, then exit 5 (default 30)")
     add_bootstrap(t)
     t.set_defaults(run=cmd_tail, broker_role="viewer")
 

@@ -42,6 +42,7 @@ from craps_streams.floor import folding
 from craps_streams.floor.broker import faust_broker_settings, view_client_settings
 from craps_streams.floor.hub import ChangeHub
 from craps_streams.floor.web import make_floor_web
+from craps_streams.kafka.client_logs import lost_nodes
 from craps_streams.kafka.topics import create_topics
 from craps_streams.settings import Settings, load, use
 from craps_streams.topics import PARTITIONS, TopicSpec, replication_factor
@@ -364,6 +365,11 @@ class TablesReader:
     def observed(self) -> dict:
         return folding.observed_floor(settlement_books.table.data.values())
 
+    def lost_brokers(self) -> list[dict]:
+        """The broker nodes this view's Kafka clients fail to reach now (craps_streams/kafka/client_logs.py)."""
+        return [{"node": n.node, "since_ms": int(n.since_s * 1000), "attempts": n.attempts, "error": n.error}
+                for n in lost_nodes()]
+
 
 @app.service
 class FloorWeb(faust.Service):
@@ -376,7 +382,7 @@ class FloorWeb(faust.Service):
         config = load_web_config(SETTINGS.web_config)
         self.runner = await start_site(make_floor_web(TablesReader(), hub, config, SETTINGS.floor_instance), port,
                                        config, host)
-        log.warning("floor view %s on %s://%s:%s/", view_app_id(SETTINGS), config.scheme, host, port)
+        log.info("floor view %s on %s://%s:%s/", view_app_id(SETTINGS), config.scheme, host, port)  # news, not a warning
 
     async def on_stop(self) -> None:
         if self.runner is not None:

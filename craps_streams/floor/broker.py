@@ -27,6 +27,10 @@ def faust_broker_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(servers, str):
         servers = [s.strip() for s in servers.split(",") if s.strip()]
     out: dict[str, Any] = {"broker": ";".join(f"kafka://{s}" for s in servers)}
+    # The clients' timeouts (craps_streams/kafka/settings.py: a cut-off node noticed as after a kill -9),
+    # in faust's names and seconds: faust's own defaults wait 90 s for a request, 20 minutes for a send.
+    if "request_timeout_ms" in settings:
+        out["broker_request_timeout"] = out["producer_request_timeout"] = settings["request_timeout_ms"] / 1000
     protocol = (settings.get("security_protocol") or "PLAINTEXT").upper()
     context = settings.get("ssl_context")
     if context is None and protocol in ("SSL", "SASL_SSL"):

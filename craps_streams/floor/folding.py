@@ -26,6 +26,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
+from craps_streams.odds import wager_odds
 from craps_streams.odds.bonus_craps import TARGETS, all_before_seven
 from craps_streams.odds.fire_bet import distinct_points_distribution
 from craps_streams.odds.hot_roller import seven_distribution
@@ -41,6 +42,8 @@ from craps_streams.rules.wording import (
     marker_words,
     table_kind_words,
 )
+from craps_streams.rules.submission import DEFAULT_RULES, rules_from_record
+from craps_streams.metrics.unusual import INVESTIGATION_LEVEL, LiveMeasures, meaning, p_text
 
 RECENT_SETTLEMENTS = 20
 RECENT_ALERTS = 20
@@ -64,11 +67,13 @@ def table_view(state, book) -> dict:
     # that flag (craps_streams/surveillance/table_watch.py), the book's own flag only in older records.
     tails = dict(book.watch.holds.items()) if book is not None and book.watch is not None else {}
     for (wager, paytable), t in sorted(book.lines.items() if book is not None else ()):
+        tail = tails.get((wager, paytable))
         hold.append({"wager": wager, "paytable": paytable, "settled": t.settled,
                      "handle_cents": t.handle_cents, "house_win_cents": t.house_win_cents,
                      "expected_house_win_cents": round(t.expected_house_win_cents),
                      "std_dev_cents": round(t.std_dev_cents), "z_score": round(t.z_score, 2),
-                     "alerted": bool(t.alerted or getattr(tails.get((wager, paytable)), "alerted", False))})
+                     "alerted": bool(t.alerted or getattr(tail, "alerted", False)),
+                     **_dice(tail and tail.house_win_cents, tail and tail.stakes.items())})
     return {
         "table_id": state.table_id, "kind": state.table_kind, "rules": state.rules_record, "closed": state.closed,
         "shooter": state.shooter_id, "position": state.shooter_position, "hand": state.hand,
@@ -84,6 +89,43 @@ def table_view(state, book) -> dict:
         "hot_shooter_throws": [c.throws for c in cohorts["hot_shooter"]],
         "hold": hold,
     }
+
+
+def _dice(house_win_cents, stakes) -> dict:
+    """A hold line's decisions by the dice, as `measured` reads them: their house win and how many
+    decisions had each stake (the surveillance's hold tail; none when the table has no watch)."""
+    if house_win_cents is None or stakes is None:
+        return {"dice_house_win_cents": None, "dice_stakes": []}
+    return {"dice_house_win_cents": house_win_cents, "dice_stakes": [[s, c] for s, c in sorted(stakes)]}  # as JSON has it
+
+
+@lru_cache(maxsize=64)
+def _rules(text: str):
+    """The rules in force from the table's rules record (null: opened under the default rules)."""
+    record = json.loads(text)
+    return DEFAULT_RULES if record is None else rules_from_record(record)
+
+
+_MEASURES = LiveMeasures()  # the lines' p, off the view's event loop
+
+
+def measured(view: dict) -> dict:
+    """`view` with each hold line's p (the report's measure, `craps_streams.metrics.unusual`):
+    computed when a page asks, not at each fold, a changed line's off the event loop (`LiveMeasures`)."""
+    if not view.get("hold"):
+        return view
+    rules = _rules(json.dumps(view.get("rules"), sort_keys=True))
+    lines = [((view["table_id"], h["wager"], h["paytable"]), wager_odds(h["wager"], rules), dict(h["dice_stakes"]),
+              h["dice_house_win_cents"]) for h in view["hold"] if h.get("dice_house_win_cents") is not None
+             and h["dice_stakes"]]
+    ps = _MEASURES.look(lines)
+    hold = []
+    for h in view["hold"]:
+        p = ps.get((view["table_id"], h["wager"], h["paytable"]))
+        hold.append({**h, "p_value": p} if p is None else
+                    {**h, "p_value": p, "p_text": p_text(p), "investigate": p <= INVESTIGATION_LEVEL,
+                     "unusual": meaning(p)})
+    return {**view, "hold": hold}
 
 
 def _first_cohort(table: dict, group: str) -> dict | None:
@@ -123,7 +165,9 @@ def view_of_record(record: dict) -> dict:
         hold.append({"wager": wager, "paytable": paytable, "settled": settled, "handle_cents": handle,
                      "house_win_cents": house_win, "expected_house_win_cents": round(expected),
                      "std_dev_cents": round(sd), "z_score": round((house_win - expected) / sd if sd else 0.0, 2),
-                     "alerted": bool(line[11] or (tail[4] if tail is not None else False))})
+                     "alerted": bool(line[11] or (tail[4] if tail is not None else False)),
+                     # A HoldTail record: decisions, handle, house win, stakes, alerted.
+                     **_dice(tail and tail[2], tail and ((int(k), c) for k, c in tail[3].items()))})
     return {
         "table_id": table["table_id"], "kind": table["table_kind"], "rules": table.get("rules"),
         "closed": table["closed"],
@@ -312,7 +356,7 @@ def floor_row(table_id: str, shooter: dict | None, settlements: dict | None, ale
     """A table's line on the floor page. Beside the open alerts it carries the last alert raised,
     open or not, and how many the table has raised, so a page that shows "no open alert" can still
     say that the table had one a moment ago."""
-    view = shooter["view"] if shooter else {"table_id": table_id, "hold": [], "suspended": False}
+    view = measured(shooter["view"]) if shooter else {"table_id": table_id, "hold": [], "suspended": False}
     return {**view, "table_id": table_id, "kind_words": table_kind_words(view.get("kind")),
             "hot_shooter_offered": view.get("kind") in HOT_SHOOTER_TABLE_KINDS,
             # The layouts' numbers and the paytables' words under the table's Rules Submission

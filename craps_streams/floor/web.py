@@ -33,6 +33,7 @@ VENDOR = STATIC / "vendor"  # fetched at setup time (infra/floor/fetch-chartjs.s
 PAGES = {"/": "floor.html", "/table": "table.html", "/plots": "plots.html"}
 PUSH_INTERVAL_S = 0.1  # at most ten pushes a second per browser: a burst of changes is one push
 HEARTBEAT_S = 15.0
+BROKERS_EVERY_S = 2.0  # how often a stream looks whether the view's Kafka clients lost a broker node
 MAX_TABLE_ID = 200  # longer ids are no table of ours: 404 without a lookup
 
 
@@ -57,9 +58,14 @@ def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None
                 out.append(r)
         return out
 
+    def brokers() -> list[dict]:
+        """The broker nodes the view's Kafka clients are failing to reach (a reader without
+        clients, a replayed floor, has none)."""
+        return list(getattr(reader, "lost_brokers", lambda: [])())
+
     def floor_doc() -> dict:
         return {"instance": instance, "version": hub.version, "sent_ms": int(time.time() * 1000),
-                "tables": rows(sorted(reader.table_ids()))}
+                "tables": rows(sorted(reader.table_ids())), "brokers_lost": brokers()}
 
     def table_id_of(request) -> str:
         table_id = request.query.get("id", "")
@@ -115,12 +121,20 @@ def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None
         await response.prepare(request)
         version = hub.version
         await response.write(f"event: snapshot\ndata: {_dumps(first())}\n\n".encode())
+        lost, quiet_since = brokers(), time.monotonic()
         try:
             while True:
-                await hub.wait(version, HEARTBEAT_S)
+                await hub.wait(version, BROKERS_EVERY_S)
+                now_lost = brokers()
+                if now_lost != lost:  # a broker node lost or back: said at once, tables changed or not
+                    lost = now_lost
+                    await response.write(f"event: brokers\ndata: {_dumps({'brokers_lost': lost})}\n\n".encode())
                 if hub.version == version:
-                    await response.write(b": heartbeat\n\n")
+                    if time.monotonic() - quiet_since >= HEARTBEAT_S:
+                        quiet_since = time.monotonic()
+                        await response.write(b": heartbeat\n\n")
                     continue
+                quiet_since = time.monotonic()
                 changed, version = hub.since(version), hub.version
                 doc = following(changed)
                 if doc is not None:

@@ -6,6 +6,7 @@ One-off reads up to the end offsets (recovery, archive, replay, audit) are in cr
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
@@ -14,10 +15,18 @@ from kafka import ConsumerRebalanceListener as SyncRebalanceListener
 from kafka import KafkaConsumer
 from kafka.errors import KafkaError as SyncKafkaError
 
+from craps_streams.kafka.errors import BrokerUnreachable
 from craps_streams.kafka.settings import client_settings
 
 __all__ = ["ConsumerRebalanceListener", "TopicPartition", "ProducerFenced", "IllegalOperation", "TRANSIENT",
-           "group_consumer", "follower", "PositionedReader"]
+           "group_consumer", "follower", "followed", "PositionedReader", "BROKER_SAY_AFTER_S", "BROKER_GIVE_UP_AFTER_S"]
+
+# A follower whose broker is gone (docs/operating/cli.md, `tail`): it says so once no broker
+# connection has been up for BROKER_SAY_AFTER_S, and gives up (BrokerUnreachable: exit 5) after
+# BROKER_GIVE_UP_AFTER_S without one; a broker back within the wait is said too, and followed on.
+BROKER_SAY_AFTER_S = 3.0
+BROKER_GIVE_UP_AFTER_S = 30.0
+POLL_MS = 500
 
 # Errors of a broker that is away for a while (restart, network): retry, never stop the floor for them.
 TRANSIENT = (KafkaError, SyncKafkaError, OSError, TimeoutError, asyncio.TimeoutError)
@@ -28,7 +37,11 @@ def group_consumer(group_id: str, *, session_timeout_ms: int, heartbeat_interval
                    bootstrap: str | None = None) -> AIOKafkaConsumer:
     """A consumer group member reading committed records only, committing offsets itself (in the
     worker's transactions, never automatically)."""
-    return AIOKafkaConsumer(**client_settings(role, bootstrap), group_id=group_id, isolation_level="read_committed",
+    settings = client_settings(role, bootstrap)
+    # aiokafka sends JoinGroup with the request timeout: it must outlast the session timeout, or a
+    # longer session (CRAPS_SESSION_TIMEOUT_MS) would time its own rebalances out (settings.py).
+    settings["request_timeout_ms"] = max(settings.get("request_timeout_ms", 0), session_timeout_ms + 2_000)
+    return AIOKafkaConsumer(**settings, group_id=group_id, isolation_level="read_committed",
                             enable_auto_commit=False, auto_offset_reset="earliest",
                             session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
                             max_poll_interval_ms=max_poll_interval_ms, fetch_max_wait_ms=20)
@@ -105,3 +118,38 @@ class PositionedReader:
 
     def close(self) -> None:
         self.consumer.close()
+
+
+def _connected(consumer: KafkaConsumer) -> bool:
+    """Whether the consumer holds a connection to any broker of the cluster it knows (kafka-python
+    keeps its network client private; `connected` and the cluster's brokers are its public API)."""
+    client = consumer._client
+    return any(client.connected(b.node_id) for b in client.cluster.brokers()) or client.bootstrap_connected()
+
+
+def followed(consumer: KafkaConsumer, notice=lambda message: None, bootstrap: str = "",
+             say_after_s: float = BROKER_SAY_AFTER_S, give_up_after_s: float = BROKER_GIVE_UP_AFTER_S,
+             clock=time.monotonic, wall=time.time):
+    """The consumer's records, as they commit; `notice(message)` when the broker is gone and when it
+    is back. Raises BrokerUnreachable after `give_up_after_s` with no broker connection."""
+    lost_at = lost_wall = None
+    said = False
+    while True:
+        for records in consumer.poll(timeout_ms=POLL_MS).values():
+            yield from records
+        if _connected(consumer):
+            if said:
+                notice("the Kafka broker answers again: following on")
+            lost_at, said = None, False
+            continue
+        now = clock()
+        if lost_at is None:
+            lost_at, lost_wall = now, wall()
+        since = time.strftime("%H:%M:%S", time.gmtime(lost_wall))
+        if not said and now - lost_at >= say_after_s:
+            said = True
+            notice(f"no Kafka broker answers{' at ' + bootstrap if bootstrap else ''} since {since} UTC: "
+                   f"waiting up to {give_up_after_s:.0f} s for it")
+        if now - lost_at >= give_up_after_s:
+            raise BrokerUnreachable(f"no Kafka broker answered{' at ' + bootstrap if bootstrap else ''} "
+                                    f"for {give_up_after_s:.0f} s (since {since} UTC)")

@@ -20,9 +20,25 @@ the role's client config file: craps_streams/kafka/security.py.
 
 The bootstrap servers and the client config files are the process's `Broker` (security.py), handed
 over by its edge from the settings (CRAPS_KAFKA_BOOTSTRAP, craps_streams/settings.py).
+
+Timeouts (every role but admin, `CLIENT_TIMEOUTS`): a broker killed -9 resets its TCP connections
+at once, so its clients notice in milliseconds; a node cut off by the network sends nothing back,
+and a request in flight to it waits out `request_timeout_ms` before the client drops the connection,
+refreshes its metadata and finds the new leader or coordinator. aiokafka's defaults (40 s request
+timeout, metadata 5 minutes old at most, idle connections kept 9 minutes) made a 30 s cut stop the
+floor for 41 s. Here:
+
+    request_timeout_ms       12,000  just past KRaft's broker.session.timeout.ms (9 s), when the
+                                     controller has moved the cut node's leaderships, and above the
+                                     consumers' session timeout (10 s): a JoinGroup (which aiokafka
+                                     sends with this timeout) outlasts an ordinary rebalance
+    metadata_max_age_ms      15,000  a client that sends nothing to the cut node (a producer with
+                                     nothing for its partitions yet) still learns the new leaders
+    connections_max_idle_ms  60,000  above the request timeout (kafka-python requires it)
 """
 from __future__ import annotations
 
+from craps_streams.kafka import client_logs
 from craps_streams.kafka.security import DEFAULT_BOOTSTRAP, ROLES, Broker, current_broker, security_settings, use_broker
 
 __all__ = ["DEFAULT_BOOTSTRAP", "Broker", "broker_urls", "client_settings", "default_bootstrap", "sasl_credentials",
@@ -51,10 +67,13 @@ def sasl_credentials(role: str) -> dict | None:
             "ssl_context": s["ssl_context"], "mechanism": s["sasl_mechanism"]}
 
 
+CLIENT_TIMEOUTS = {"request_timeout_ms": 12_000, "metadata_max_age_ms": 15_000, "connections_max_idle_ms": 60_000}
+
+
 def _role_settings(role: str) -> dict:
     if role == "admin":
         return {"request_timeout_ms": 15_000}
-    return {}
+    return dict(CLIENT_TIMEOUTS)
 
 
 def client_settings(role: str, bootstrap: str | None = None) -> dict:
@@ -65,6 +84,7 @@ def client_settings(role: str, bootstrap: str | None = None) -> dict:
     """
     if role not in ROLES:
         raise ValueError(f"unknown Kafka client role {role!r}; one of {', '.join(ROLES)}")
+    client_logs.install()  # the clients' logs said once and in the operator's words (client_logs.py)
     # The broker's security (TLS, SASL/SCRAM per role) is merged here, and only here.
     return {"bootstrap_servers": bootstrap or default_bootstrap(), **_role_settings(role),
             **security_settings(role)}

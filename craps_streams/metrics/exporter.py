@@ -15,6 +15,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from craps_streams.kafka.client_logs import lost_nodes
 from craps_streams.metrics.gc_pauses import PAUSE_BUCKETS
 from craps_streams.odds import all_wager_odds, wager_odds
 from craps_streams.rules import EventRejected, SurveillanceAlerted, WagerSettled
@@ -22,6 +23,7 @@ from craps_streams.rules.verdict import APPLIED
 from craps_streams.surveillance.native_watch import as_table_watch
 from craps_streams.surveillance.table_watch import Thresholds
 from craps_streams.surveillance.tails import unit_distribution
+from craps_streams.metrics.unusual import LiveMeasures
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 MONEY = ("table", "wager", "paytable")
@@ -65,6 +67,7 @@ class FloorMetrics:
         self.thresholds.labels("dice_bias", "face").set(thresholds.dice.face_h)
         self.thresholds.labels("dice_bias", "cell").set(thresholds.dice.cell_h)
         r.register(_OwnedTables(tables, thresholds))
+        r.register(_LostBrokers())
 
     def events_applied(self) -> int:
         """Input events applied so far by this process (a gap-filling event that released held
@@ -90,12 +93,31 @@ class FloorMetrics:
                     self.alerts.labels(o.alert).inc()
 
 
+class _LostBrokers:
+    """Prometheus collector of the broker nodes this process's Kafka clients fail to reach now
+    (craps_streams/kafka/client_logs.py): the status panel says a broker is lost from it."""
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        since = GaugeMetricFamily("craps_kafka_broker_lost_since_seconds", "Wall clock of the first failed "
+                                  "connection to a broker node the clients still fail to reach", labels=("node",))
+        attempts = GaugeMetricFamily("craps_kafka_broker_lost_attempts", "Failed connections to that node since",
+                                     labels=("node",))
+        for n in lost_nodes():
+            since.add_metric((n.node,), n.since_s)
+            attempts.add_metric((n.node,), n.attempts)
+        yield from (since, attempts)
+
+
 class _OwnedTables:
     """Prometheus collector over the committed state and hold book of each owned table."""
 
     def __init__(self, tables, thresholds: Thresholds):
         self.tables = tables
         self.thresholds = thresholds
+        self.measures = LiveMeasures()  # the lines' p, off the event loop the scrape runs on
 
     def describe(self):
         return []  # collected fresh on each scrape; nothing to check at registration
@@ -122,6 +144,10 @@ class _OwnedTables:
             "craps_hold_tail_probability", "P(house win <= observed | fair dice) over the wagers decided by "
             "the dice: exact, or its Chernoff upper bound; hold_anomaly at or below the threshold",
             labels=MONEY)
+        p_value = GaugeMetricFamily(
+            "craps_hold_p_value", "P(a house win at least this far from theory, either side | fair dice) over "
+            "the wagers decided by the dice: the report's p of the line (investigated at or below 0.05)",
+            labels=MONEY)
         dice_ratio = GaugeMetricFamily("craps_dice_cusum_ratio", "Largest dice CUSUM as a fraction of its "
                                        "threshold (1 = dice_bias)", labels=("table",))
         faces = CounterMetricFamily("craps_dice_faces", "Valid throws by die and face", labels=("table", "die", "face"))
@@ -134,6 +160,7 @@ class _OwnedTables:
         raised = CounterMetricFamily("craps_table_surveillance_alerts", "Surveillance alerts raised at the "
                                      "table, from its committed state (exactly once)", labels=("table", "alert"))
         dice_watch = self.thresholds.dice
+        measured = []  # (labels, odds, stakes, house win) of the lines decided by the dice
         for state, book in self.tables():
             table = state.table_id
             # The Python form of a natively kept watch (craps_streams/surveillance/native_watch.py).
@@ -153,8 +180,10 @@ class _OwnedTables:
                     raised.add_metric((table, kind), watch.raised.get(kind, 0))
                 for (wager, paytable), tail in watch.holds.items():
                     if tail.decisions:
-                        p, _ = tail.tail(unit_distribution(wager_odds(wager, state.rules)))
+                        odds = wager_odds(wager, state.rules)
+                        p, _ = tail.tail(unit_distribution(odds))
                         tail_p.add_metric((table, wager, paytable), p)
+                        measured.append(((table, wager, paytable), odds, tail.stakes, tail.house_win_cents))
             throws.add_metric((table,), state.throws)
             table_open.add_metric((table,), 0 if state.closed else 1)
             held.add_metric((table,), len(state.held))
@@ -174,6 +203,8 @@ class _OwnedTables:
                     by_outcome[(table, wager, outcome)] = by_outcome.get((table, wager, outcome), 0) + n
             for labels, n in by_outcome.items():
                 settlements.add_metric(labels, n)
+        for labels, p in self.measures.look(measured).items():
+            p_value.add_metric(labels, p)
         yield from money.values()
         yield from (settlements, expected, std_dev, z, throws, table_open, last_throw, held)
-        yield from (tail_p, dice_ratio, faces, sevens, invalid, position_p, raised)
+        yield from (tail_p, p_value, dice_ratio, faces, sevens, invalid, position_p, raised)

@@ -8,8 +8,10 @@ one line for a log. No I/O and no clock here: craps_streams/metrics/panel_source
 
 Money comes from the workers' committed hold books (craps_streams/metrics/exporter.py), in integer cents:
 house win = stakes collected - amounts won; hold = house win / handle; theory = the expected house
-win (handle x exact house edge) / handle. The floor's z is not shown: the wagers of one table share
-its dice, so its lines are not independent; the panel names the line furthest from theory instead.
+win (handle x exact house edge) / handle. How unusual: the panel names the line whose result is the
+least probable under fair dice, by the report's p (`craps_streams.metrics.unusual`, exported by
+the workers as craps_hold_p_value), with its words and the investigation level; its z is secondary.
+A floor-wide z is not shown: the wagers of one table share its dice, so its lines are not independent.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from rich.console import Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
+
+from craps_streams.metrics.unusual import INVESTIGATION_LEVEL, meaning, p_text
 
 
 @dataclass(frozen=True)
@@ -44,11 +48,12 @@ class TableLine:
 
 @dataclass(frozen=True)
 class Extreme:
-    """The hold line furthest from theory (largest |z|)."""
+    """The hold line least probable under fair dice (smallest p; largest |z| without one)."""
     table_id: str
     wager: str
     paytable: str
     z: float
+    p: float | None = None  # the report's p of the line (None: the workers did not export it)
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class Snapshot:
     alerts_raised: int | None = None
     prometheus_targets: tuple[int, int] | None = None  # (up, all)
     prometheus_firing: tuple[str, ...] | None = None
+    brokers_lost: tuple[tuple[str, float, int], ...] = ()  # (node, since, failed attempts): the workers' clients
     # From the previous snapshot: the rates over the interval between the two.
     settlements_per_s: float | None = None
     latency_p99_s: float | None = None  # upper bound of the bucket holding the interval's 99th percentile
@@ -133,6 +139,8 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
     the texts add up), the floor view's /api/floor document and Prometheus' answers."""
     tables: dict[str, dict] = {}
     lines: dict[tuple[str, str, str], float] = {}
+    ps: dict[tuple[str, str, str], float] = {}
+    lost: dict[str, list] = {}
     lag = None
     buckets: dict[float, float] = {}
     rejections = 0
@@ -165,6 +173,12 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
             add(table(labels["table"]), "expected_cents", value)
         elif name == "craps_hold_z_score":
             lines[labels["table"], labels["wager"], labels["paytable"]] = value
+        elif name == "craps_kafka_broker_lost_since_seconds":
+            lost.setdefault(labels["node"], [labels["node"], value, 0])[1] = value
+        elif name == "craps_kafka_broker_lost_attempts":
+            lost.setdefault(labels["node"], [labels["node"], 0.0, 0])[2] = int(value)
+        elif name == "craps_hold_p_value":
+            ps[labels["table"], labels["wager"], labels["paytable"]] = value
         elif name == "craps_consumer_lag_messages":
             lag = (lag or 0) + int(value)
         elif name == "craps_settlement_latency_seconds_bucket":
@@ -191,7 +205,10 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
         open_alerts = tuple(sorted(open_alerts, key=lambda a: (a.table_id, a.ts_ms)))
 
     extreme = None
-    if lines:
+    if ps:
+        (t, wager, paytable), p = min(ps.items(), key=lambda kv: (kv[1], kv[0]))
+        extreme = Extreme(t, wager, paytable, lines.get((t, wager, paytable), 0.0), p)
+    elif lines:
         (t, wager, paytable), z = max(lines.items(), key=lambda kv: (abs(kv[1]), kv[0]))
         extreme = Extreme(t, wager, paytable, z)
     snap = Snapshot(
@@ -199,7 +216,8 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
         tables=tuple(TableLine(**t) for _, t in sorted(tables.items())), extreme=extreme,
         lag_messages=lag, latency_buckets=tuple(sorted(buckets.items())), rejections=rejections,
         open_alerts=open_alerts, last_alert=last_alert, alerts_raised=raised,
-        prometheus_targets=targets, prometheus_firing=firing)
+        prometheus_targets=targets, prometheus_firing=firing,
+        brokers_lost=tuple(tuple(v) for _, v in sorted(lost.items())))
     return with_rates(snap, previous)
 
 
@@ -277,6 +295,12 @@ def _sources_line(snap: Snapshot) -> Text:
             out.append(", firing: " + (", ".join(firing) if firing else "none"), style="bold red" if firing else "")
         else:
             out.append("ok", style="green")
+    if snap.brokers_lost:  # first on the line: a narrow terminal cuts the line's end
+        lost = Text()
+        for node, since, attempts in snap.brokers_lost:
+            lost.append(f"Kafka broker node {node} lost since {_clock(since)} UTC ({attempts} failed connections): "
+                        "the worker retries it and moves to its partitions' new leaders · ", style="bold red")
+        out = lost + out
     return out
 
 
@@ -299,14 +323,20 @@ def summary(snap: Snapshot) -> list[Text]:
         " against theory ", _pct(snap.expected_cents, snap.handle_cents),
         f"  (house win {_dollars(snap.house_win_cents)}, expected {_dollars(snap.expected_cents)}, "
         f"handle {_dollars(snap.handle_cents)})")
-    extreme = Text("furthest from theory ", style="bold")
+    extreme = Text("most unusual ", style="bold")
     if snap.extreme is None:
         extreme.append("—")
+    elif snap.extreme.p is None:
+        e = snap.extreme
+        extreme.append(f"{e.table_id} {e.wager} ({e.paytable}) z {e.z:+.2f}")
+        extreme.append("  (standard deviations from theory; the workers export no p)", style="dim")
     else:
         e = snap.extreme
-        extreme.append(f"{e.table_id} {e.wager} ({e.paytable}) z {e.z:+.2f}",
-                       style="bold yellow" if abs(e.z) >= 2 else "")
-        extreme.append("  (standard deviations from theory; beyond ±2 is rare)", style="dim")
+        investigate = e.p <= INVESTIGATION_LEVEL
+        extreme.append(f"{e.table_id} {e.wager} ({e.paytable}) p {p_text(e.p)}",
+                       style="bold red" if investigate else "")
+        extreme.append(f" (z {e.z:+.2f}): ", style="dim")
+        extreme.append(meaning(e.p), style="bold red" if investigate else "dim")
     if snap.open_alerts is None:
         alerts = Text.assemble(("open alerts ", "bold"), ("unknown (the floor view did not answer)", "yellow"))
         raised = Text.assemble(("alerts raised ", "bold"), "unknown")
@@ -394,6 +424,10 @@ def plain_line(snap: Snapshot) -> str:
              f"hold {_pct(snap.house_win_cents, snap.handle_cents)} theory {_pct(snap.expected_cents, snap.handle_cents)}"
              f" handle {_dollars(snap.handle_cents)} house win {_dollars(snap.house_win_cents)}",
              f"lag {'—' if snap.lag_messages is None else snap.lag_messages}"]
+    if snap.extreme is not None and snap.extreme.p is not None:
+        e = snap.extreme
+        parts.append(f"most unusual {e.table_id} {e.wager} p {p_text(e.p)}"
+                     + (" (investigate)" if e.p <= INVESTIGATION_LEVEL else ""))
     holding = [t for t in snap.tables if t.at_table]
     if holding:
         parts.append("held at the tables " + ",".join(f"{t.table_id}:{t.at_table}" for t in holding))
@@ -406,6 +440,8 @@ def plain_line(snap: Snapshot) -> str:
     if snap.prometheus_targets is not None:
         parts.append(f"prometheus {snap.prometheus_targets[0]}/{snap.prometheus_targets[1]} up"
                      f" firing {len(snap.prometheus_firing or ())}")
+    for node, since, attempts in snap.brokers_lost:
+        parts.append(f"Kafka broker node {node} lost since {_clock(since)} UTC ({attempts} failed connections)")
     down = [s.name for s in snap.sources if s.error is not None]
     if down:
         parts.append("unreachable: " + ", ".join(down))

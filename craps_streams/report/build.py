@@ -28,7 +28,7 @@ from craps_streams.replay.sources import Slice
 from craps_streams.report.books import Line, book_group, decided_by_dice, unit_result
 from craps_streams.report.calendar import GamingCalendar, Period
 from craps_streams.rules import EventRejected, SurveillanceAlerted, TableOpened, WagerSettled
-from craps_streams.report.statistics import odds_of
+from craps_streams.report.statistics import INVESTIGATION_LEVEL, odds_of
 
 HOUR_MS = 3_600_000
 SEQUENCE_ALERTS = ("sequence_gap", "sequence_resumed")
@@ -39,7 +39,7 @@ SERIES_POINTS = 300  # points per table in a period's hold series (thinned by ti
 class ReportSettings:
     calendar: GamingCalendar
     period: Period
-    investigate_at: float = 0.05  # two-sided tail probability at or below which a line is flagged
+    investigate_at: float = INVESTIGATION_LEVEL  # two-sided tail probability at or below which a line is flagged
     tables: frozenset | None = None  # None: every table
 
 

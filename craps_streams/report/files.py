@@ -19,6 +19,7 @@ from pathlib import Path
 
 from craps_streams.report.figures import COLUMNS
 from craps_streams.rules.wording import WAGER_NAMES
+from craps_streams.metrics.unusual import p_text
 
 CSV_FILES = {grain: f"{grain}.csv" for grain in COLUMNS}
 
@@ -67,12 +68,6 @@ def dollars(cents) -> str:
 
 def pct(v) -> str:
     return "" if v is None else f"{v:.2f}%"
-
-
-def prob(v) -> str:
-    if v is None:
-        return ""
-    return f"{v:.3g}" if v >= 1e-3 or v == 0 else f"{v:.2e}"
 
 
 # ---------------------------------------------------------------- plots
@@ -179,7 +174,8 @@ def render_html(report: dict) -> str:
     import jinja2
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(dollars=dollars, pct=pct, prob=prob, wager=lambda kind: WAGER_NAMES.get(kind, kind))
+    # p as the panel and the floor page print it
+    env.filters.update(dollars=dollars, pct=pct, prob=p_text, wager=lambda kind: WAGER_NAMES.get(kind, kind))
     template = env.from_string(resources.files("craps_streams.report").joinpath("report.html").read_text(encoding="utf-8"))
     return template.render(r=report, plots=plots(report), json=json)
 

@@ -4,22 +4,11 @@ Theory is exact (`craps_streams.odds`): the theoretical hold of a line is its ho
 paytable and reading in force; of a table, shift or floor, the handle-weighted mix of its lines'
 edges (expected win / handle, the expected win summed over the lines in cents).
 
-How far from theory: for a wager kind and paytable, the house win over the decisions made by the
-dice is H = sum of stake x Y over independent decisions, Y the house's win per unit (1, 0, -X),
-distributed as the odds say. Its tails are the surveillance's (`craps_streams.surveillance.tails`):
-exact by convolution while the support is small; else the whole distribution of H on its
-lattice (multiples of the stakes' greatest common divisor), by fast Fourier transform convolution
-in double precision (absolute error far below 1e-9), while the lattice has at most
-`LATTICE_POINTS` points and the transforms stay within `LATTICE_WORK`; otherwise the Chernoff
-bound, never below the true probability (so a flag from a bound is never a false alarm the exact
-tail would not raise):
-
-    p_low  = P(H <= observed)        the house won this little or less
-    p_high = P(H >= observed)        the house won this much or more (P(-H <= -observed))
-    p      = min(1, 2 min(p_low, p_high))  a result at least this far from theory, either side
-
+How far from theory: a line's p is `craps_streams.metrics.unusual.line_tail`'s, the measure
+the status panel and the floor page show too: the probability under fair dice of a house win at
+least this far from theory, either side, from the exact tails (the lattice, else the Chernoff bound).
 A line is flagged for investigation when p is at or below the investigation level (COMAR
-36.05.03.25's 95 % interval is a level of 0.05). A table, a shift or the floor mixes wager kinds,
+36.05.03.25's 95 % interval is a level of 0.05, `INVESTIGATION_LEVEL`). A table, a shift or the floor mixes wager kinds,
 whose house wins have different distributions; its p is the Bonferroni bound over its lines
 (smallest line p x number of lines, at most 1): it is at or below the level only when one of its
 lines is improbable beyond the level after accounting for how many were looked at.
@@ -27,100 +16,20 @@ lines is improbable beyond the level after accounting for how many were looked a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 from craps_streams.odds import WagerOdds, wager_odds
-from craps_streams.surveillance.tails import (
-    EXACT_SUPPORT_LIMIT,
-    UnitDistribution,
-    house_win_tail,
-    support_estimate,
-    unit_distribution,
+# A line's tails live with the live metrics, so the status panel and the floor page show the report's p.
+from craps_streams.metrics.unusual import (  # noqa: F401 (the report's names for them)
+    INVESTIGATION_LEVEL,
+    LATTICE_POINTS,
+    LATTICE_WORK,
+    NO_TAIL,
+    Tail,
+    lattice_distribution,
+    line_tail,
+    mirrored,
 )
-
-LATTICE_POINTS = 1 << 19  # the largest lattice the FFT convolution builds (4 MiB of doubles)
-LATTICE_WORK = 1 << 21  # lattice points x transforms (one per distinct stake) at most: ~25 ms a line
-
-
-@lru_cache(maxsize=256)
-def mirrored(unit: UnitDistribution) -> UnitDistribution:
-    """The distribution of -Y (the players' win per unit), for the upper tail of H."""
-    pairs = sorted((-v, p) for v, p in zip(unit.values, unit.probabilities))
-    return UnitDistribution.of([v for v, _ in pairs], [p for _, p in pairs])
-
-
-@dataclass(frozen=True, slots=True)
-class Tail:
-    p_low: float
-    p_high: float
-    method: str  # exact | lattice_fft | chernoff_bound
-
-    @property
-    def p(self) -> float:
-        return min(1.0, 2.0 * min(self.p_low, self.p_high))
-
-
-NO_TAIL = Tail(1.0, 1.0, "exact")
-
-
-def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATTICE_POINTS):
-    """(P of each lattice point, the house win at point 0, the lattice step in cents) of
-    H = sum of stake x Y over the decisions, or None when the lattice would pass `limit`. One
-    transform per stake, raised to the power of its decisions, one inverse transform: a sum of
-    independent decisions is the product of their transforms."""
-    import numpy as np
-
-    step = 0
-    for s in stakes:
-        step = math.gcd(step, s)
-    low, high = unit.values[0], unit.values[-1]
-    points = sum(c * (s // step) for s, c in stakes.items()) * (high - low) + 1
-    size = 1 << max(1, (points - 1).bit_length())
-    if points > limit or size * (len(stakes) + 1) > LATTICE_WORK:
-        return None
-    spectrum = np.ones(size // 2 + 1, dtype=complex)
-    for s, c in sorted(stakes.items()):
-        k = s // step
-        one = np.zeros(size)
-        for v, p in unit.floats:
-            one[k * (v - low)] += p
-        spectrum *= np.fft.rfft(one) ** c
-    dist = np.fft.irfft(spectrum, size)[:points]
-    np.clip(dist, 0.0, None, out=dist)
-    origin = sum(c * s * low for s, c in stakes.items())
-    return dist, origin, step
-
-
-@lru_cache(maxsize=4096)
-def _tail(odds: WagerOdds, stakes: tuple, house_win_cents: int, lattice: bool) -> "Tail":
-    return _line_tail(odds, dict(stakes), house_win_cents, lattice)
-
-
-def line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int, lattice: bool = True) -> "Tail":
-    """`_line_tail`, remembered (a line often recurs: a day's floor line is its month to date's).
-    `lattice=False` skips the lattice (a report of many days has too many lines for it)."""
-    return _tail(odds, tuple(sorted(stakes.items())), house_win_cents, lattice)
-
-
-def _line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int, lattice: bool = True) -> Tail:
-    """The tails of a line's house win over its decisions by the dice (`stakes`: total stake of a
-    decision -> decisions)."""
-    if not stakes:
-        return NO_TAIL
-    unit = unit_distribution(odds)
-    if lattice and support_estimate(unit, stakes) > EXACT_SUPPORT_LIMIT:
-        found = lattice_distribution(unit, stakes)
-        if found is not None:
-            dist, origin, step = found
-            k = (house_win_cents - origin) // step
-            low = float(dist[:k + 1].sum()) if k >= 0 else 0.0
-            high = float(dist[max(k, 0):].sum()) if k < len(dist) else 0.0
-            return Tail(min(1.0, low), min(1.0, high), "lattice_fft")
-    low, exact_low = house_win_tail(unit, stakes, house_win_cents)
-    high, exact_high = house_win_tail(mirrored(unit), stakes, -house_win_cents)
-    return Tail(low, high, "exact" if exact_low and exact_high else "chernoff_bound")
 
 
 def bonferroni(ps: list[float]) -> float:

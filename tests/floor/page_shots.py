@@ -47,7 +47,8 @@ LAYOUT_JS = r"""(() => {
         content_right: c.getBoundingClientRect().right - parseFloat(style.borderRightWidth) - parseFloat(style.paddingRight),
         hold: t ? box(t) : null, hold_scroll: t ? t.scrollWidth : 0, hold_client: t ? t.clientWidth : 0,
         cell_right: t ? Math.max(...[...t.querySelectorAll("td, th")].map(x => x.getBoundingClientRect().right)) : 0,
-        hold_pct: text(c, "hold_pct"), last_alert: text(c, "last_alert")[0] ?? null,
+        hold_pct: text(c, "hold_pct"), p_values: text(c, "p_value"), most_unusual: text(c, "most_unusual")[0] ?? null,
+        last_alert: text(c, "last_alert")[0] ?? null,
         open_alerts: [...c.querySelectorAll('[data-field="alerts_open"] [data-alert]')].map(a => a.dataset.alert),
         hot_shooter: c.querySelector('[data-field="hot_shooter_throws"]')?.parentElement.textContent ?? null,
       };

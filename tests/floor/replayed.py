@@ -9,6 +9,10 @@ from craps_streams.floor import folding
 from craps_streams.replay.engine import Replay, json_lines
 from craps_streams.rules import output_to_record
 
+# A served view computes a changed line's p in the background, showing its last p until a later
+# look (craps_streams.metrics.unusual.LiveMeasures); the views compared here are exact at every look.
+folding._MEASURES.background = False
+
 # The parts of a table's detail that depend on the history only (the hold series depends on how
 # the workers batched their commits: one point per committed state record).
 COMPARED = ("table_id", "kind", "closed", "shooter", "position", "hand", "point", "throws_this_hand",

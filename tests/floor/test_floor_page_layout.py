@@ -1,6 +1,6 @@
 """The floor page fits the screen: at a tablet's width (820 px), 1280, 1400 and 1920 px, headless
 Chromium shows the page without sideways scrolling, every table card's hold table within its card
-(the z column included), each line's hold % and the table's, and says what an open alert is beside
+(the p column included), each line's hold % and the table's, and says what an open alert is beside
 the last alert a table raised. Served from a replayed floor (no broker): eight tables mid-shift, one
 suspended by a missing event, two with alerts that are no longer open."""
 from __future__ import annotations
@@ -87,6 +87,6 @@ def test_the_legend_says_what_an_open_alert_is(layouts):
     _, pages, _ = layouts
     legend = pages[1400]["legend"]
     assert "an alert is open while what raised it still stands" in legend
-    for word in ("hold (house win ÷ handle)", "theory (the exact house edge", "z (how many standard deviations",
+    for word in ("hold (house win ÷ handle)", "theory (the exact house edge", "p (how unusual: the probability, with fair dice",
                  "Hot Shooter", "Hot Roller", "Fire Bet points", "Bonus Craps", "suspended"):
         assert word in legend, word

@@ -18,10 +18,11 @@ from rich.console import Console
 from craps_streams.app.shell import SettlementShell
 from craps_streams.codec import encode_event, to_json_line
 from craps_streams.metrics.exporter import FloorMetrics
-from craps_streams.metrics.panel import Links, Snapshot, Source, TableLine, plain_line, render, snapshot_of, with_rates
+from craps_streams.metrics.panel import _samples, Links, Snapshot, Source, TableLine, plain_line, render, snapshot_of, with_rates
 from craps_streams.metrics.panel_sources import Sources, take
 from craps_streams.rules import WagerSettled
 from craps_streams.sim.floor import floor_events
+from craps_streams.metrics.unusual import p_text
 
 from tests.conftest import free_port
 from tests.floor.replayed import ReplayedFloor
@@ -82,8 +83,10 @@ def test_the_snapshot_adds_up_the_metrics_to_the_cent(floor):
     assert {t.table_id: t.settled for t in snap.tables} == dict(by_table)
     lines = {(t, w, p): line for t, book in shell.books.items() for (w, p), line in book.lines.items()}
     assert snap.expected_cents == pytest.approx(sum(x.expected_house_win_cents for x in lines.values()))
-    worst = max(lines.items(), key=lambda kv: abs(kv[1].z_score))
-    assert (snap.extreme.table_id, snap.extreme.wager, snap.extreme.paytable) == worst[0]
+    # The least probable line under fair dice (tests/metrics/test_one_measure.py: the report's p).
+    assert snap.extreme.p == min(s.value for s in _samples([text]) if s.name == "craps_hold_p_value")
+    assert lines[snap.extreme.table_id, snap.extreme.wager, snap.extreme.paytable].z_score == \
+        pytest.approx(snap.extreme.z)
     suspended = [t.table_id for t in snap.tables if t.held_events]
     assert suspended == ["T004"]
     assert [(a.table_id, a.alert) for a in snap.open_alerts] == [("T004", "sequence_gap")]
@@ -122,7 +125,7 @@ def test_the_panel_shows_the_floor_its_links_and_commands(floor):
     assert re.search(r"alerts raised 4, the last: T004 sequence_gap seq \d+ at ", page)
     assert "sources metrics ok · floor view ok · Prometheus 1/1 targets up, firing: CrapsHoldAnomaly" in page
     e = snap.extreme
-    assert f"furthest from theory {e.table_id} {e.wager} ({e.paytable}) z {e.z:+.2f}" in page
+    assert f"most unusual {e.table_id} {e.wager} ({e.paytable}) p {p_text(e.p)} (z {e.z:+.2f}): a " in page
     rows = {line.split()[1]: line for line in out if re.match(r"│ T\d{3} ", line)}
     assert sorted(rows) == [t.table_id for t in snap.tables]
     for t in snap.tables:
@@ -190,3 +193,27 @@ def test_a_table_whose_events_are_held_at_its_controller_is_shown_so(floor):
     assert "held at the tables T005:340" in plain_line(snap)
     for height in (24, 30):
         assert len(shown(render(snap, LINKS, height=height), height=height)) <= height
+
+
+def test_the_panel_says_a_broker_node_the_workers_lost(floor):
+    """The workers' clients' lost nodes (craps_streams/kafka/client_logs.py, exported by the worker's
+    metrics) are said on the panel, first on the sources line, and in the plain log line."""
+    import logging
+
+    from craps_streams.kafka import client_logs
+
+    _, text, doc, _ = floor
+    assert "craps_kafka_broker_lost_since_seconds{" not in text  # nothing lost: nothing said
+    client_logs.install()
+    logging.getLogger("aiokafka").error("Unable connect to node with id %s: %s", 2, "Connect call failed")
+    try:
+        metrics = generate_latest(FloorMetrics(tables=lambda: ()).registry).decode()
+        snap = snapshot_of(1_767_225_600.0, [metrics], doc, (1, 1), (), SOURCES)
+        assert [(n, a) for n, _, a in snap.brokers_lost] == [("2", 1)]
+        page = "\n".join(shown(render(snap, LINKS, height=40), width=200))
+        assert re.search(r"│ Kafka broker node 2 lost since \d\d:\d\d:\d\d UTC \(1 failed connections\): the worker "
+                         r"retries it and moves to its partitions' new leaders · sources metrics ok", page), page
+        assert "Kafka broker node 2 lost since" in plain_line(snap)
+    finally:
+        client_logs._FILTER.nodes.clear()
+    assert "Kafka broker node" not in "\n".join(shown(render(snapshot_of(1.0, [text], doc), LINKS)))

@@ -39,8 +39,9 @@ class ServedFloor:
     settling shell lives on the serving loop's thread (the native core's tables stay on the thread
     that made them, as in the worker)."""
 
-    def __init__(self):
-        self.records = floor_records(share=1.0, gap_table="T004")
+    def __init__(self, records=None, first_share: float = 0.5):
+        self.records = records if records is not None else floor_records(share=1.0, gap_table="T004")
+        self.first_share = first_share
         self.fed = 0
         self.metrics_port, self.floor_port = free_port(), free_port()
         self.floor = ReplayedFloor([])
@@ -71,7 +72,7 @@ class ServedFloor:
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", port).start()
             runners.append(runner)
-        self._feed(len(self.records) // 2)
+        self._feed(int(len(self.records) * self.first_share))
         return runners
 
     def feed(self, n: int) -> int:
@@ -193,3 +194,37 @@ def test_in_a_pipe_it_prints_plain_lines(served):
                           cwd=ROOT, capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT)})
     assert down.returncode == 5 and down.stdout.rstrip().endswith("unreachable: metrics")  # nothing up
     assert "Traceback" not in down.stderr
+
+
+def test_the_panel_names_the_least_probable_line_by_the_reports_p_in_words(tmp_path):
+    """On a floor whose report flags a line, the panel's "most unusual" line is that report's least
+    probable line, its p to the report's digits and what it means (tests/metrics/test_one_measure.py
+    holds every line's figure equal to the report's)."""
+    from datetime import date
+
+    from craps_streams.metrics.unusual import meaning, p_text
+    from tests.report.report_fixtures import floor, ms, report, write
+
+    records = floor(4, 4.0, ms("2026-03-10T09:00:00-04:00"), seed=11)
+    rep = report(write(tmp_path / "floor.jsonl", records), date(2026, 3, 10))
+    worst = min((r for r in rep["kinds"] if r["decisions"]), key=lambda r: r["p_value"])
+    assert worst["investigate"]
+    served = ServedFloor([r for r in records if type(r) is dict], first_share=1.0)
+    session = f"craps-status-{free_port()}"
+    width = 190
+    command = shlex.join([sys.executable, "-m", "craps_streams.cli", "status", "--interval", "1", *served.args()])
+    tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(HEIGHT), "-c", str(ROOT),
+         f"sleep 0.5; env PYTHONPATH={ROOT} TERM=xterm-256color {command} 2>{tmp_path / 'stderr'}; sleep 60")
+    # A tmux server started earlier may keep new windows at its default size: this one is wide.
+    tmux("resize-window", "-t", session, "-x", str(width), "-y", str(HEIGHT))
+    try:
+        line = wait_for(lambda: next((x for x in tmux("capture-pane", "-p", "-t", session).split("\n")
+                                      if "most unusual" in x), None), 60, "the panel's most unusual line", interval=0.3)
+        (tmp_path / "pane.txt").write_text(tmux("capture-pane", "-p", "-t", session))
+        shown = line.strip("│ ").rstrip()
+        assert shown.startswith(f"most unusual {worst['table_id']} {worst['wager']} ({worst['paytable']}) "
+                                f"p {p_text(worst['p_value'])} (z "), (shown, tmp_path / "pane.txt")
+        assert shown.endswith(f"): {meaning(worst['p_value'])}") and shown.endswith("at or below 0.05, investigate")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        served.close()

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-MADE = [".kafka-data/meta.properties", ".kafka-data-bench/x", ".run/worker.log", "native/target/release/x.so",
+MADE = [".kafka-data/meta.properties", ".kafka-data-bench/x", ".kafka-cluster/node-1/meta.properties", ".run/worker.log", "native/target/release/x.so",
         "build/lib/x.py", "site/index.html", "out/settlements.jsonl"]
 KEPT = [".secrets/table-keys.json", ".secrets/clients/viewer.properties", "out/.keep", "infra/kafka/lib/kafka.jar",
         "craps_streams/floor/static/vendor/chart.js", "craps_streams/rules/_native.so"]
@@ -27,9 +27,12 @@ def tree(tmp_path):
     return tmp_path
 
 
-def broker(tree, running: bool) -> None:
+def broker(tree, running: bool, cluster: bool = False) -> None:
+    """The stand-in's `status` answers 0 for the single broker when `running`, for `--nodes 3` when
+    `cluster`."""
     script = tree / "infra" / "kafka" / "kafka.sh"
-    script.write_text(f"#!/usr/bin/env bash\n[[ $1 == status ]] && exit {0 if running else 1}\nexit 0\n")
+    script.write_text("#!/usr/bin/env bash\n[[ $1 == status ]] || exit 0\n"
+                      f"[[ $* == *'--nodes 3'* ]] && exit {0 if cluster else 1}\nexit {0 if running else 1}\n")
     script.chmod(0o755)
 
 
@@ -50,6 +53,13 @@ def test_clean_refuses_while_the_broker_runs(tree):
     r = make(tree, "clean")
     assert r.returncode != 0 and "stop it first (make kafka-down)" in r.stderr
     assert [f for f in MADE + KEPT if not (tree / f).exists()] == []
+
+
+def test_clean_refuses_while_the_cluster_runs(tree):
+    broker(tree, running=False, cluster=True)
+    r = make(tree, "clean")
+    assert r.returncode != 0 and "stop it first (make kafka-down NODES=3)" in r.stderr
+    assert (tree / ".kafka-cluster/node-1/meta.properties").exists()
 
 
 def test_distclean_removes_the_secrets_only_when_asked(tree):

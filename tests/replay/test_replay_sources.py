@@ -145,3 +145,29 @@ def test_progress_line_on_long_runs():
     p.tick(20_000)
     p.done()
     assert "events/s" in out.getvalue() and "20,000 events" in out.getvalue()
+
+
+def test_progress_is_whole_lines_in_a_log_and_redrawn_on_a_terminal():
+    """A log (make run's .run/floor.log) gets one line per look, at most one every LOG_INTERVAL_S,
+    no carriage returns; a terminal gets the line redrawn in place."""
+    import io
+
+    from craps_streams.cli import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    log, terminal = io.StringIO(), Terminal()
+    for out in (log, terminal):
+        p = Progress(True, "floor sent", after_s=0.0, stream=out, every=1, interval_s=0.5)
+        for _ in range(3):
+            p.last -= Progress.LOG_INTERVAL_S  # a look's interval gone by
+            p.tick(1_000)
+        p.tick(1)  # within the interval: no line
+        p.done()
+    lines = log.getvalue().split("\n")
+    assert "\r" not in log.getvalue() and lines[-1] == "" and len(lines) == 5
+    assert [x.split(" events")[0] for x in lines[:4]] == ["floor sent 1,000", "floor sent 2,000", "floor sent 3,000",
+                                                           "floor sent 3,001"]
+    assert terminal.getvalue().count("\r") == 4 and terminal.getvalue().count("\n") == 1

@@ -52,14 +52,29 @@ const HOLD_HEADS = [
   ["hold", "Hold: house win ÷ handle"],
   ["theory", "The exact house edge of this wager and paytable: the hold expected over many decisions " +
              "(the cell's tooltip gives the expected house win in dollars)"],
-  ["z", "How many standard deviations the house win lies from theory. Amber beyond ±2; " +
-        "red while surveillance's hold alert stands on the line"],
+  ["p", "How unusual the line is: the probability, with fair dice, of a house win at least this far from " +
+        "theory either side (exact tails; the report's p). Red at or below the investigation level (0.05) or while " +
+        "surveillance's hold alert stands; the cell's tooltip says it in words and gives the z " +
+        "(standard deviations from theory), which for jackpot wagers is no yardstick"],
 ];
 
-// Hold against theory per wager and paytable, and the table's total (a z needs independent lines,
+// The hold line least probable with fair dice, said in words under the hold table.
+function mostUnusual(lines, names) {
+  const measured = lines.filter(h => h.p_value !== null && h.p_value !== undefined);
+  if (!measured.length) return null;
+  const h = measured.reduce((a, b) => b.p_value < a.p_value ? b : a);
+  return el("div", {class: "unusual" + (h.investigate ? " alerted" : ""), data: {field: "most_unusual", wager: h.wager}},
+    "most unusual: ", el("b", {}, names[h.wager] || h.wager), " p ", el("b", {}, h.p_text), ": ", h.unusual);
+}
+
+// Hold against theory per wager and paytable, and the table's total (a p needs independent lines,
 // and a table's wagers share its dice, so the total has none). `whole`: amounts in whole dollars,
 // the cents in each cell's tooltip (the floor's narrow cards); `names`: the wagers' names (the board's).
 function holdTable(hold, names, whole = false) {
+  return el("div", {class: "holdbox"}, holdLines(hold, names, whole), mostUnusual(hold || [], names));
+}
+
+function holdLines(hold, names, whole) {
   const lines = hold || [];
   const amount = (c, cls) => el("td", {class: cls, title: whole ? money(c) : undefined}, whole ? dollars(c) : money(c));
   const sum = k => lines.reduce((s, h) => s + h[k], 0);
@@ -79,9 +94,11 @@ function holdTable(hold, names, whole = false) {
       el("td", {data: {field: "hold_pct"}}, pct(h.house_win_cents, h.handle_cents)),
       el("td", {title: "expected house win " + money(h.expected_house_win_cents)},
          pct(h.expected_house_win_cents, h.handle_cents)),
-      el("td", {class: h.alerted ? "alerted" : Math.abs(h.z_score) >= 2 ? "outside" : "",
-                title: `house win ${money(h.house_win_cents)} against ${money(h.expected_house_win_cents)} expected, ` +
-                       `standard deviation ${money(h.std_dev_cents)}`}, Number(h.z_score).toFixed(2)))),
+      el("td", {class: h.alerted || h.investigate ? "alerted" : "", data: {field: "p_value"},
+                title: (h.unusual ? `p ${h.p_text}: ${h.unusual}. ` : "no decision by the dice yet. ") +
+                       `House win ${money(h.house_win_cents)} against ${money(h.expected_house_win_cents)} expected, ` +
+                       `z ${Number(h.z_score).toFixed(2)} (standard deviation ${money(h.std_dev_cents)})`},
+         h.p_text ?? "—"))),
     total);
 }
 
@@ -106,10 +123,11 @@ const OPEN_ALERTS = "An alert is open while what raised it still stands: a seque
 
 
 // A pushed stream (server-sent events): `snapshot` first, then `update`s; reconnects by itself.
-function follow(url, onSnapshot, onUpdate, onStatus) {
+function follow(url, onSnapshot, onUpdate, onStatus, onBrokers) {
   const source = new EventSource(url);
   source.addEventListener("snapshot", e => { onStatus("live"); onSnapshot(JSON.parse(e.data)); });
   source.addEventListener("update", e => onUpdate(JSON.parse(e.data)));
+  if (onBrokers) source.addEventListener("brokers", e => onBrokers(JSON.parse(e.data).brokers_lost));
   source.onerror = () => onStatus("reconnecting…");
   return source;
 }

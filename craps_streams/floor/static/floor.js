@@ -66,9 +66,20 @@ function meta() {
     (lastPush ? ` · last push ${timeOf(lastPush)}` : "");
 }
 
+// A broker node the view's Kafka clients cannot reach: said once, above the tables, until it is back
+// or its partitions' leaders have moved (the clients no longer try it).
+function brokers(lost) {
+  const box = document.getElementById("brokers");
+  box.replaceChildren(...(lost || []).map(n => el("div", {data: {node: n.node}},
+    el("b", {}, `Kafka broker node ${n.node} lost`), ` since ${timeOf(n.since_ms)} (${n.attempts} failed connections): ` +
+    "the view retries it and reads from its partitions' new leaders; the figures below catch up when they answer")));
+  box.hidden = !(lost || []).length;
+}
+
 window.__floor = {rows, pushes: 0, lastSent: 0};
 follow("events/floor", doc => {
   instance = doc.instance;
+  brokers(doc.brokers_lost);
   document.getElementById("tables").replaceChildren();
   cards.clear(); rows.clear();
   doc.tables.forEach(put);
@@ -77,4 +88,4 @@ follow("events/floor", doc => {
   doc.tables.forEach(put);
   window.__floor.pushes++; window.__floor.lastSent = doc.sent_ms;
   lastPush = Date.now(); meta();
-}, s => { status = s; meta(); });
+}, s => { status = s; meta(); }, brokers);

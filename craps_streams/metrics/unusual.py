@@ -1,0 +1,191 @@
+"""How unusual a hold line is: the one measure the report, the status panel and the floor page show.
+
+For a table's wager kind and paytable, the house win over the decisions made by the dice is
+H = sum of stake x Y over independent decisions, Y the house's win per unit (1, 0, -X), distributed
+as `craps_streams.odds` says. Its tails are the surveillance's (`craps_streams.surveillance.tails`):
+exact by convolution while the support is small; else the whole distribution of H on its lattice
+(multiples of the stakes' greatest common divisor), by fast Fourier transform convolution in double
+precision (absolute error far below 1e-9), while the lattice has at most `LATTICE_POINTS` points
+and the transforms stay within `LATTICE_WORK` (numpy, imported only then); otherwise the Chernoff
+bound, never below the true probability (so a flag from a bound is never a false alarm the exact
+tail would not raise):
+
+    p_low  = P(H <= observed)        the house won this little or less
+    p_high = P(H >= observed)        the house won this much or more (P(-H <= -observed))
+    p      = min(1, 2 min(p_low, p_high))  a result at least this far from theory, either side
+
+A line is to be investigated when p is at or below the investigation level: COMAR 36.05.03.25's
+95 % interval is a level of 0.05 (`INVESTIGATION_LEVEL`). A normal z would be the wrong yardstick
+for these wagers (a Fire Bet pays 999 to 1): beyond two standard deviations is not rare for them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from craps_streams.odds import WagerOdds
+from craps_streams.surveillance.tails import (
+    EXACT_SUPPORT_LIMIT,
+    UnitDistribution,
+    house_win_tail,
+    support_estimate,
+    unit_distribution,
+)
+
+INVESTIGATION_LEVEL = 0.05  # two-sided p at or below which a line is investigated (COMAR 36.05.03.25)
+
+LATTICE_POINTS = 1 << 19  # the largest lattice the FFT convolution builds (4 MiB of doubles)
+LATTICE_WORK = 1 << 21  # lattice points x transforms (one per distinct stake) at most: ~25 ms a line
+
+
+@lru_cache(maxsize=256)
+def mirrored(unit: UnitDistribution) -> UnitDistribution:
+    """The distribution of -Y (the players' win per unit), for the upper tail of H."""
+    pairs = sorted((-v, p) for v, p in zip(unit.values, unit.probabilities))
+    return UnitDistribution.of([v for v, _ in pairs], [p for _, p in pairs])
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    p_low: float
+    p_high: float
+    method: str  # exact | lattice_fft | chernoff_bound
+
+    @property
+    def p(self) -> float:
+        return min(1.0, 2.0 * min(self.p_low, self.p_high))
+
+
+NO_TAIL = Tail(1.0, 1.0, "exact")
+
+
+def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATTICE_POINTS):
+    """(P of each lattice point, the house win at point 0, the lattice step in cents) of
+    H = sum of stake x Y over the decisions, or None when the lattice would pass `limit`. One
+    transform per stake, raised to the power of its decisions, one inverse transform: a sum of
+    independent decisions is the product of their transforms."""
+    import numpy as np
+
+    step = 0
+    for s in stakes:
+        step = math.gcd(step, s)
+    low, high = unit.values[0], unit.values[-1]
+    points = sum(c * (s // step) for s, c in stakes.items()) * (high - low) + 1
+    size = 1 << max(1, (points - 1).bit_length())
+    if points > limit or size * (len(stakes) + 1) > LATTICE_WORK:
+        return None
+    spectrum = np.ones(size // 2 + 1, dtype=complex)
+    for s, c in sorted(stakes.items()):
+        k = s // step
+        one = np.zeros(size)
+        for v, p in unit.floats:
+            one[k * (v - low)] += p
+        spectrum *= np.fft.rfft(one) ** c
+    dist = np.fft.irfft(spectrum, size)[:points]
+    np.clip(dist, 0.0, None, out=dist)
+    origin = sum(c * s * low for s, c in stakes.items())
+    return dist, origin, step
+
+
+@lru_cache(maxsize=4096)
+def _tail(odds: WagerOdds, stakes: tuple, house_win_cents: int, lattice: bool) -> "Tail":
+    return _line_tail(odds, dict(stakes), house_win_cents, lattice)
+
+
+def line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int, lattice: bool = True) -> "Tail":
+    """`_line_tail`, remembered (a line often recurs: a day's floor line is its month to date's).
+    `lattice=False` skips the lattice (a report of many days has too many lines for it)."""
+    return _tail(odds, tuple(sorted(stakes.items())), house_win_cents, lattice)
+
+
+def _line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int, lattice: bool = True) -> Tail:
+    """The tails of a line's house win over its decisions by the dice (`stakes`: total stake of a
+    decision -> decisions)."""
+    if not stakes:
+        return NO_TAIL
+    unit = unit_distribution(odds)
+    if lattice and support_estimate(unit, stakes) > EXACT_SUPPORT_LIMIT:
+        found = lattice_distribution(unit, stakes)
+        if found is not None:
+            dist, origin, step = found
+            k = (house_win_cents - origin) // step
+            low = float(dist[:k + 1].sum()) if k >= 0 else 0.0
+            high = float(dist[max(k, 0):].sum()) if k < len(dist) else 0.0
+            return Tail(min(1.0, low), min(1.0, high), "lattice_fft")
+    low, exact_low = house_win_tail(unit, stakes, house_win_cents)
+    high, exact_high = house_win_tail(mirrored(unit), stakes, -house_win_cents)
+    return Tail(low, high, "exact" if exact_low and exact_high else "chernoff_bound")
+
+
+def p_text(p: float | None) -> str:
+    """A probability as the report prints it: three significant digits, small ones in exponent form."""
+    if p is None:
+        return ""
+    return f"{p:.3g}" if p >= 1e-3 or p == 0 else f"{p:.2e}"
+
+
+def meaning(p: float, level: float = INVESTIGATION_LEVEL) -> str:
+    """What a line's p says, in words, with the investigation level."""
+    if p >= 0.5:
+        often = "a usual result with fair dice"
+    elif p > 0:
+        often = f"a result this far from theory comes 1 time in {1 / p:,.0f} with fair dice"
+    else:
+        often = "impossible with fair dice"
+    return f"{often}: at or below {p_text(level)}, investigate" if p <= level \
+        else f"{often} (investigated at or below {p_text(level)})"
+
+
+class LiveMeasures:
+    """Each live line's p, kept between looks: a live line changes with every throw, and its exact
+    tails cost up to a hundred milliseconds (the lattice), where the look runs on an event loop (a
+    scrape of the worker's /metrics, a push of the floor view). A look computes at once only the
+    lines it never saw (the first look after a start or a takeover); a changed line shows its last
+    p while one background thread computes the changed lines, longest unrefreshed first, for the
+    next look (a few seconds behind on a busy floor; exact once the line stops changing).
+    `background=False` computes every changed line at once (the tests that compare exact views)."""
+
+    def __init__(self, background: bool = True) -> None:
+        import threading
+
+        self.background = background
+        self.known: dict = {}  # key -> (version, p, when computed)
+        self.lock = threading.Lock()
+        self.busy = False
+        self.round = 0
+
+    def look(self, lines: list[tuple]) -> dict:
+        """`lines`: (key, odds, stakes, house win); the p of each key."""
+        known = self.known
+        due = []
+        for key, odds, stakes, house_win in lines:
+            version = (odds, house_win, tuple(sorted(stakes.items())))
+            seen = known.get(key)
+            if seen is None or not self.background:
+                if seen is None or seen[0] != version:
+                    known[key] = (version, line_tail(odds, dict(version[2]), house_win).p, self.round)
+            elif seen[0] != version:
+                due.append((seen[2], key, version, odds, house_win))
+        if due:
+            self._refresh(sorted(due, key=lambda d: d[0]))
+        return {key: known[key][1] for key, *_ in lines}
+
+    def _refresh(self, due: list) -> None:
+        import threading
+
+        with self.lock:
+            if self.busy:
+                return  # the next look hands over what is still due
+            self.busy = True
+            self.round += 1
+
+        def work():
+            try:
+                for _, key, version, odds, house_win in due:
+                    self.known[key] = (version, line_tail(odds, dict(version[2]), house_win).p, self.round)
+            finally:
+                with self.lock:
+                    self.busy = False
+
+        threading.Thread(target=work, name="line-p", daemon=True).start()

@@ -1,0 +1,113 @@
+"""The Kafka clients' logs said once (craps_streams/kafka/client_logs.py): a node that keeps failing
+is one warning, not hundreds of ERROR lines; a group still forming is INFO, not ERROR. Records are
+logged on aiokafka's own loggers, with aiokafka's own message templates."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from craps_streams.kafka import client_logs
+from craps_streams.kafka.client_logs import QUIET_S, REMIND_S, ClientLogs
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1_796_540_000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def logs():
+    """aiokafka's loggers with a fresh filter on a fake clock, and the records that pass it."""
+    clock = Clock()
+    f = ClientLogs(clock)
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(record)
+
+    handler = Keep(logging.DEBUG)
+    loggers = [logging.getLogger(n) for n in client_logs.LOGGERS]
+    saved = [(lg.level, list(lg.filters)) for lg in loggers]
+    for lg in loggers:
+        lg.filters = [f]
+        lg.setLevel(logging.INFO)
+    top = logging.getLogger("aiokafka")  # the children's records propagate to it
+    top.addHandler(handler)
+    yield clock, f, seen
+    top.removeHandler(handler)
+    for lg, (level, filters) in zip(loggers, saved):
+        lg.setLevel(level)
+        lg.filters = filters
+
+
+def unreachable(node=1, error="[Errno 111] Connect call failed ('127.0.0.1', 19093)"):
+    # aiokafka/client.py's own line
+    logging.getLogger("aiokafka").error("Unable connect to node with id %s: %s", node, error)
+
+
+def test_a_lost_node_is_one_warning_then_a_reminder_then_a_new_outage(logs):
+    clock, f, seen = logs
+    for _ in range(357):  # the worker's 357 lines in 12 s of the issue
+        unreachable()
+        clock.now += 12 / 357
+    assert [(r.levelname, r.getMessage().split(" (")[0]) for r in seen] == [("WARNING", "broker node 1 lost at 06:53:20 UTC")]
+    assert "the clients retry it and move to its partitions' new leaders" in seen[0].getMessage()
+    assert [(n.node, n.attempts) for n in f.lost()] == [("1", 357)]
+    unreachable(node=2)  # another node: its own warning
+    assert [r.getMessage().split(" lost")[0] for r in seen] == ["broker node 1", "broker node 2"]
+    while clock.now < 1_796_540_000.0 + REMIND_S + 20:  # still failing, every second
+        clock.now += 1
+        unreachable()
+    assert len(seen) == 3 and seen[2].levelname == "WARNING"
+    assert seen[2].getMessage().startswith("broker node 1 still unreachable since 06:53:20 UTC (")
+    clock.now += QUIET_S + 1  # nobody tries it any more: no longer lost
+    assert f.lost() == []
+    unreachable()  # a new outage
+    assert len(seen) == 4 and seen[3].getMessage().startswith("broker node 1 lost at ")
+
+
+def test_a_group_still_forming_is_info_not_error(logs):
+    _, _, seen = logs
+    log = logging.getLogger("aiokafka.consumer.group_coordinator")
+    log.error("Group Coordinator Request failed: %s", "[Error 15] GroupCoordinatorNotAvailableError: craps-worker")
+    log.error("Heartbeat failed: %r", "UnknownMemberIdError")
+    assert [(r.levelname, r.getMessage()[:33]) for r in seen] == [
+        ("INFO", "Group Coordinator Request failed:"), ("ERROR", "Heartbeat failed: 'UnknownMemberI")]
+
+
+def test_every_clients_settings_install_the_filter():
+    from craps_streams.kafka.settings import client_settings
+
+    try:
+        client_settings("viewer")
+    except Exception:  # no client config here: the filter is installed before the security is read
+        pass
+    assert all(client_logs._FILTER in logging.getLogger(n).filters for n in client_logs.LOGGERS)
+
+
+def test_every_client_notices_a_dead_connection_within_its_timeouts(monkeypatch):
+    """The timeouts of craps_streams/kafka/settings.py: a request to a node cut off by the network is
+    abandoned 12 s on (past KRaft's 9 s broker session, when its leaderships have moved), not
+    aiokafka's 40 s; metadata at most 15 s old; kafka-python's order fetch wait < request < idle; a
+    group member's request timeout outlasts its session; the floor view's faust gets the same."""
+    from craps_streams.floor.broker import faust_broker_settings
+    from craps_streams.kafka import consumers, settings
+
+    monkeypatch.setattr(settings, "security_settings", lambda role: {"security_protocol": "PLAINTEXT"})
+    for role in ("controller", "worker", "archive", "audit", "viewer", "floor"):
+        s = settings.client_settings(role)
+        assert (s["request_timeout_ms"], s["metadata_max_age_ms"], s["connections_max_idle_ms"]) == (12_000, 15_000, 60_000)
+        assert 500 < s["request_timeout_ms"] < s["connections_max_idle_ms"]
+    import asyncio
+
+    async def made():
+        return consumers.group_consumer("g", session_timeout_ms=30_000, heartbeat_interval_ms=6_000,
+                                        max_poll_interval_ms=120_000, bootstrap="127.0.0.1:1")
+    assert asyncio.run(made())._client._request_timeout_ms == 32_000
+    faust = faust_broker_settings(settings.client_settings("floor"))
+    assert faust["broker_request_timeout"] == faust["producer_request_timeout"] == 12.0
