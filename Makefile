@@ -80,7 +80,7 @@ distclean: clean
 	@if [[ "$(YES)" != 1 ]]; then \
 	  echo "make distclean deletes .secrets: the table key ring and the archive key too (history tagged or" >&2; \
 	  echo "sealed with them can no longer be verified). Keep a copy, then: make distclean YES=1" >&2; exit 2; fi
-	rm -rf .secrets infra/kafka/lib craps_streams/floor/static/vendor craps_streams/rules/_native*.so
+	rm -rf .secrets infra/kafka/lib craps_streams/floor/static/vendor craps_streams/accelerator/_native*.so
 # The cluster fault drills, each on a three-node cluster of its own (about 3 minutes each; not CI,
 # which runs the busiest leader's kill -9 in tests/faults/test_cluster.py): docs/reliability/cluster.md.
 DRILLS ?= leader controller rolling frozen disk partition

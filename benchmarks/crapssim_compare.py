@@ -14,7 +14,7 @@ CPU second of the measured process (a shared 2-core machine: wall time would cou
 each ratio both of the medians and as the median of the rounds' own ratios ("by round"):
   1. crapssim in memory: `Table.fixed_run(dice)`, players and strategies set up, no I/O;
   2. our rules core in memory: the apply loop over the pre-decoded events, no I/O, once with the
-     Python core (craps_streams/rules/table.py) and once with the native core (craps_streams/rules/native.py,
+     Python core (craps_streams/rules/table.py) and once with the native core (craps_streams/accelerator/rules.py,
      when built: docs/native-core.md), each as the worker and replay drive `craps_streams.rules.apply`;
   3. `craps-streams replay FILE.jsonl --only settlements -o /dev/null --keys RING` as a whole command
      in a child process (interpreter start, imports, reading, decoding, the contract check, the tag
@@ -189,14 +189,14 @@ def decoded_events(records: list[dict]) -> list:
 
 def core_loop(core: str | None = None):
     """The rules core's in-memory loop: every table's state by id, `apply` per event. `core`:
-    "python" (craps_streams/rules/table.py), "native" (craps_streams/rules/native.py), None: the core
+    "python" (craps_streams/rules/table.py), "native" (craps_streams/accelerator/rules.py), None: the core
     `craps_streams.rules.apply` is (CRAPS_CORE, docs/native-core.md)."""
     if core is None:
         from craps_streams.rules import apply
     elif core == "python":
         from craps_streams.rules.table import apply
     else:
-        from craps_streams.rules import native
+        from craps_streams.accelerator import rules as native
 
         native.require()
         apply = native.apply
@@ -321,7 +321,7 @@ def main() -> int:
 
     events = decoded_events(records)
     import craps_streams.rules
-    from craps_streams.rules import native
+    from craps_streams.accelerator import rules as native
 
     # Both cores, side by side (docs/native-core.md): the native row when the extension is built.
     cores = ["python"] + (["native"] if native.PROBLEM is None else [])

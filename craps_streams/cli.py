@@ -618,7 +618,7 @@ ENV_ARCHIVE_KEY = """\
   CRAPS_ARCHIVE_KEY      the archiver's key that seals an archive's chain head (default
                          $CRAPS_SECRETS_DIR/archive-key, else .secrets/archive-key)"""
 ENV_RULES = """\
-  CRAPS_CORE             the rules core: python or native (default: native when built)
+  CRAPS_CORE             the rules core: auto, python or native (default auto: native when built)
   CRAPS_HOLD_TAIL_ALERT, CRAPS_HOLD_CHECK_Z, CRAPS_POSITION_TAIL_ALERT, CRAPS_DICE_SEVEN_H,
   CRAPS_DICE_FACE_H, CRAPS_DICE_CELL_H
                          surveillance thresholds (defaults: docs/operating/cli.md); the worker's
@@ -760,18 +760,19 @@ def _add_loglevel(p) -> None:
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
-    from craps_streams.rules import CORE, CORE_NOTE
+    from craps_streams.accelerator.rules import chosen
 
     try:
         number = version("craps-streams")
     except PackageNotFoundError:
         number = "(not installed)"
-    core = f"rules core: {CORE}" + (f" ({CORE_NOTE})" if CORE_NOTE else "")
+    chosen_core = chosen()
+    core = f"rules core: {chosen_core.name}" + (f" ({chosen_core.note})" if chosen_core.note else "")
     return f"craps-streams {number}\n{core}"
 
 
 class _VersionAction(argparse.Action):
-    """--version: the package's version and which rules core settles (craps_streams.rules.CORE)."""
+    """--version: the package's version and which rules core settles (the one `main` chose)."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
         super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
@@ -1137,7 +1138,27 @@ def _quiet_clients() -> None:
         logging.getLogger(name).propagate = False
 
 
+def _choose_core() -> str | None:
+    """Chooses the rules core for this run from CRAPS_CORE (craps_streams/accelerator/rules.py
+    `rules_core`: auto when unset): read here once, before anything settles. The problem, in one
+    line, when the choice cannot be had (CRAPS_CORE=native without a usable accelerator)."""
+    from craps_streams.accelerator.rules import CHOICES, choose
+
+    choice = os.environ.get("CRAPS_CORE") or "auto"
+    if choice not in CHOICES:
+        return f"CRAPS_CORE={choice!r}: one of {', '.join(CHOICES)}"
+    try:
+        choose(choice)
+    except RuntimeError as e:
+        return f"CRAPS_CORE=native: {e}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    problem = _choose_core()
+    if problem is not None:
+        print(f"craps-streams: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser()
     _debug_everywhere(parser)
     args = parser.parse_args(argv)

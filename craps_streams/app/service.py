@@ -38,9 +38,10 @@ async def _main(web_port: int) -> None:
         config = web_config_from_env()  # TLS and basic auth when CRAPS_WEB_CONFIG names a file
         runner = await start_site(make_web_app(worker, metrics, config), web_port, config)
         log.info("metrics on %s://%s:%s/metrics", config.scheme, web_host(), web_port)
-    from craps_streams.rules import CORE, CORE_NOTE
+    from craps_streams.accelerator.rules import chosen
 
-    log.info("rules core: %s%s", CORE, f" ({CORE_NOTE})" if CORE_NOTE else "")
+    core = chosen()
+    log.info("rules core: %s%s", core.name, f" ({core.note})" if core.note else "")
     pauses = GcPauses(metrics.gc_pauses).install()
     log.info("%s objects of the start-up frozen out of garbage collection", freeze_start_up())
     raise_young_threshold()

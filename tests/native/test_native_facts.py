@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from craps_streams.rules import bonus_craps, fire_bet, hot_roller, hot_shooter, native, paytables, submission
+from craps_streams.accelerator import rules as native
+from craps_streams.rules import bonus_craps, fire_bet, hot_roller, hot_shooter, paytables, submission
 from craps_streams.rules import table as python_table
 from craps_streams.rules.events import MarkerPlaced, SurveillanceAlerted, WagerSettled
 from craps_streams.rules.paytables import PUSH, BonusPaytable, Paytable
@@ -135,18 +136,18 @@ def test_structs_laid_out_otherwise_are_refused_and_the_accelerator_in_use_stays
 
 
 def test_a_refused_accelerator_leaves_the_python_core_saying_why():
-    """At import (craps_streams/rules/native.py): the refusal becomes PROBLEM and the Python core runs."""
+    """At import (craps_streams/accelerator/rules.py): the refusal becomes PROBLEM and the Python core runs."""
     import subprocess
     import sys
 
     import inspect
 
     script = (
-        "from craps_streams.rules import events, CORE\n"  # CRAPS_CORE=python: the accelerator not loaded yet
+        "from craps_streams.rules import events\n"  # the accelerator not loaded yet
         + inspect.getsource(_Shifted) +
         "events.INPUT_TYPES['DiceThrown'] = _Shifted\n"
-        "from craps_streams.rules import native\n"
-        "print(CORE)\n"
+        "from craps_streams.accelerator import rules as native\n"
+        "print(native.rules_core('auto').name)\n"
         "print(native.PROBLEM)\n"
     )
     from pathlib import Path
