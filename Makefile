@@ -61,7 +61,7 @@ docs:
 #   .kafka-data*   the local broker's data, every floor's topics (refused while the broker runs:
 #                  `make kafka-down` first)
 #   .run           `make run`'s logs, floor.env and Prometheus data
-#   native/target  the Rust build of the native rules core (the built module in craps_streams/rules stays)
+#   native/target  the Rust build of the native rules core (the built module in craps_streams/accelerator stays)
 #   build/ site/   the Python build and the docs site
 #   out/*          replay-demo and benchmark outputs
 # It never touches .secrets (the broker's CA and logins, the table key ring, the archive key).

@@ -189,18 +189,11 @@ def decoded_events(records: list[dict]) -> list:
 
 def core_loop(core: str | None = None):
     """The rules core's in-memory loop: every table's state by id, `apply` per event. `core`:
-    "python" (craps_streams/rules/table.py), "native" (craps_streams/accelerator/rules.py), None: the core
-    `craps_streams.rules.apply` is (CRAPS_CORE, docs/native-core.md)."""
-    if core is None:
-        from craps_streams.rules import apply
-    elif core == "python":
-        from craps_streams.rules.table import apply
-    else:
-        from craps_streams.accelerator import rules as native
+    "python" (craps_streams/rules/table.py), "native" (craps_streams/accelerator/rules.py), None: the
+    core CRAPS_CORE chooses, as the command line chooses it (auto when unset; docs/native-core.md)."""
+    from craps_streams.accelerator.rules import rules_core
 
-        native.require()
-        apply = native.apply
-    return loop_of(apply)
+    return loop_of(rules_core(core or os.environ.get("CRAPS_CORE") or "auto").apply)
 
 
 def loop_of(apply):
@@ -320,7 +313,6 @@ def main() -> int:
     print(f"settlement totals agree: {'yes' if agree else 'NO'}")
 
     events = decoded_events(records)
-    import craps_streams.rules
     from craps_streams.accelerator import rules as native
 
     # Both cores, side by side (docs/native-core.md): the native row when the extension is built.
@@ -332,7 +324,8 @@ def main() -> int:
         same = py_out == nat_out
         agree &= same
         print(f"native and Python cores give the same {len(py_out):,} outputs: {'yes' if same else 'NO'}")
-    print(f"craps_streams.rules.apply (the worker's and replay's core) is the {craps_streams.rules.CORE} core")
+    print(f"the worker's and replay's core (CRAPS_CORE) is the "
+          f"{native.rules_core(os.environ.get('CRAPS_CORE') or 'auto').name} core")
     rates: dict[str, list[float]] = {"crapssim": [], **{f"core-{c}": [] for c in cores}, "command": [], "untagged": []}
     for _ in range(args.rounds):  # interleaved: all see the same machine noise
         rates["crapssim"].append(throws / run_crapssim(dice, args.players))

@@ -68,7 +68,7 @@ def iter_archive(out_dir, *, tables: set | None = None, until: int | None = None
         streams = []
         for e in entries:
             path = d / e["path"]
-            craps_streams.append(_event_file_items(path, e, fast) if e["kind"] == "events"
+            streams.append(_event_file_items(path, e, fast) if e["kind"] == "events"
                            else _undecodable_file_items(path, topic))
         disjoint = all(a["last_offset"] < b["first_offset"] for a, b in zip(entries, entries[1:]))
         if disjoint:  # the usual case: one file after the other, no merge needed
