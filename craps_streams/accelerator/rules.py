@@ -20,7 +20,8 @@ A table the native core cannot keep (events held beyond a gap, odd types in its 
 the native core again.
 
 The extension takes its classes, its way back here and every rule fact (paytables through the
-table's Rules Submission; positions, stakes, marker names, details and alert wordings through
+table's Rules Submission; positions, stakes, point numbers, the totals and combinations the
+Bonus Craps and Hot Roller wagers mark, marker names, details and alert wordings through
 `facts()`) from the Python core at `configure()`: the Rust code holds none of them.
 
 Which core settles is chosen once, by the command that runs (craps_streams/cli.py `main` reads
@@ -127,7 +128,8 @@ def restore(record: dict):
 
 def facts() -> dict:
     """The rule facts the accelerator settles by, read from the Python core now: the positions,
-    the Fire Bet's stakes and four-point count, the table kinds offering each kind, and the words
+    the point numbers, the Bonus Craps totals and Hot Roller combinations as bits, the Fire Bet's
+    stakes and four-point count, the table kinds offering each kind, and the words
     of its outputs: marker names and details of small counts rendered here from their texts, the
     rarer ones (a 7's Bonus Craps detail, the Hot Shooter's, the alerts' messages) as the Python
     functions that word them. The Rust code holds none of them (docs/native-core.md)."""
