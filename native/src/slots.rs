@@ -100,11 +100,17 @@ pub fn offset_of(cls: &Bound<PyAny>, name: &str) -> PyResult<usize> {
     }
 }
 
-/// A field of a Struct at its slot offset, borrowed (the instance holds it). The caller has
-/// compared the instance's type with the class the offset is of (invariant 1).
+/// A field of a Struct at its slot offset, borrowed (the instance holds it).
+///
+/// # Safety
+/// `e` is a live instance of exactly the class `off` was read from (`offset_of`: the caller
+/// compared its type by identity, invariant 1), whose layout `check_layout` accepted (invariant
+/// 2); the GIL is held; the value is used only while `e` holds it (invariant 3).
 #[inline(always)]
 pub unsafe fn field(e: Obj, off: usize) -> Obj {
-    *((e as *mut u8).add(off) as *mut Obj)
+    // SAFETY: by the caller's contract the offset is that of an object slot inside `e`, aligned
+    // for a pointer: the read stays within the instance.
+    unsafe { *((e as *mut u8).add(off) as *mut Obj) }
 }
 
 fn class_name(cls: &Bound<PyAny>) -> String {
