@@ -19,7 +19,7 @@ COPY craps_streams ./craps_streams
 COPY --from=assets /assets/node_modules/chart.js/dist/chart.umd.js ./craps_streams/floor/static/vendor/chart.umd.js
 # The accelerator is optional to the package's build but not to this image: no .so, no image.
 RUN pip wheel --no-cache-dir --no-deps -w /wheels . \
-    && python -c "import sys, zipfile, glob; names = zipfile.ZipFile(glob.glob('/wheels/*.whl')[0]).namelist(); sys.exit(not any(n.startswith('craps_streams/rules/_native') for n in names))"
+    && python -c "import sys, zipfile, glob; names = zipfile.ZipFile(glob.glob('/wheels/*.whl')[0]).namelist(); sys.exit(not any(n.startswith('craps_streams/accelerator/_native') for n in names))"
 
 FROM python:3.11-slim
 WORKDIR /app

@@ -63,7 +63,7 @@ docs:
 #   .kafka-cluster the local three-node cluster's data (NODES=3; refused while it runs:
 #                  `make kafka-down NODES=3` first)
 #   .run           `make run`'s logs, floor.env and Prometheus data
-#   native/target  the Rust build of the native rules core (the built module in craps_streams/rules stays)
+#   native/target  the Rust build of the native rules core (the built module in craps_streams/accelerator stays)
 #   build/ site/   the Python build and the docs site
 #   out/*          replay-demo and benchmark outputs
 # It never touches .secrets (the broker's CA and logins, the table key ring, the archive key).
@@ -84,7 +84,7 @@ distclean: clean
 	@if [[ "$(YES)" != 1 ]]; then \
 	  echo "make distclean deletes .secrets: the table key ring and the archive key too (history tagged or" >&2; \
 	  echo "sealed with them can no longer be verified). Keep a copy, then: make distclean YES=1" >&2; exit 2; fi
-	rm -rf .secrets infra/kafka/lib craps_streams/floor/static/vendor craps_streams/rules/_native*.so
+	rm -rf .secrets infra/kafka/lib craps_streams/floor/static/vendor craps_streams/accelerator/_native*.so
 # The cluster fault drills, each on a three-node cluster of its own (about 3 minutes each; not CI,
 # which runs the busiest leader's kill -9 in tests/faults/test_cluster.py): docs/reliability/cluster.md.
 DRILLS ?= leader controller rolling frozen disk partition

@@ -33,7 +33,7 @@ def main() -> int:
     ap.add_argument("--loops", type=int, default=1)
     ap.add_argument("--build-only", action="store_true", help="build the events, run no loop")
     ap.add_argument("--digest", action="store_true", help="print a digest of the outputs")
-    ap.add_argument("--core", choices=("python", "native"), help="the core (default: craps_streams.rules.apply's, CRAPS_CORE)")
+    ap.add_argument("--core", choices=("python", "native"), help="the core (default: CRAPS_CORE's, auto when unset)")
     args = ap.parse_args()
     events = decoded_events(our_records(dice_of_hands(args.hands, args.seed), args.players))
     run = core_loop(args.core)

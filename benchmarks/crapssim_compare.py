@@ -14,7 +14,7 @@ CPU second of the measured process (a shared 2-core machine: wall time would cou
 each ratio both of the medians and as the median of the rounds' own ratios ("by round"):
   1. crapssim in memory: `Table.fixed_run(dice)`, players and strategies set up, no I/O;
   2. our rules core in memory: the apply loop over the pre-decoded events, no I/O, once with the
-     Python core (craps_streams/rules/table.py) and once with the native core (craps_streams/rules/native.py,
+     Python core (craps_streams/rules/table.py) and once with the native core (craps_streams/accelerator/rules.py,
      when built: docs/native-core.md), each as the worker and replay drive `craps_streams.rules.apply`;
   3. `craps-streams replay FILE.jsonl --only settlements -o /dev/null --keys RING` as a whole command
      in a child process (interpreter start, imports, reading, decoding, the contract check, the tag
@@ -189,18 +189,11 @@ def decoded_events(records: list[dict]) -> list:
 
 def core_loop(core: str | None = None):
     """The rules core's in-memory loop: every table's state by id, `apply` per event. `core`:
-    "python" (craps_streams/rules/table.py), "native" (craps_streams/rules/native.py), None: the core
-    `craps_streams.rules.apply` is (CRAPS_CORE, docs/native-core.md)."""
-    if core is None:
-        from craps_streams.rules import apply
-    elif core == "python":
-        from craps_streams.rules.table import apply
-    else:
-        from craps_streams.rules import native
+    "python" (craps_streams/rules/table.py), "native" (craps_streams/accelerator/rules.py), None: the
+    core CRAPS_CORE chooses, as the command line chooses it (auto when unset; docs/native-core.md)."""
+    from craps_streams.accelerator.rules import rules_core
 
-        native.require()
-        apply = native.apply
-    return loop_of(apply)
+    return loop_of(rules_core(core or os.environ.get("CRAPS_CORE") or "auto").apply)
 
 
 def loop_of(apply):
@@ -320,8 +313,7 @@ def main() -> int:
     print(f"settlement totals agree: {'yes' if agree else 'NO'}")
 
     events = decoded_events(records)
-    import craps_streams.rules
-    from craps_streams.rules import native
+    from craps_streams.accelerator import rules as native
 
     # Both cores, side by side (docs/native-core.md): the native row when the extension is built.
     cores = ["python"] + (["native"] if native.PROBLEM is None else [])
@@ -332,7 +324,8 @@ def main() -> int:
         same = py_out == nat_out
         agree &= same
         print(f"native and Python cores give the same {len(py_out):,} outputs: {'yes' if same else 'NO'}")
-    print(f"craps_streams.rules.apply (the worker's and replay's core) is the {craps_streams.rules.CORE} core")
+    print(f"the worker's and replay's core (CRAPS_CORE) is the "
+          f"{native.rules_core(os.environ.get('CRAPS_CORE') or 'auto').name} core")
     rates: dict[str, list[float]] = {"crapssim": [], **{f"core-{c}": [] for c in cores}, "command": [], "untagged": []}
     for _ in range(args.rounds):  # interleaved: all see the same machine noise
         rates["crapssim"].append(throws / run_crapssim(dice, args.players))

@@ -75,10 +75,10 @@ def measure(tables: int, minutes: float, traced: bool = True) -> dict:
         start = time.perf_counter()
         gc.collect()
         pauses.append((time.perf_counter() - start) * 1000)
-    from craps_streams.rules import CORE
+    from craps_streams.accelerator.rules import chosen
 
     return {"tables": open_tables, "wagers_in_action": in_action, "rss_kib": kept_kib, "process_rss_kib": rss_kib(),
-            "grown_kib": grown_kib, "core": CORE,
+            "grown_kib": grown_kib, "core": chosen().name,
             "tracked": len(gc.get_objects()), "full_collection_ms": statistics.median(pauses)}
 
 
@@ -90,6 +90,11 @@ def main() -> int:
     ap.add_argument("--untraced", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
+        import os
+
+        from craps_streams.accelerator.rules import choose
+
+        choose(os.environ.get("CRAPS_CORE") or "auto")  # as the command line chooses the core
         print(json.dumps(measure(args.tables[0], args.minutes, traced=not args.untraced)))
         return 0
     for n in args.tables:

@@ -146,10 +146,14 @@ def load() -> Settings:
 
 def use(settings: Settings) -> Settings:
     """Hand the settings that hold for the whole process to their adapters, once, at the edge: the
-    broker every Kafka client connects to, the schemas the codec reads. Returns `settings`."""
+    rules core that settles, the broker every Kafka client connects to, the schemas the codec
+    reads. Returns `settings`; a RuntimeError when the core asked for cannot be had (native without
+    a usable accelerator)."""
+    from craps_streams.accelerator.rules import choose
     from craps_streams.codec.schemas import use_schema_dir
     from craps_streams.kafka.security import use_broker
 
+    choose(settings.core)
     use_broker(settings.broker)
     use_schema_dir(settings.schema_dir)
     return settings

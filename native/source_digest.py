@@ -1,5 +1,5 @@
 """The digest of the native accelerator's sources: the package's build (setup.py) builds it into the
-extension (`SOURCE_DIGEST`), and craps_streams/rules/native.py compares it with the sources beside it at
+extension (`SOURCE_DIGEST`), and craps_streams/accelerator/rules.py compares it with the sources beside it at
 import (an editable install, or a checkout with a build in place).
 
 Why: a rule changed in native/src/ (or a checkout that moved to newer sources) without a rebuild

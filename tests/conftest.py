@@ -35,6 +35,13 @@ settings.register_profile("explore", derandomize=False, print_blob=True,
                           database=DirectoryBasedExampleDatabase(str(pathlib.Path(__file__).resolve().parents[1] / ".hypothesis")))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# The rules core the tests settle with, chosen as the command line's `main` chooses it, before any
+# test module is imported (CRAPS_CORE: auto, python or native; infra/test.sh runs the suite with
+# native, then parts again with python). A test that needs another chooses it itself.
+from craps_streams.accelerator.rules import choose as _choose_core  # noqa: E402
+
+_choose_core(os.environ.get("CRAPS_CORE") or "auto")
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BOOTSTRAP = os.environ.get("CRAPS_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
 

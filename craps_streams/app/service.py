@@ -54,9 +54,10 @@ async def _main(settings: Settings) -> None:
         runner = await start_site(make_web_app(worker, metrics, config, settings.floor_url), web_port, config,
                                   settings.web_host)
         log.info("metrics on %s://%s:%s/metrics", config.scheme, settings.web_host, web_port)
-    from craps_streams.rules import CORE, CORE_NOTE
+    from craps_streams.accelerator.rules import chosen
 
-    log.info("rules core: %s%s", CORE, f" ({CORE_NOTE})" if CORE_NOTE else "")
+    core = chosen()
+    log.info("rules core: %s%s", core.name, f" ({core.note})" if core.note else "")
     pauses = GcPauses(metrics.gc_pauses).install()
     log.info("%s objects of the start-up frozen out of garbage collection", freeze_start_up())
     raise_young_threshold()

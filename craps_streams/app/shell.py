@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from craps_streams.accelerator.rules import RulesCore, chosen
 from craps_streams.codec import HEADER_LEN, CodecError, decode_event, default_codec, encode_output
 from craps_streams.codec.fastread import _native_reader, _Odd, _setup
 from craps_streams.codec.fastwrite import output_writer
@@ -197,9 +198,12 @@ class SettlementShell:
     authentication tag before the core (the worker always gives one). `watch`: the surveillance
     (default thresholds unless given); `topics`: the floor's topics the outputs are written to."""
 
-    def __init__(self, load, watch: HoldWatch | None = None, tags=None, topics: Topics = Topics()):
+    def __init__(self, load, watch: HoldWatch | None = None, tags=None, topics: Topics = Topics(),
+                 core: RulesCore | None = None):
         self.load = load
         self.topics = topics
+        # The rules core that settles (craps_streams/accelerator/rules.py): the command's choice.
+        self.core = core or chosen()
         self.tags = tags  # the tag check before the core (craps_streams.authenticity.TagCheck)
         # Each table's surveillance kept natively where the native code is in use, as the replay
         # keeps it: the same alerts and state (craps_streams/surveillance/native_watch.py).
@@ -271,7 +275,7 @@ class SettlementShell:
     def settled(self, event) -> Handled:
         """One decoded event through the settling step (craps_streams.settle.step)."""
         self.state_of(event.table_id)  # loaded from the changelog on first sight
-        verdict, state, outputs = settle_event(self.states, self.books, self.watch, event, self.tags)
+        verdict, state, outputs = settle_event(self.states, self.books, self.watch, event, self.tags, self.core.apply)
         return Handled(verdict, event.table_id, outputs, self.messages(outputs), state, event)
 
     def handle_batch(self, items: list) -> SettledBatch:

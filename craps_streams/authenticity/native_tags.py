@@ -1,5 +1,5 @@
 """The tag check's fast path in native code: `TagKeys` of the native extension
-(native/src/tags.rs, built with the native rules core into craps_streams/rules/_native).
+(native/src/tags.rs, in the accelerator: craps_streams/accelerator/tags.py).
 
 Why: the tag check was the largest single cost of a tagged replay (42 % of `replay FILE.jsonl` on
 the native core: canonical bytes, two SHA-256 state copies, base64 and the compare, about 3 us an
@@ -13,8 +13,9 @@ which words every problem and accepts, by the definition, what the native code l
 code can only say yes where the definition does; tests/native/test_lockstep.py (the `tags` path)
 holds it to `problem_plain` on honest, forged and odd events, and its canonical bytes to canonical.py's.
 
-Used where the native code is chosen (the default where it is built; `CRAPS_CORE`, craps_streams/rules/__init__.py: one switch
-for the native rules core and this); otherwise the Python fast path of `TagCheck.problem` runs.
+Used where the native code is in use (the chosen rules core is the native one:
+craps_streams/accelerator/rules.py `rules_core`, one choice for the native rules core and this);
+otherwise the Python fast path of `TagCheck.problem` runs.
 """
 from __future__ import annotations
 
@@ -35,18 +36,11 @@ def formats() -> list:
 
 def native_keys(ring: KeyRing):
     """The ring's keys for the native check, or None when the native code is not in use (not
-    chosen, not built, or stale: craps_streams/rules/native.py says why) or cannot hold this ring (a
+    chosen, not built, or stale: craps_streams/accelerator/rules.py says why) or cannot hold this ring (a
     validity beyond 64-bit event times: the Python path checks it)."""
-    from craps_streams.rules import CORE
+    from craps_streams.accelerator.rules import in_use
+    from craps_streams.accelerator.tags import tag_keys
 
-    if CORE != "native":
+    if not in_use():
         return None
-    from craps_streams.rules import native
-
-    if native.PROBLEM is not None:
-        return None
-    keys = [(k.key_id, k.secret, tuple(k.tables), k.not_before, k.not_after) for k in ring.keys]
-    try:
-        return native._native.TagKeys(keys, formats())
-    except (OverflowError, ValueError, TypeError):
-        return None
+    return tag_keys([(k.key_id, k.secret, tuple(k.tables), k.not_before, k.not_after) for k in ring.keys], formats())

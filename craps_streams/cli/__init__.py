@@ -42,18 +42,23 @@ GROUPS = ("replay", "report", "simulate", "controller", "ledger", "keys", "servi
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
-    from craps_streams.rules import CORE, CORE_NOTE
+    from craps_streams.accelerator.rules import rules_core
+    from craps_streams.settings import load
 
     try:
         number = version("craps-streams")
     except PackageNotFoundError:
         number = "(not installed)"
-    core = f"rules core: {CORE}" + (f" ({CORE_NOTE})" if CORE_NOTE else "")
+    try:
+        chosen = rules_core(load().core)  # --version answers before the command's settings are read
+    except RuntimeError as e:
+        return f"craps-streams {number}\nrules core: none ({e})"
+    core = f"rules core: {chosen.name}" + (f" ({chosen.note})" if chosen.note else "")
     return f"craps-streams {number}\n{core}"
 
 
 class _VersionAction(argparse.Action):
-    """--version: the package's version and which rules core settles (craps_streams.rules.CORE)."""
+    """--version: the package's version and which rules core settles (the setting CRAPS_CORE)."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
         super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
@@ -112,7 +117,10 @@ def _settings(args):
     settings = load()
     if getattr(args, "bootstrap", None):
         settings = settings.model_copy(update={"kafka_bootstrap": args.bootstrap})
-    return use(settings)
+    try:
+        return use(settings)
+    except RuntimeError as e:  # the core asked for cannot settle here: say why, as a usage error
+        raise CommandError(f"CRAPS_CORE={settings.core}: {e}", EXIT_USAGE) from None
 
 
 def main(argv: list[str] | None = None) -> int:

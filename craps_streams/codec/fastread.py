@@ -267,9 +267,9 @@ def _native_reader(codec, plan: dict):
     """The native form of `_block_decoder` (native/src/avro.rs `BlockReader`: the same records
     read by the same rules, None for a block it leaves to this one), or None where the native code
     is not in use or the schema's shape is not [table_id, seq, ts, type, body, key_id, tag]."""
-    from craps_streams.rules import CORE
+    from craps_streams.accelerator.rules import in_use
 
-    if CORE != "native":
+    if not in_use():
         return None
     top = codec.event_schema.source["fields"]
     if [(f["name"], f["type"]) for f in top[:4]] != \
@@ -288,9 +288,9 @@ def _native_reader(codec, plan: dict):
             codes[t] if t != "string" else
             ("id" if name in ID_FIELDS else "text") + ("*" if name in CACHED_STRINGS else "")
             for name, t in zip(own, types)]))
-    from craps_streams.rules import native
+    from craps_streams.accelerator.avro import block_reader
 
-    return native._native.BlockReader(tuple(branches), "key_id" in CACHED_STRINGS)
+    return block_reader(tuple(branches), "key_id" in CACHED_STRINGS)
 
 
 _PLAN = None

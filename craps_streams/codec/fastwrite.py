@@ -76,10 +76,7 @@ def output_writer(topics: dict, native: bool = True):
 
 
 def _native_writer(topics: dict):
-    from craps_streams.rules import CORE
+    from craps_streams.accelerator.avro import output_writer
+    from craps_streams.accelerator.rules import in_use
 
-    if CORE != "native":
-        return None
-    from craps_streams.rules import native
-
-    return native._native.OutputWriter(_formats(default_codec(), topics)).messages
+    return output_writer(_formats(default_codec(), topics)) if in_use() else None

@@ -46,8 +46,8 @@ def table_producer(bootstrap: str | None = None, request_timeout_ms: int = 10_00
     """A table controller's producer (role "controller"): idempotent, acks=all, no linger (a held
     journal is sent as soon as it is read). `request_timeout_ms` bounds how long a send waits for
     an unreachable broker before `deliver` says so and the controller tries again."""
-    return AIOKafkaProducer(**client_settings("controller", bootstrap), enable_idempotence=True, acks="all",
-                            linger_ms=0, request_timeout_ms=request_timeout_ms)
+    settings = {**client_settings("controller", bootstrap), "request_timeout_ms": request_timeout_ms}
+    return AIOKafkaProducer(**settings, enable_idempotence=True, acks="all", linger_ms=0)
 
 
 async def start_producer(producer: AIOKafkaProducer) -> None:

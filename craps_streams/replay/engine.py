@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from craps_streams.accelerator.rules import RulesCore, chosen
 from craps_streams.rules import ContractError, EventRejected, malformed, record_to_event
 from craps_streams.rules.events import INPUT_TYPES
 from craps_streams.rules.hold import HoldLedger, HoldLine
@@ -42,12 +43,14 @@ class Replay:
     """Holds the state and hold book of every table seen; `feed` takes one input and returns its
     outputs: those of the rules core, then the hold alerts they raise (as the live worker does)."""
 
-    def __init__(self, watch: HoldWatch | None = None, tags=None):  # watch None: the default thresholds
+    def __init__(self, watch: HoldWatch | None = None, tags=None, core: RulesCore | None = None):
         """`tags`: the tag check every event passes before the core (`craps_streams.authenticity.TagCheck`);
         the replay and audit commands always give one, None is for tests of the rules alone.
         `watch`: its `table_watch` is replaced by the native watch where the native code is in use
         and it is the default (`TableWatch`); any other factory is kept (`lambda: TableWatch()`
-        keeps the Python watch, for a test of that path)."""
+        keeps the Python watch, for a test of that path). `core`: the rules core that settles
+        (craps_streams/accelerator/rules.py); None: the one the command chose (`chosen()`)."""
+        self.core = core or chosen()
         self.tags = tags
         self.tables: dict = {}
         self.books: dict = {}  # table id -> HoldBook
@@ -74,7 +77,7 @@ class Replay:
     def feed_event(self, event) -> list:
         tally = self._tally
         tally.read += 1
-        verdict, _, outputs = settle_event(self.tables, self.books, self.watch, event, self.tags)
+        verdict, _, outputs = settle_event(self.tables, self.books, self.watch, event, self.tags, self.core.apply)
         if verdict is APPLIED or verdict is RELEASED:
             tally.applied += 1
         elif verdict is REJECTED:
@@ -121,7 +124,7 @@ class Replay:
         changed: nothing to output) is settled in one native call (craps_streams/settle/quiet.py), and
         a `LineBatch` of raw JSON lines goes through the native lane, every line it stops at read
         by `LineBatch.item` and settled here as any other item."""
-        tables, books, watch, tags = self.tables, self.books, self.watch, self.tags
+        tables, books, watch, tags, apply = self.tables, self.books, self.watch, self.tags, self.core.apply
         out: list = []
         extend = out.extend
         events = applied = duplicates = held = 0
@@ -148,7 +151,7 @@ class Replay:
                     i += 1
                     events += 1
                     if outputs is None:
-                        verdict, _, outputs = settle_event(tables, books, watch, event, tags)
+                        verdict, _, outputs = settle_event(tables, books, watch, event, tags, apply)
                     else:
                         verdict, _, outputs = settled(tables, books, watch, event, tables[event.table_id],
                                                       outputs, APPLIED)
@@ -163,7 +166,7 @@ class Replay:
                     extend(self.feed_item(*event))
                     continue
                 events += 1
-                verdict, _, outputs = settle_event(tables, books, watch, event, tags)
+                verdict, _, outputs = settle_event(tables, books, watch, event, tags, apply)
             if outputs:
                 extend(outputs)
             if verdict is APPLIED or verdict is RELEASED:

@@ -23,6 +23,7 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 
+from craps_streams.accelerator.rules import choose, chosen
 from craps_streams.archive import iter_archive_batches, partition_groups
 from craps_streams.replay.engine import ReplayTally, merge_tallies
 from craps_streams.replay.run import ReplayRun, batch_gc
@@ -50,9 +51,12 @@ def _peak_rss_kib() -> int:
     return 0
 
 
-def _init_job(counter) -> None:
+def _init_job(counter, core: str) -> None:
+    """A job's start: the progress counter, and the rules core its parent chose (a job started by
+    spawn or forkserver does not inherit it)."""
     global _counter
     _counter = counter
+    choose(core)
 
 
 def _tick(n: int) -> None:
@@ -117,7 +121,7 @@ def replay_archive_parallel(archive_dir, jobs: int, *, sl=None, wanted=None, out
     counter = ctx.Value("q", 0)
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_job,
-                                 initargs=(counter,)) as pool:
+                                 initargs=(counter, chosen().name)) as pool:
             order = sorted(range(len(groups)), key=lambda i: -groups[i][1])  # largest first
             futures = {pool.submit(replay_group, str(archive_dir), groups[i][0], sl, wanted, seg_dir, tags,
                                    thresholds): i

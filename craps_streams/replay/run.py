@@ -72,19 +72,16 @@ LINE_OF = _line_makers()
 def _native_lines():
     """The native line writer's `lines(outputs) -> str | None` (native/src/lines.rs: each class's
     keys sorted once, a line written from the Struct's slots; None for a batch holding anything it
-    leaves to msgspec), where the native code is in use (craps_streams/rules/__init__.py), else None."""
-    from craps_streams.rules import CORE
-
-    if CORE != "native":
-        return None
-    from craps_streams.rules import native
+    leaves to msgspec), where the native code is in use (craps_streams/accelerator/lane.py), else
+    None. Made at its first use, after the command chose its core."""
+    from craps_streams.accelerator.lane import line_writer
     from craps_streams.rules.contract import field_names
 
-    return native._native.LineWriter([(cls, field_names(cls)) for cls in OUTPUT_TYPES.values()
-                                      if cls is not EventRejected]).lines
+    return line_writer([(cls, field_names(cls)) for cls in OUTPUT_TYPES.values() if cls is not EventRejected])
 
 
-_NATIVE_LINES = _native_lines()
+_LATER = object()
+_NATIVE_LINES = _LATER  # the native writer, None (the Python paths), or _LATER: made at its first use
 
 
 def output_lines(outputs: list) -> str:
@@ -93,8 +90,12 @@ def output_lines(outputs: list) -> str:
     without a rejection when the batch's text is plain (compared to the json module's text on
     floors and odd strings: msgspec's in tests/replay/test_json_fast_read.py, the native writer's
     in tests/native/test_lockstep.py)."""
-    if _NATIVE_LINES is not None and outputs and type(outputs) is list:
-        text = _NATIVE_LINES(outputs)
+    global _NATIVE_LINES
+    native = _NATIVE_LINES
+    if native is _LATER:
+        native = _NATIVE_LINES = _native_lines()
+    if native is not None and outputs and type(outputs) is list:
+        text = native(outputs)
         if text is not None:
             return text
     if outputs and EventRejected not in map(type, outputs):

@@ -17,13 +17,13 @@ from craps_streams.archive import load_index
 
 
 def software() -> dict:
-    from craps_streams.rules import CORE
+    from craps_streams.accelerator.rules import chosen
 
     try:
         version = metadata.version("craps-streams")
     except metadata.PackageNotFoundError:
         version = "unknown"
-    return {"package": "craps-streams", "version": version, "rules_core": CORE,
+    return {"package": "craps-streams", "version": version, "rules_core": chosen().name,
             "python": platform.python_version()}
 
 

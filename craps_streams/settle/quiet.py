@@ -19,15 +19,14 @@ input, forged and untagged events, odd lines).
 """
 from __future__ import annotations
 
-from functools import partial
-
-from craps_streams.rules import CORE
+from craps_streams.accelerator import lane, quiet
+from craps_streams.accelerator.rules import in_use
 
 
 def _native_check(tags):
     """(native keys or None, accept untagged) for the native runs, or None where the native code
     is not in use: the Python core, or a tag check without native keys."""
-    if CORE != "native":
+    if not in_use():
         return None
     keys = None
     if tags is not None:
@@ -43,11 +42,7 @@ def quiet_run(tags):
     the native code is not in use: the Python core, or a tag check without native keys.
     `tags`: the replay's `craps_streams.authenticity.TagCheck` (None: no tag check, tests of the rules)."""
     check = _native_check(tags)
-    if check is None:
-        return None
-    from craps_streams.rules import native
-
-    return partial(native._native.settle_quiet, *check)
+    return None if check is None else quiet.settle_quiet(*check)
 
 
 def lane_run(tags):
@@ -58,8 +53,4 @@ def lane_run(tags):
     outputs, for the rest of its step, `craps_streams.settle.step.settled`), or None where the native
     code is not in use."""
     check = _native_check(tags)
-    if check is None:
-        return None
-    from craps_streams.rules import native
-
-    return partial(native._native.settle_lines, *check)
+    return None if check is None else lane.settle_lines(*check)

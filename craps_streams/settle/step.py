@@ -18,7 +18,10 @@ from the archived bytes, so the ids match).
 """
 from __future__ import annotations
 
-from craps_streams.rules import DiceThrown, EventRejected, TableOpened, apply
+from collections.abc import Callable
+
+from craps_streams.rules import DiceThrown, EventRejected, TableOpened
+from craps_streams.rules import apply as python_apply
 from craps_streams.rules.verdict import DUPLICATE, HELD, REJECTED
 from craps_streams.surveillance.hold_watch import HoldBook, HoldWatch
 from craps_streams.surveillance.native_watch import table_watch_of
@@ -28,12 +31,16 @@ from craps_streams.surveillance.table_watch import TableWatch, observe, settled_
 NOT_AVRO = "not a decodable Avro message"
 
 
-def settle_event(tables: dict, books: dict, watch: HoldWatch, event, tags=None) -> tuple[str, object, list]:
+def settle_event(tables: dict, books: dict, watch: HoldWatch, event, tags=None,
+                 apply: Callable = python_apply) -> tuple[str, object, list]:
     """-> (verdict, table state, outputs) of one event. `tables` (table id -> state) gets the new
     state; `books` (table id -> HoldBook, with the table's surveillance) gains the table's book on
     its first applied event; `tags` (a `craps_streams.authenticity.TagCheck`: `problem(event)` -> None or
     (reason, message), `rejection`) judges the event's tag before the core: the worker, replay and
-    audit always pass one; None (no check) is for tests of the rules alone.
+    audit always pass one; None (no check) is for tests of the rules alone. `apply`: the rules
+    core's, chosen by the command that runs (craps_streams/accelerator/rules.py `rules_core`) and
+    handed down by the worker's shell and the replay; the Python core's (the specification) for
+    tests of the rules alone.
 
     The state is None only for an event of a table never opened (rejected)."""
     table_id = event.table_id

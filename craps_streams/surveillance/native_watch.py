@@ -25,7 +25,6 @@ from __future__ import annotations
 from functools import partial
 
 from craps_streams.odds import wager_odds
-from craps_streams.rules import CORE
 from craps_streams.rules.events import TableOpened
 from craps_streams.surveillance import dice_watch, table_watch
 from craps_streams.surveillance.dice_watch import DiceBook
@@ -54,19 +53,17 @@ def _position_alert(settings: Thresholds, state, s, which, p: float, tests: int)
 def watch_factory(thresholds: Thresholds):
     """A function making a fresh native watch under `thresholds`, or None where the native code
     is not in use (the Python core)."""
-    if CORE != "native":
-        return None
-    from craps_streams.rules import native
+    from craps_streams.accelerator.watch import watch_config
 
     d = thresholds.dice
-    config = native._native.WatchConfig(
+    config = watch_config(
         (dice_watch._SEVEN_LOW, dice_watch._SEVEN_HIGH, dice_watch._FACE, dice_watch._CELL),
         (d.seven_h, d.face_h, d.cell_h), table_watch.REARM,
         (thresholds.tail_alert, thresholds.check_z, thresholds.position_alert),
         (_unit_of, house_win_tail, binomial_tail, _dice_alert, partial(table_watch.hold_alert, thresholds),
          partial(_position_alert, thresholds)),
         TableOpened)
-    return config.watch
+    return None if config is None else config.watch
 
 
 def with_native_watch(watch):

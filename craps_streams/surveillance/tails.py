@@ -147,7 +147,7 @@ def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float
     if h >= mean:
         return 1.0
     scale = max(s for s, _ in items)
-    return min(1.0, math.exp(_minimum(dist, items, h, scale)))
+    return min(1.0, math.exp((_minimum or _chosen_minimum())(dist, items, h, scale)))
 
 
 def chernoff_minimum(dist, items: list, h: float, scale: int) -> float:
@@ -188,18 +188,17 @@ def chernoff_minimum(dist, items: list, h: float, scale: int) -> float:
     return best
 
 
+# The minimum `chernoff_lower_tail` takes, chosen at its first use (after the command chose its core).
+_minimum = None
+
+
 def _chosen_minimum():
     """`chernoff_minimum`, or its native form (the same doubles) where the native code is in use."""
-    from craps_streams.rules import CORE
+    global _minimum
+    from craps_streams.accelerator.watch import chernoff_minimum as native_minimum
 
-    if CORE == "native":
-        from craps_streams.rules import native
-
-        return native._native.chernoff_minimum
-    return chernoff_minimum
-
-
-_minimum = _chosen_minimum()
+    _minimum = native_minimum() or chernoff_minimum
+    return _minimum
 
 
 def support_estimate(unit: UnitDistribution, stakes: dict[int, int]) -> int:

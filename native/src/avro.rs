@@ -63,7 +63,7 @@ type Read<T> = Result<T, Odd>;
 /// `branches[i]` None or `(kind, constructor, fields)` for the body's union branch i, the fields
 /// as codes "long", "boolean", "id", "text", "id*", "text*" (a star: one str object per value,
 /// fastread's CACHED_STRINGS); `cached_key_id` whether key_id is one of those.
-#[pyclass(unsendable, module = "craps_streams.rules._native")]
+#[pyclass(unsendable, module = "craps_streams.accelerator._native")]
 pub struct BlockReader {
     branches: Vec<Option<Branch>>,
     cached_key_id: bool,
@@ -162,6 +162,9 @@ fn chars(t: &str) -> usize {
 impl BlockReader {
     /// The str of a string's bytes: strict UTF-8 (else the record is odd), one object per value
     /// when cached.
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     #[inline(always)]
     unsafe fn text(&mut self, t: &[u8], cached: bool) -> PyResult<Option<O>> {
         if cached {
@@ -178,6 +181,9 @@ impl BlockReader {
     }
 
     /// The event of the record at `*pos`, or why not; `*pos` after it when read.
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn record(&mut self, data: &[u8], pos: &mut usize) -> PyResult<Read<O>> {
         macro_rules! get {
             ($e:expr) => {
@@ -306,6 +312,8 @@ impl BlockReader {
                     other => return Err(pyo3::exceptions::PyValueError::new_err(format!("field code {other:?}"))),
                 });
             }
+            // SAFETY: the GIL is held; `new` is a live object, whose reference count is incremented
+            // for the branch that keeps it.
             out.push(Some(Branch { kind, new: unsafe { O::new_ref(new.as_ptr()) }, fields }));
         }
         Ok(BlockReader { branches: out, cached_key_id, strings: HashMap::new(), good_ids: HashSet::new() })
@@ -319,6 +327,8 @@ impl BlockReader {
         let bytes = data.as_bytes();
         let mut items: Vec<O> = Vec::with_capacity(count);
         let mut pos = 0usize;
+        // SAFETY: the GIL is held (`py`); `record` reads only within `bytes` (each read checks the
+        // length left) and returns owned objects; `slow` is called with the GIL held.
         unsafe {
             for _ in 0..count {
                 let start = pos;

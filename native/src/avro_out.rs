@@ -39,7 +39,7 @@ struct Format {
 
 /// `OutputWriter([(cls, header, topic, [(field, code), ...]), ...])`, the fields in the schema's
 /// order, the codes "long", "int", "string", "strings" (an array of strings).
-#[pyclass(frozen, module = "craps_streams.rules._native")]
+#[pyclass(frozen, module = "craps_streams.accelerator._native")]
 pub struct OutputWriter {
     formats: Vec<Format>,
 }
@@ -55,6 +55,9 @@ fn push_long(buf: &mut Vec<u8>, v: i64) {
 }
 
 /// The UTF-8 bytes of an exact str, or None (not a str, or not encodable: a lone surrogate).
+///
+/// # Safety
+/// `o` is a live object, the GIL is held, and `o` outlives `'a`: the bytes are borrowed from its UTF-8 buffer.
 #[inline(always)]
 unsafe fn utf8<'a>(o: Obj) -> Option<&'a [u8]> {
     if ffi::PyUnicode_CheckExact(o) == 0 {
@@ -69,6 +72,8 @@ unsafe fn utf8<'a>(o: Obj) -> Option<&'a [u8]> {
     Some(std::slice::from_raw_parts(p as *const u8, size as usize))
 }
 
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 #[inline(always)]
 unsafe fn push_str(buf: &mut Vec<u8>, o: Obj) -> bool {
     match utf8(o) {
@@ -81,6 +86,8 @@ unsafe fn push_str(buf: &mut Vec<u8>, o: Obj) -> bool {
     }
 }
 
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 #[inline(always)]
 unsafe fn push_value(buf: &mut Vec<u8>, o: Obj, code: Code) -> bool {
     match code {
@@ -120,6 +127,9 @@ unsafe fn push_value(buf: &mut Vec<u8>, o: Obj, code: Code) -> bool {
 
 impl OutputWriter {
     /// (topic, key, value) of one output, or None when this leaves it to the plain path.
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn message(&self, buf: &mut Vec<u8>, o: Obj) -> PyResult<Option<O>> {
         let cls = ffi::Py_TYPE(o) as Obj;
         let Some(format) = self.formats.iter().find(|f| f.cls.as_ptr() == cls) else { return Ok(None) };
@@ -172,6 +182,9 @@ impl OutputWriter {
     /// writes, None for each it leaves to the plain path.
     fn messages(&self, py: Python<'_>, outputs: &Bound<PyList>) -> PyResult<Py<PyAny>> {
         let mut buf: Vec<u8> = Vec::with_capacity(256);
+        // SAFETY: the GIL is held (`py`); each output is read by an index below the list's length,
+        // borrowed while the list holds it; the new list is filled at each index once, with owned
+        // references.
         unsafe {
             let n = ffi::PyList_GET_SIZE(outputs.as_ptr());
             let list = O::owned(ffi::PyList_New(n))?;

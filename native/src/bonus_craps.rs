@@ -7,16 +7,6 @@ use crate::wager::{pop_kind, Emit, Wager, ALL_OR_NOTHING, ALL_SMALL, ALL_TALL};
 use pyo3::prelude::*;
 use std::collections::HashMap;
 
-/// § 623a.3(43) as docs/rules.md states it: the totals each wager needs, as bit masks over the
-/// total (index = kind).
-pub const NEEDS: [u32; 4] = [
-    0,
-    (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6),
-    (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12),
-    (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12),
-];
-pub const ALL_TOTALS: u32 = NEEDS[3];
-
 pub struct BonusCohort {
     pub id: O,
     pub wagers: Vec<Wager>,
@@ -26,6 +16,9 @@ pub struct BonusCohort {
 impl BonusCohort {
     /// § 623a.12(3),(4),(6): mark the total; pay a wager the moment all its numbers are marked, in
     /// any order, leaving the others in action.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn total_thrown(&mut self, total: i64, name: &O, odds: &[i64; 4], e: &mut Emit) -> PyResult<()> {
         let c = ctx();
         let bit = 1u32 << total;
@@ -37,7 +30,8 @@ impl BonusCohort {
         e.placed(c.groups[1], self.id.p(), c.total_marker[total as usize], marks.count_ones() as i64)?;
         // The wagers whose numbers include this total, in the order all_small, all_tall, all_or_nothing.
         for kind in [ALL_SMALL, ALL_TALL, ALL_OR_NOTHING] {
-            let needs = NEEDS[kind as usize];
+            // § 623a.3(43): the totals the wager needs (the Python core's `NEEDS`, a fact).
+            let needs = c.bonus_needs[kind as usize];
             if needs & bit == 0 || marks & needs != needs {
                 continue;
             }
@@ -51,6 +45,9 @@ impl BonusCohort {
 
     /// § 623a.12(5): a 7 at any time, come-out included, collects every Bonus Craps wager and
     /// removes all marker buttons.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn seven(&mut self, name: &O, details: &mut SevenDetails, e: &mut Emit) -> PyResult<()> {
         let c = ctx();
         let detail = details.of(self.marks)?;
@@ -71,6 +68,8 @@ pub fn marked_totals(marks: u32) -> Vec<i64> {
 pub struct SevenDetails(HashMap<u32, O>);
 
 impl SevenDetails {
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn of(&mut self, marks: u32) -> PyResult<*mut pyo3::ffi::PyObject> {
         if let Some(d) = self.0.get(&marks) {
             return Ok(d.p());

@@ -1,7 +1,7 @@
 //! What the accelerator takes from the Python side at `init`: the event and output classes
 //! (craps_streams/rules/events.py), where each input field lives in its Struct, the verdict, the Python
 //! helpers of the records, the constant strings of the outputs, and the rule facts
-//! (craps_streams/rules/native.py `facts()`). Where it is kept, and why that is sound: slots.rs.
+//! (craps_streams/accelerator/rules.py `facts()`). Where it is kept, and why that is sound: slots.rs.
 
 use crate::py::{interned, Obj};
 use pyo3::exceptions::PyValueError;
@@ -43,12 +43,24 @@ pub struct Ctx {
     pub rules_from_record: Obj,
     pub kinds: [Obj; 6],
     pub groups: [Obj; 4],
-    // ---- the rule facts, from the Python core (craps_streams/rules/native.py `facts()`): none is
+    // ---- the rule facts, from the Python core (craps_streams/accelerator/rules.py `facts()`): none is
     // written in Rust.
     /// § 623c.1(a)(2)(i): the positions at the table (lowest, highest).
     pub positions: (i64, i64),
     /// § 623a.11(b)(1): the Fire Bet's stakes (lowest, highest, step), in cents.
     pub fire_stakes: (i64, i64, i64),
+    /// § 623a.10(b): the point numbers, as bits over the total.
+    pub points: u32,
+    /// § 623a.3(43): the totals each Bonus Craps wager needs (index = kind), as bits over the
+    /// total, and every total any of them needs.
+    pub bonus_needs: [u32; 4],
+    pub all_totals: u32,
+    /// § 623c.1(a)(2)(iii): the bit of each Hot Roller combination (index 6 x (low - 1) + (high - 1);
+    /// 0: not a combination), the bits of each number's combinations (index = the number), and
+    /// every combination's bit.
+    pub combo_bits: [u32; 36],
+    pub number_masks: [u32; 13],
+    pub all_combos: u32,
     /// The odds of a paytable band that returns the stake (`paytables.PUSH`, § 623c.4(d)(2)).
     pub push_odds: i64,
     /// § 623a.11(a)(6): the distinct points at which surveillance is notified.
@@ -131,6 +143,8 @@ fn texts(facts: &Bound<PyDict>, name: &str, n: usize) -> PyResult<Vec<Obj>> {
     if v.len() != n {
         return Err(PyValueError::new_err(format!("fact {name}: {} texts, not {n}", v.len())));
     }
+    // SAFETY: the GIL is held (`facts` is bound to it); each interned str is a new reference,
+    // kept by the context.
     Ok(v.iter().map(|t| unsafe { interned(t) }).collect())
 }
 
@@ -138,7 +152,7 @@ fn fact<'py>(facts: &Bound<'py, PyDict>, name: &str) -> PyResult<Bound<'py, PyAn
     facts.get_item(name)?.ok_or_else(|| PyValueError::new_err(format!("the facts lack {name}")))
 }
 
-/// `init(events, applied, fallback, view, rules_from_record, facts)`: from craps_streams/rules/native.py
+/// `init(events, applied, fallback, view, rules_from_record, facts)`: from craps_streams/accelerator/rules.py
 /// at import, and again by its `configure()` when the Python side's facts change (tests). A second
 /// call replaces the context; the first one is left allocated (never freed), so a reference taken
 /// from it by a call still running stays valid.
@@ -159,10 +173,27 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
         return Err(PyValueError::new_err("fact fire_stakes: the step must be positive"));
     }
     let four_points: usize = fact(facts, "four_points")?.extract()?;
+    let point_numbers: Vec<u32> = fact(facts, "point_numbers")?.extract()?;
+    if point_numbers.iter().any(|&p| !(4..=10).contains(&p)) {
+        return Err(PyValueError::new_err("fact point_numbers: each a total from 4 to 10"));
+    }
+    let points = point_numbers.iter().fold(0u32, |m, &p| m | 1 << p);
+    let bonus_needs: [u32; 4] = fact(facts, "bonus_needs")?.extract()?;
+    let all_totals = bonus_needs.iter().fold(0, |m, &n| m | n);
+    let combo_bits: [u32; 36] = fact(facts, "combo_bits")?.extract()?;
+    let number_masks: [u32; 13] = fact(facts, "number_masks")?.extract()?;
+    let all_combos = combo_bits.iter().fold(0, |m, &b| m | b);
+    // The cohort records keep marks as bits in a u32 (totals 2..=12, fourteen combinations).
+    if all_totals >> 13 != 0 || all_totals & 0b11 != 0 || all_combos.count_ones() != combo_bits.iter().filter(|&&b| b != 0).count() as u32
+        || combo_bits.iter().any(|&b| b.count_ones() > 1) || number_masks.iter().any(|&m| m & !all_combos != 0) {
+        return Err(PyValueError::new_err("facts bonus_needs, combo_bits, number_masks: bits the native core cannot keep"));
+    }
     let kinds_offered: Vec<Option<Vec<String>>> = fact(facts, "table_kinds")?.extract()?;
     if kinds_offered.len() != KIND_NAMES.len() {
         return Err(PyValueError::new_err("fact table_kinds: one entry per wager kind"));
     }
+    // SAFETY: the GIL is held (`facts` is bound to it); every object the context keeps is a new
+    // reference (interned, or `into_ptr` of a clone), never released (slots.rs, invariant 2).
     unsafe {
         let mut table_kinds: [Option<Vec<Obj>>; 6] = Default::default();
         for (i, offered) in kinds_offered.iter().enumerate() {
@@ -189,6 +220,12 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
             groups: GROUP_NAMES.map(k),
             positions,
             fire_stakes,
+            points,
+            bonus_needs,
+            all_totals,
+            combo_bits,
+            number_masks,
+            all_combos,
             push_odds: fact(facts, "push_odds")?.extract()?,
             four_points,
             table_kinds,

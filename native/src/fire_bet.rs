@@ -14,6 +14,9 @@ pub struct FireCohort {
 
 impl FireCohort {
     /// Marks a new distinct point; true when this throw brings the cohort to four points.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn point_made(&mut self, point: i64, e: &mut Emit) -> PyResult<bool> {
         let c = ctx();
         // § 623a.11(b)(2): a repeated point does not increment the count.
@@ -29,6 +32,9 @@ impl FireCohort {
     }
 
     /// § 623a.11(a)(5): collected or paid upon the loser 7, never earlier.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn seven_out(&self, paytable: &Paytable, e: &mut Emit) -> PyResult<()> {
         let c = ctx();
         let count = self.points.len();

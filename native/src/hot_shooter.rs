@@ -14,6 +14,9 @@ pub struct HotShooterCohort {
 
 impl HotShooterCohort {
     /// § 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e). No markers.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn seven_out(&self, paytable: &Paytable, e: &mut Emit) -> PyResult<()> {
         let n = self.throws;
         let throws = O::owned(new_int(n))?;

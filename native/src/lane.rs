@@ -2,9 +2,8 @@
 //! (craps_streams/replay/jsonread.py `LineBatch`, craps_streams/settle/quiet.py).
 //!
 //! Most lines of a history are wagers placed and shooters changed, which the settling step only
-//! checks, applies and files (quiet.rs). A JSON Lines replay used to decode each into a Python
-//! event first (msgspec, then the ids' characters), about as much work again as settling it. Here
-//! such a line is read, checked, authenticated and applied in one pass, and it becomes a Python
+//! checks, applies and files (quiet.rs). Decoding each into a Python event first (msgspec, then
+//! the ids' characters) costs about as much again as settling it. Here such a line is read, checked, authenticated and applied in one pass, and it becomes a Python
 //! event only when this lane stops at it. A throw is read, checked, authenticated and applied here
 //! too, then handed back as the event msgspec would have read, with its outputs: the table's
 //! surveillance (craps_streams/settle/step.py `settled`) reads them in Python.
@@ -312,6 +311,8 @@ fn kind_of(f: &Fields) -> Option<Kind> {
 struct TableIds(Vec<(Vec<u8>, O)>);
 
 impl TableIds {
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn of(&mut self, text: &[u8]) -> PyResult<O> {
         if let Some((_, s)) = self.0.iter().find(|(t, _)| t.as_slice() == text) {
             return Ok(s.clone());
@@ -325,9 +326,15 @@ impl TableIds {
 }
 
 /// An interned str of the context whose text is `t`, or None.
+///
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 unsafe fn known_str(candidates: &[Obj], t: &[u8]) -> Option<Obj> {
     candidates.iter().copied().find(|&p| ascii(p) == Some(t))
 }
+
+/// What `settle_lines` returns: (stop, applied, untagged, thrown).
+type LaneRun = (usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>);
 
 /// `settle_lines(keys, accept_untagged, tables, books, lines, start)` -> `(stop, applied,
 /// untagged, thrown)`: the lines of the list `lines` (str) from `start` up to `stop` settled in
@@ -342,7 +349,7 @@ unsafe fn known_str(candidates: &[Obj], t: &[u8]) -> Option<Obj> {
 #[pyo3(signature = (keys, accept_untagged, tables, books, lines, start))]
 pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
                     books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize)
-                    -> PyResult<(usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>)> {
+                    -> PyResult<LaneRun> {
     let keys = keys.map(|k| k.get());
     // Each kind's canonical format, looked up once per call (indexed by `Kind`).
     let formats = keys.map_or([None; 3], |k| {
@@ -352,6 +359,10 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
     let mut untagged = 0usize;
     let mut i = start;
     let mut ids = TableIds(Vec::new());
+    crate::check_ready()?;
+    // SAFETY: the GIL is held (a Python call) and the context is installed (checked above); every
+    // line is read from the list by an index below its length, borrowed while the list holds it,
+    // and each object made here is owned (`O`) until it is handed to Python.
     unsafe {
         let c = ctx();
         let reasons = [c.sc_table_open, c.sc_seven_out, c.sc_voluntary, c.sc_compulsory];

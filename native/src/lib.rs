@@ -1,5 +1,5 @@
-//! The native rules core (docs/native-core.md): `craps_streams.rules._native`, loaded by
-//! craps_streams/rules/native.py.
+//! The native rules core (docs/native-core.md): `craps_streams.accelerator._native`, loaded by
+//! craps_streams/accelerator/rules.py.
 //!
 //! `apply(state, event) -> (state, outputs, verdict)`, the contract of craps_streams/rules/table.py. The
 //! common path (in-order events of an open table with nothing held: accepted WagerPlaced of every
@@ -9,7 +9,11 @@
 //!
 //! One module per wager kind, as the Python core has: fire_bet, bonus_craps, hot_roller,
 //! hot_shooter; the table's dispatch and records in table.rs; outputs and ids in wager.rs.
-#![allow(clippy::missing_safety_doc, static_mut_refs, clippy::too_many_arguments)]
+//!
+//! Every `unsafe` block says, in a `SAFETY:` comment, why it is sound; every `unsafe fn` says, in
+//! its `# Safety` section, what its caller must keep. The two shortcuts most of them rest on (the
+//! context, the reads of Struct slots) are explained in slots.rs.
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod avro;
 mod avro_out;
@@ -39,24 +43,30 @@ use pyo3::types::PyType;
 use table::Table;
 
 /// `init(events, applied, fallback, view, rules_from_record, facts)`: the classes, the verdict,
-/// the Python side's helpers and the rule facts (craps_streams/rules/native.py `configure`).
+/// the Python side's helpers and the rule facts (craps_streams/accelerator/rules.py `configure`).
 #[pyfunction]
 fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAny>, view: &Bound<PyAny>,
         rules_from_record: &Bound<PyAny>, facts: &Bound<pyo3::types::PyDict>) -> PyResult<()> {
     ctx::init(events, applied, fallback, view, rules_from_record, facts)
 }
 
-fn check_ready() -> PyResult<()> {
+/// An error unless `init` installed the context (slots.rs, invariant 3): what each entry point
+/// that reads the context checks first.
+pub(crate) fn check_ready() -> PyResult<()> {
     if ctx::ready() {
         Ok(())
     } else {
-        Err(PyRuntimeError::new_err("craps_streams.rules._native: init() first (import craps_streams.rules.native)"))
+        Err(PyRuntimeError::new_err("craps_streams.accelerator._native: init() first (import craps_streams.accelerator.rules)"))
     }
 }
 
 /// The rules core under the contract: `apply(state, event) -> (state, outputs, verdict)`.
 #[pyfunction]
 fn apply(py: Python<'_>, state: &Bound<PyAny>, event: &Bound<PyAny>) -> PyResult<Py<PyAny>> {
+    check_ready()?;
+    // SAFETY: the GIL is held (`py`) and the context is installed (checked above); `state` is
+    // downcast only after its exact type was checked; the tuple is new, so setting its three items
+    // once each (each an owned reference: `into_ptr`, or `applied` increfed) fills it soundly.
     unsafe {
         let c = ctx();
         if state.is_exact_instance_of::<Table>() {
@@ -75,7 +85,7 @@ fn apply(py: Python<'_>, state: &Bound<PyAny>, event: &Bound<PyAny>) -> PyResult
                 return Ok(Py::from_owned_ptr(py, r));
             }
         }
-        // Everything else: the Python core decides (craps_streams/rules/native.py `_fallback`).
+        // Everything else: the Python core decides (craps_streams/accelerator/rules.py `_fallback`).
         let r = call(c.fallback, &[state.as_ptr(), event.as_ptr()])?;
         Ok(Py::from_owned_ptr(py, r.into_ptr()))
     }
@@ -86,6 +96,8 @@ impl Table {
     /// Exactly `TableState.to_record()` of the same history.
     fn to_record(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         check_ready()?;
+        // SAFETY: the GIL is held and the context installed (checked); `record` returns a new
+        // reference, owned by the `Py` made of it.
         unsafe { Ok(Py::from_owned_ptr(py, self.record()?.into_ptr())) }
     }
 
@@ -94,6 +106,8 @@ impl Table {
     #[classmethod]
     fn from_record(_cls: &Bound<PyType>, record: &Bound<PyAny>) -> PyResult<Option<Table>> {
         check_ready()?;
+        // SAFETY: the GIL is held and the context installed (checked); `record` is a live object
+        // borrowed for the call.
         unsafe { Table::of_record(record.as_ptr(), None) }
     }
 
@@ -101,6 +115,7 @@ impl Table {
     /// the native core does not keep it.
     fn load(&mut self, record: &Bound<PyAny>) -> PyResult<bool> {
         check_ready()?;
+        // SAFETY: as `from_record`: the GIL held, the context installed, `record` borrowed for the call.
         unsafe {
             let reuse = (&self.rules_record, &self.rules);
             match Table::of_record(record.as_ptr(), Some(reuse))? {
@@ -115,23 +130,32 @@ impl Table {
 
     #[getter]
     fn table_id(&self, py: Python<'_>) -> Py<PyAny> {
+        // SAFETY: the GIL is held (`py`); the table owns a reference to the object, which
+        // `from_borrowed_ptr` increments for the caller.
         unsafe { Py::from_borrowed_ptr(py, self.table_id.p()) }
     }
     #[getter]
     fn table_kind(&self, py: Python<'_>) -> Py<PyAny> {
+        // SAFETY: the GIL is held (`py`); the table owns a reference to the object, which
+        // `from_borrowed_ptr` increments for the caller.
         unsafe { Py::from_borrowed_ptr(py, self.table_kind.p()) }
     }
     /// The RulesSubmission in force.
     #[getter]
     fn rules(&self, py: Python<'_>) -> Py<PyAny> {
+        // SAFETY: the GIL is held (`py`); the table owns a reference to the object, which
+        // `from_borrowed_ptr` increments for the caller.
         unsafe { Py::from_borrowed_ptr(py, self.rules.obj.p()) }
     }
     #[getter]
     fn rules_record(&self, py: Python<'_>) -> Py<PyAny> {
+        // SAFETY: the GIL is held (`py`); the table owns a reference to the object, which
+        // `from_borrowed_ptr` increments for the caller.
         unsafe { Py::from_borrowed_ptr(py, self.rules_record.p()) }
     }
     #[getter]
     fn shooter_id(&self, py: Python<'_>) -> Py<PyAny> {
+        // SAFETY: as the getters above: the table owns the shooter's id, borrowed and increfed here.
         unsafe {
             match &self.shooter_id {
                 Some(s) => Py::from_borrowed_ptr(py, s.p()),
@@ -142,6 +166,8 @@ impl Table {
     /// A native table never holds events (a table waiting on a gap stays with the Python core).
     #[getter]
     fn held(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        // SAFETY: the GIL is held (`py`); `O::owned` checked the new dict for NULL, and its one
+        // reference passes to the `Py`.
         unsafe { Ok(Py::from_owned_ptr(py, O::owned(ffi::PyDict_New())?.into_ptr())) }
     }
 
@@ -149,13 +175,15 @@ impl Table {
     /// read from a TableState of this table's record: a copy, for reading.
     fn __getattr__(slf: &Bound<Self>, name: &Bound<pyo3::types::PyString>) -> PyResult<Py<PyAny>> {
         check_ready()?;
+        // SAFETY: the GIL is held and the context installed (checked); the context owns `view`
+        // for the process's life (slots.rs, invariant 2).
         let view = unsafe { Bound::from_borrowed_ptr(slf.py(), ctx().view) };
         Ok(view.call1((slf,))?.getattr(name)?.unbind())
     }
 
-    /// Pickled (and copied) by record: `craps_streams.rules.native.restore(record)`.
+    /// Pickled (and copied) by record: `craps_streams.accelerator.rules.restore(record)`.
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (Py<PyAny>,))> {
-        let restore = py.import("craps_streams.rules.native")?.getattr("restore")?.unbind();
+        let restore = py.import("craps_streams.accelerator.rules")?.getattr("restore")?.unbind();
         Ok((restore, (self.to_record(py)?,)))
     }
 }
@@ -186,8 +214,11 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
     m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
     // native/source_digest.py, set by setup.py: the sources this extension was built from
-    // (craps_streams/rules/native.py refuses it when the checkout's sources differ). Empty when built
+    // (craps_streams/accelerator/rules.py refuses it when the checkout's sources differ). Empty when built
     // by cargo alone, which native.py refuses too.
     m.add("SOURCE_DIGEST", option_env!("CRAPS_NATIVE_SOURCE").unwrap_or(""))?;
+    // The directory of those sources (setup.py): where that check reads them. Empty when built by
+    // cargo alone.
+    m.add("SOURCE_DIR", option_env!("CRAPS_NATIVE_SOURCE_DIR").unwrap_or(""))?;
     Ok(())
 }

@@ -36,6 +36,9 @@ pub struct LineWriter {
 }
 
 /// Appends `"text"` when json writes the str as it is (printable ASCII, no quote, no backslash).
+///
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 #[inline(always)]
 unsafe fn push_plain_str(buf: &mut Vec<u8>, o: Obj) -> bool {
     if ffi::PyUnicode_CheckExact(o) == 0 || ffi::PyUnicode_IS_ASCII(o) == 0 {
@@ -52,6 +55,8 @@ unsafe fn push_plain_str(buf: &mut Vec<u8>, o: Obj) -> bool {
     true
 }
 
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 #[inline(always)]
 unsafe fn push_value(buf: &mut Vec<u8>, o: Obj) -> bool {
     if ffi::PyUnicode_CheckExact(o) != 0 {
@@ -124,6 +129,9 @@ impl LineWriter {
     /// output is of a class or holds a value this module leaves to the caller.
     fn lines(&self, py: Python<'_>, outputs: &Bound<PyList>) -> PyResult<Option<Py<PyAny>>> {
         let mut buf: Vec<u8> = Vec::with_capacity(outputs.len() * 280);
+        // SAFETY: the GIL is held (`py`); each output is read by an index below the list's length,
+        // borrowed while the list holds it, and its slots only after its type was found among
+        // the classes whose offsets were read (slots.rs, invariant 1).
         unsafe {
             let n = ffi::PyList_GET_SIZE(outputs.as_ptr());
             for i in 0..n {

@@ -30,6 +30,9 @@ use pyo3::types::{PyDict, PyList};
 /// The table of `table_id` when the native core keeps it (a `Table` in `tables`) and its hold book
 /// exists (`books`: `settle_event` makes it at the table's first applied event), else None (the
 /// step's). Borrowed from `tables`; an unhashable id is in neither dict.
+///
+/// # Safety
+/// `table_id` is a live object (the GIL is held: `py`); the table returned is a new reference.
 pub(crate) unsafe fn native_table<'py>(py: Python<'py>, tables: &Bound<'py, PyDict>, books: &Bound<'py, PyDict>,
                                        table_id: Obj) -> Option<Bound<'py, Table>> {
     let table = ffi::PyDict_GetItemWithError(tables.as_ptr(), table_id);
@@ -65,6 +68,11 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
     let mut applied = 0usize;
     let mut untagged = 0usize;
     let mut i = start;
+    crate::check_ready()?;
+    // SAFETY: the GIL is held (a Python call) and the context is installed (checked above); every
+    // item is read from the list by an index below its length, borrowed while the list holds it,
+    // and an event's slots are read only after its type was compared with the class the offsets
+    // are of (slots.rs, invariant 1).
     unsafe {
         let c = ctx();
         let n = ffi::PyList_GET_SIZE(items.as_ptr()) as usize;

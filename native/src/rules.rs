@@ -45,6 +45,8 @@ impl Paytable {
         match self.odds_for(count) {
             None => Outcome::Lose,
             // `PUSH` of craps_streams/rules/paytables.py: a band that returns the stake (§ 623c.4(d)(2)).
+            // SAFETY: a paytable exists only in a table, made after `init` installed the context,
+            // and is read under the GIL.
             Some(x) if x == unsafe { crate::ctx::ctx().push_odds } => Outcome::Push,
             Some(x) => Outcome::Win(x),
         }
@@ -69,10 +71,14 @@ pub struct Rules {
     pub large_win: i64,
 }
 
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 unsafe fn int_of(o: &O) -> Option<i64> {
     exact_int(o.p())
 }
 
+/// # Safety
+/// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
 unsafe fn paytable(rules: Obj, name: &str) -> PyResult<Option<Paytable>> {
     let p = getattr(rules, name)?;
     let pname = getattr(p.p(), "name")?;
@@ -101,6 +107,9 @@ unsafe fn paytable(rules: Obj, name: &str) -> PyResult<Option<Paytable>> {
 impl Rules {
     /// The native form of a RulesSubmission, or None when it holds what the native core does
     /// not take (then the table stays with the Python core).
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given is live for the call.
     pub unsafe fn of(rules: Obj) -> PyResult<Option<Rules>> {
         let (Some(fire), Some(hot_roller), Some(hot_shooter)) =
             (paytable(rules, "fire")?, paytable(rules, "hot_roller")?, paytable(rules, "hot_shooter")?)

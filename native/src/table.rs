@@ -2,10 +2,10 @@
 //! with nothing held. `step` returns None for every other case, before changing anything (every
 //! check first, as the Python core does), and the caller hands the event to the Python core.
 
-use crate::bonus_craps::{BonusCohort, SevenDetails, ALL_TOTALS};
-use crate::ctx::{ctx, field};
+use crate::bonus_craps::{BonusCohort, SevenDetails};
+use crate::ctx::{ctx, field, Ctx};
 use crate::fire_bet::FireCohort;
-use crate::hot_roller::{HotRollerCohort, ALL_COMBOS};
+use crate::hot_roller::HotRollerCohort;
 use crate::hot_shooter::HotShooterCohort;
 use crate::py::*;
 use crate::rules::{Rules, MAX_STAKE};
@@ -15,9 +15,8 @@ use pyo3::prelude::*;
 use std::rc::Rc;
 
 /// § 623a.11(b)(1): Fire Bet minimum $1, maximum $5, in $1 increments.
-const POINT_NUMBERS: [i64; 6] = [4, 5, 6, 8, 9, 10];
 
-#[pyclass(unsendable, module = "craps_streams.rules._native", name = "Table")]
+#[pyclass(unsendable, module = "craps_streams.accelerator._native", name = "Table")]
 pub struct Table {
     pub table_id: O,
     pub table_kind: O,
@@ -69,7 +68,16 @@ pub struct Table {
     pub seven_details: SevenDetails,
 }
 
+/// § 623a.10(b): whether a total is a point number (the Python core's `POINT_NUMBERS`, a fact).
+#[inline]
+fn is_point(c: &Ctx, total: i64) -> bool {
+    (4..=10).contains(&total) && c.points >> total & 1 == 1
+}
+
 /// Which wager kind a str is (by identity, else by value), or None.
+///
+/// # Safety
+/// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
 #[inline(always)]
 pub(crate) unsafe fn kind_of(o: Obj) -> Option<u8> {
     let k = &ctx().kinds;
@@ -84,6 +92,8 @@ pub(crate) unsafe fn kind_of(o: Obj) -> Option<u8> {
     k.iter().position(|&p| ffi::PyUnicode_Compare(p, o) == 0).map(|i| i as u8)
 }
 
+/// # Safety
+/// The GIL is held.
 unsafe fn cohort_id(group: usize, seq: i64) -> PyResult<O> {
     let mut id = crate::ctx::GROUP_NAMES[group].as_bytes().to_vec();
     id.push(b'-');
@@ -112,6 +122,9 @@ impl Table {
     // ------------------------------------------------------------ the common path
 
     /// One event: Some(outputs) when judged here, None for the Python core (nothing changed).
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     #[inline(always)]
     pub unsafe fn step(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
         let c = ctx();
@@ -128,11 +141,16 @@ impl Table {
     }
 
     /// The event's seq if it is the feed's next (in order, nothing held: native never holds).
+    ///
+    /// # Safety
+    /// The GIL is held and `e` is an instance of exactly the class whose field offset `off` is (slots.rs, invariant 1).
     #[inline(always)]
     unsafe fn next_seq(&self, e: Obj, off: usize) -> Option<(Obj, i64)> {
         self.next(field(e, off))
     }
 
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     #[inline(always)]
     unsafe fn next(&self, seq_o: Obj) -> Option<(Obj, i64)> {
         match exact_int(seq_o) {
@@ -141,6 +159,8 @@ impl Table {
         }
     }
 
+    /// # Safety
+    /// The GIL is held, the context is installed, and `e` is exactly a WagerPlaced (its type compared by `step`): its slots are read (slots.rs, invariant 1).
     #[inline(always)]
     unsafe fn wager_placed(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
         let o = &ctx().o_wager;
@@ -150,6 +170,9 @@ impl Table {
 
     /// `apply`'s inline placing of an accepted in-order wager (`_on_wager_placed`'s checks), from
     /// a WagerPlaced's fields (its Struct's, or a JSON line's: lane.rs).
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed, and the objects of `w` are live for the call (borrowed from the event or line being applied).
     #[inline(always)]
     pub unsafe fn place(&mut self, w: WagerIn) -> PyResult<Option<Vec<O>>> {
         let Some((seq_o, seq)) = self.next(w.seq) else { return Ok(None) };
@@ -244,6 +267,8 @@ impl Table {
         Ok(Some(Vec::new()))
     }
 
+    /// # Safety
+    /// The GIL is held, the context is installed, and `e` is exactly a ShooterChanged (its type compared by `step`): its slots are read (slots.rs, invariant 1).
     #[inline(always)]
     unsafe fn shooter_changed(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
         let o = &ctx().o_shooter;
@@ -253,6 +278,9 @@ impl Table {
 
     /// `_on_shooter_changed` for an accepted change that settles nothing (§ 623a.10), from a
     /// ShooterChanged's fields (its Struct's, or a JSON line's: lane.rs).
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed, and the objects of `s` are live for the call (borrowed from the event or line being applied).
     pub unsafe fn change_shooter(&mut self, s: ShooterIn) -> PyResult<Option<Vec<O>>> {
         let c = ctx();
         let Some((_, seq)) = self.next(s.seq) else { return Ok(None) };
@@ -300,6 +328,9 @@ impl Table {
     }
 
     /// `_on_dice_thrown` for an accepted throw, valid or not.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed, and `e` is exactly a DiceThrown (its type compared by `step`): its slots are read (slots.rs, invariant 1).
     unsafe fn dice_thrown(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
         let c = ctx();
         let o = &c.o_dice;
@@ -404,7 +435,7 @@ impl Table {
             }
             if point == 0 {
                 // § 623a.10(b): with the on/off marker off no pass-line point is established.
-                if POINT_NUMBERS.contains(&total) && !self.come_bets_only {
+                if is_point(c, total) && !self.come_bets_only {
                     self.point = total;
                 }
             } else if total == point {
@@ -432,6 +463,9 @@ impl Table {
 /// § 623a.11(a)(6): surveillance confirms every Fire Bet once four unique points are made.
 /// Worded by `table.four_points_message(table_id, shooter_id, position, wagers, cohorts)`, with
 /// `cohorts` a list of (cohort id, points made).
+///
+/// # Safety
+/// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
 unsafe fn alert_four_points(fire: &[FireCohort], shooter: &O, position: i64, em: &mut Emit) -> PyResult<()> {
     let c = ctx();
     let ids: Vec<Obj> = fire.iter().flat_map(|f| f.wagers.iter().map(|w| w.id.p())).collect();
@@ -449,6 +483,8 @@ unsafe fn alert_four_points(fire: &[FireCohort], shooter: &O, position: i64, em:
 
 // ---------------------------------------------------------------- records
 
+/// # Safety
+/// The GIL is held.
 unsafe fn wager_record(w: &Wager) -> PyResult<O> {
     let l = O::owned(ffi::PyList_New(5))?;
     for (i, o) in [&w.id, &w.position, &w.kind_o, &w.amount, &w.placed_seq].iter().enumerate() {
@@ -457,6 +493,8 @@ unsafe fn wager_record(w: &Wager) -> PyResult<O> {
     Ok(l)
 }
 
+/// # Safety
+/// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
 unsafe fn cohort_record(id: &O, marks: O, wagers: &[Wager]) -> PyResult<O> {
     let k = &ctx().k;
     let d = O::owned(ffi::PyDict_New())?;
@@ -467,38 +505,54 @@ unsafe fn cohort_record(id: &O, marks: O, wagers: &[Wager]) -> PyResult<O> {
     Ok(d)
 }
 
+/// # Safety
+/// The GIL is held.
 unsafe fn int_list(v: &[i64]) -> PyResult<O> {
     list_of(v.iter().map(|&x| O::owned(new_int(x))).collect::<PyResult<Vec<O>>>()?)
 }
 
 fn none() -> O {
+    // SAFETY: None is immortal-lived; its reference count is incremented for the `O`, which is
+    // made and dropped under the GIL as every `O`.
     unsafe { O::new_ref(ffi::Py_None()) }
 }
 
 trait CohortRecord {
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn record(&self) -> PyResult<O>;
 }
 impl CohortRecord for FireCohort {
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn record(&self) -> PyResult<O> {
         cohort_record(&self.id, int_list(&self.points)?, &self.wagers)
     }
 }
 impl CohortRecord for BonusCohort {
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn record(&self) -> PyResult<O> {
         cohort_record(&self.id, int_list(&crate::bonus_craps::marked_totals(self.marks))?, &self.wagers)
     }
 }
 impl CohortRecord for HotRollerCohort {
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn record(&self) -> PyResult<O> {
         cohort_record(&self.id, O::owned(new_int(self.marks as i64))?, &self.wagers)
     }
 }
 impl CohortRecord for HotShooterCohort {
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn record(&self) -> PyResult<O> {
         cohort_record(&self.id, O::owned(new_int(self.throws))?, &self.wagers)
     }
 }
 
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 unsafe fn open_record<T: CohortRecord>(c: &Option<T>) -> PyResult<O> {
     match c {
         Some(x) => x.record(),
@@ -506,12 +560,17 @@ unsafe fn open_record<T: CohortRecord>(c: &Option<T>) -> PyResult<O> {
     }
 }
 
+/// # Safety
+/// The GIL is held.
 unsafe fn list_record<T: CohortRecord>(v: &[T]) -> PyResult<O> {
     list_of(v.iter().map(|x| x.record()).collect::<PyResult<Vec<O>>>()?)
 }
 
 impl Table {
     /// Exactly `TableState.to_record()` of the same history (the same keys, in the same order).
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn record(&self) -> PyResult<O> {
         let c = ctx();
         let k = &c.k;
@@ -556,6 +615,9 @@ impl Table {
     /// The table of a `TableState.to_record()`, or None when it holds what the native core does
     /// not keep (held events, odd types, rules it does not take): that table stays Python.
     /// `reuse`: rules already parsed for this very rules record object.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
     pub unsafe fn of_record(r: Obj, reuse: Option<(&O, &Rc<Rules>)>) -> PyResult<Option<Table>> {
         let c = ctx();
         let k = &c.k;
@@ -669,7 +731,7 @@ impl Table {
             last_throw_ts,
             seven_details: SevenDetails::default(),
         };
-        if !matches!(t.point, 0 | 4 | 5 | 6 | 8 | 9 | 10) {
+        if t.point != 0 && !is_point(ctx(), t.point) {
             return Ok(None);
         }
         let open = get!(k.open_cohorts);
@@ -702,6 +764,9 @@ impl Table {
 
     /// One cohort of a record (`COHORT_CLASS[g].from_record`); false when the native core does
     /// not keep it.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn add_cohort(&mut self, g: usize, is_open: bool, rec: Obj) -> PyResult<bool> {
         let c = ctx();
         let k = &c.k;
@@ -750,7 +815,7 @@ impl Table {
                 let mut points = Vec::new();
                 for i in 0..ffi::PyList_GET_SIZE(marks) {
                     match exact_int(ffi::PyList_GET_ITEM(marks, i)) {
-                        Some(p) if POINT_NUMBERS.contains(&p) && !points.contains(&p) => points.push(p),
+                        Some(p) if is_point(ctx(), p) && !points.contains(&p) => points.push(p),
                         _ => return Ok(false),
                     }
                 }
@@ -766,7 +831,7 @@ impl Table {
                 for i in 0..ffi::PyList_GET_SIZE(marks) {
                     match exact_int(ffi::PyList_GET_ITEM(marks, i)) {
                         // ascending, as `marked_totals` writes them
-                        Some(t) if (2..=12).contains(&t) && ALL_TOTALS >> t & 1 == 1 && t > last => {
+                        Some(t) if (2..=12).contains(&t) && ctx().all_totals >> t & 1 == 1 && t > last => {
                             bits |= 1 << t;
                             last = t;
                         }
@@ -778,7 +843,7 @@ impl Table {
             }
             2 => {
                 let Some(m) = exact_int(marks) else { return Ok(false) };
-                if m < 0 || m > ALL_COMBOS as i64 {
+                if !(0..=u32::MAX as i64).contains(&m) || m as u32 & !ctx().all_combos != 0 {
                     return Ok(false);
                 }
                 let x = HotRollerCohort { id, wagers: ws, marks: m as u32 };

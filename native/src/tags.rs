@@ -60,6 +60,8 @@ pub struct TagKeys {
     attr_ts: Py<PyString>,
 }
 
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 unsafe fn attr(event: Obj, name: &Py<PyString>) -> Option<O> {
     let p = ffi::PyObject_GetAttr(event, name.as_ptr());
     if p.is_null() {
@@ -87,6 +89,8 @@ fn push_text(buf: &mut Vec<u8>, text: &[u8]) -> bool {
     true
 }
 
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 #[inline(always)]
 unsafe fn push_value(buf: &mut Vec<u8>, value: Obj, kind: Kind) -> bool {
     match kind {
@@ -179,12 +183,15 @@ impl TagKeys {
 
     /// True when the event is authentic by the fast path; false: ask the reference.
     fn authentic(&self, event: &Bound<PyAny>) -> bool {
+        // SAFETY: the GIL is held (a Python call); `event` is a live object borrowed for the call.
         unsafe { self.judge(event.as_ptr()) }
     }
 
     /// The canonical bytes this module writes for `event` (None where it leaves the event to
     /// Python): for the tests, which hold them to craps_streams/authenticity/canonical.py byte for byte.
     fn canonical_bytes(&self, event: &Bound<PyAny>) -> Option<Vec<u8>> {
+        // SAFETY: as `authentic`: the GIL held, `event` borrowed for the call; the texts read
+        // from it are borrowed while it holds them.
         unsafe {
             let e = event.as_ptr();
             let head = self.head(e)?;
@@ -207,6 +214,9 @@ struct Head<'a> {
 impl TagKeys {
     /// The event's kind (None: not one this module writes) and its ids, seq and ts (None: an odd
     /// type, an int beyond 64 bits).
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn head(&self, event: Obj) -> Option<Head<'_>> {
         let cls = ffi::Py_TYPE(event) as Obj;
         let format = self.formats.iter().find(|f| f.cls.as_ptr() == cls)?;
@@ -217,6 +227,8 @@ impl TagKeys {
         Some(Head { format, key_id, table_id, seq, ts })
     }
 
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub(crate) unsafe fn judge(&self, event: Obj) -> bool {
         let Some(Head { format, key_id, table_id, seq, ts }) = self.head(event) else { return false };
         let Some(tag) = attr(event, &self.attr_tag) else { return false };
@@ -263,6 +275,9 @@ impl TagKeys {
 impl TagKeys {
     /// Whether the event carries neither a key id nor a tag (`TagCheck.problem_plain` lets such an
     /// event through, counted, when the replay accepts untagged history).
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub(crate) unsafe fn untagged(&self, event: Obj) -> bool {
         let none = ffi::Py_None();
         matches!((attr(event, &self.attr_key_id), attr(event, &self.attr_tag)),
@@ -272,6 +287,9 @@ impl TagKeys {
 
 /// The canonical bytes of `event` (version 1) into `buf`; false where this module leaves the
 /// event to Python (text that is not printable ASCII, an odd type, an int beyond 64 bits).
+///
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 unsafe fn write_canonical(buf: &mut Vec<u8>, event: Obj, format: &Format, key_id: &[u8], table_id: &[u8],
                           seq: i64, ts: i64) -> bool {
     if !write_head(buf, format, key_id, table_id, seq, ts) {

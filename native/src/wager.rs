@@ -58,6 +58,8 @@ pub struct Emit<'a> {
 }
 
 impl<'a> Emit<'a> {
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and the objects of `ev` are live for `'a` (the event being applied holds them).
     pub unsafe fn new(ev: Ev, pending: &'a mut StrMap<()>, large_win: i64) -> Emit<'a> {
         let out_prefix = ascii(ev.table_id).map(|t| {
             let mut b = Vec::with_capacity(t.len() + 24);
@@ -76,6 +78,9 @@ impl<'a> Emit<'a> {
     }
 
     /// `output_id(event, out)`: f"{table_id}/{seq}/{len(out)}".
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn output_id(&self) -> PyResult<O> {
         let mut digits = Vec::with_capacity(8);
         push_int(&mut digits, self.out.len() as i64);
@@ -93,6 +98,9 @@ impl<'a> Emit<'a> {
     }
 
     /// `settlement_id(table_id, seq, wager_id)`: f"{table_id}/{seq}/settle/{wager_id}".
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     #[inline(always)]
     unsafe fn settlement_id(&self, wager_id: Obj) -> PyResult<O> {
         if self.out_prefix.is_some() {
@@ -110,6 +118,9 @@ impl<'a> Emit<'a> {
 
     /// A WagerSettled (craps_streams/rules/wager.py `settled`), the wager forgotten, a large win noted
     /// for its alert (`_forget_settled`).
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     #[inline(always)]
     pub unsafe fn settle(&mut self, w: &Wager, outcome: &Outcome, paytable: Obj, detail: Obj) -> PyResult<()> {
         let c = ctx();
@@ -137,6 +148,9 @@ impl<'a> Emit<'a> {
     }
 
     /// Settle every wager of a cohort alike (`Cohort.settle_all`): they share the markers.
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn settle_all(&mut self, wagers: &[Wager], outcome: &Outcome, paytable: Obj, detail: Obj) -> PyResult<()> {
         for w in wagers {
             self.settle(w, outcome, paytable, detail)?;
@@ -145,6 +159,9 @@ impl<'a> Emit<'a> {
     }
 
     /// A MarkerPlaced: § 623a.11(a)(4), § 623a.12(3), § 623c.1(d),(f).
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn placed(&mut self, layout: Obj, cohort: Obj, marker: Obj, count: i64) -> PyResult<()> {
         let id = self.output_id()?;
         let count_o = O::owned(new_int(count))?;
@@ -155,6 +172,9 @@ impl<'a> Emit<'a> {
     }
 
     /// A MarkerCleared (`Cohort.cleared`).
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn cleared(&mut self, layout: Obj, cohort: Obj, reason: Obj) -> PyResult<()> {
         let id = self.output_id()?;
         let ev = self.ev;
@@ -164,6 +184,9 @@ impl<'a> Emit<'a> {
     }
 
     /// A SurveillanceAlerted.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn alert(&mut self, alert: Obj, shooter: Obj, message: Obj, ids: Obj) -> PyResult<()> {
         let id = self.output_id()?;
         let ev = self.ev;
@@ -175,6 +198,9 @@ impl<'a> Emit<'a> {
     /// The large-win alerts of this event's settlements, after its other outputs, in settlement
     /// order (craps_streams/rules/table.py `_large_win`), worded by
     /// `table.large_win_message(wager, wager_id, position, won_cents, detail)`.
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn large_wins(&mut self, shooter: Obj) -> PyResult<()> {
         let c = ctx();
         for (id, _kind, kind_o, position, won, detail) in std::mem::take(&mut self.wins) {

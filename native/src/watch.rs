@@ -1,5 +1,4 @@
-//! A table's surveillance kept natively for replay (craps_streams/surveillance/native_watch.py, issue
-//! 15): the state of craps_streams/surveillance/table_watch.py `TableWatch` (the dice CUSUMs, the hold
+//! A table's surveillance kept natively (craps_streams/surveillance/native_watch.py): the state of craps_streams/surveillance/table_watch.py `TableWatch` (the dice CUSUMs, the hold
 //! tails, the position lines) and its `observe`, the largest cost of an Avro replay left in Python
 //! (two fifths of a simulated day: a dict lookup, a dataclass and a screen per settlement).
 //!
@@ -39,6 +38,7 @@ extern "C" {
 /// (black_box: so that the compiler does not turn the call into x * x).
 #[inline(always)]
 fn square(x: f64) -> f64 {
+    // SAFETY: the C library's `pow` takes and returns doubles, with no pointer or state.
     unsafe { pow(x.abs(), std::hint::black_box(2.0)) }
 }
 
@@ -103,7 +103,7 @@ struct Config {
 
 /// The settings and the Python side's helpers, shared by every table's watch:
 /// `WatchConfig(constants, thresholds, helpers, TableOpened)` (native_watch.py builds it).
-#[pyclass(unsendable, module = "craps_streams.rules._native")]
+#[pyclass(unsendable, module = "craps_streams.accelerator._native")]
 pub struct WatchConfig {
     c: Rc<Config>,
 }
@@ -117,9 +117,11 @@ impl WatchConfig {
     fn new(py: Python<'_>, pairs: [(f64, f64); 4], dice_h: (f64, f64, f64), rearm: f64,
            thresholds: (f64, f64, f64), helpers: [Py<PyAny>; 6], table_opened: Py<PyAny>)
            -> PyResult<WatchConfig> {
+        // SAFETY: the GIL is held (`py`); each object is live (a `Py`), its count incremented for the `O`.
         let own = |o: &Py<PyAny>| unsafe { O::new_ref(o.as_ptr()) };
         let cls = py.import("craps_streams.rules.events")?.getattr("WagerSettled")?;
         let at = |n: &str| offset_of(&cls, n);
+        // SAFETY: the GIL is held (`py`); `interned` returns a new reference, owned by the `O`.
         let interned = |t: &str| unsafe { O(crate::py::interned(t)) };
         Ok(WatchConfig {
             c: Rc::new(Config {
@@ -366,7 +368,7 @@ enum Seen {
 }
 
 /// One table's surveillance (`TableWatch`), natively.
-#[pyclass(unsendable, module = "craps_streams.rules._native")]
+#[pyclass(unsendable, module = "craps_streams.accelerator._native")]
 pub struct Watch {
     c: Rc<Config>,
     dice: Dice,
@@ -377,6 +379,8 @@ pub struct Watch {
     raised: Vec<(O, i64)>,
 }
 
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 unsafe fn as_i64(o: Obj) -> Option<i64> {
     if o.is_null() {
         None
@@ -387,6 +391,9 @@ unsafe fn as_i64(o: Obj) -> Option<i64> {
 
 impl Watch {
     /// The kind's index, registered on first sight.
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn kind_of(&mut self, wager: Obj, paytable: Obj) -> usize {
         for (i, k) in self.kinds.iter().enumerate() {
             if same_str(k.wager.p(), wager) && same_str(k.paytable.p(), paytable) {
@@ -400,6 +407,9 @@ impl Watch {
     /// The first pass: every settlement grouped by decision (`settled_groups`) and every applied
     /// event read, or None when one is not what the core makes (nothing changed but the kinds
     /// registered, which the state does not show).
+    ///
+    /// # Safety
+    /// The GIL is held, the context is installed, and `applied` and `outputs` are lists (each item's type is compared before its slots are read).
     unsafe fn read(&mut self, applied: Obj, outputs: Obj) -> Option<(Vec<Seen>, Vec<Decision>)> {
         let c = self.c.clone();
         let x = ctx();
@@ -475,6 +485,9 @@ impl Watch {
     }
 
     /// The kind's unit under the table's rules (`_settled`'s `units`), read from Python once.
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn unit(&mut self, kind: usize, state: Obj) -> PyResult<Rc<Unit>> {
         if let Some(u) = &self.kinds[kind].unit {
             return Ok(u.clone());
@@ -483,8 +496,8 @@ impl Watch {
         let r = call(c.unit_of.p(), &[self.kinds[kind].wager.p(), state])?;
         let py = Python::assume_gil_acquired();
         let r = Bound::from_owned_ptr(py, r.into_ptr());
-        let (obj, mean, variance, tests): (Py<PyAny>, f64, f64, Vec<(Py<PyAny>, f64, Option<i64>, bool)>) =
-            r.extract()?;
+        type UnitRec = (Py<PyAny>, f64, f64, Vec<(Py<PyAny>, f64, Option<i64>, bool)>);
+        let (obj, mean, variance, tests): UnitRec = r.extract()?;
         let tests: Vec<Test> = tests
             .into_iter()
             .map(|(name, p0, key, lower)| Test { name: O::new_ref(name.as_ptr()), p0, key, lower })
@@ -505,6 +518,9 @@ impl Watch {
     }
 
     /// `_settled` of one decision; the alerts are pushed with their kind.
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn settled(&mut self, state: Obj, d: &Decision, alerts: &mut Vec<(Obj, O)>) -> PyResult<()> {
         let c = self.c.clone();
         let unit = self.unit(d.kind, state)?;
@@ -568,6 +584,9 @@ impl Watch {
     }
 
     /// The state as plain values, for the Python `TableWatch` (native_watch.py `table_watch_of`).
+    ///
+    /// # Safety
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     unsafe fn dump_in(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let d = &self.dice;
         let dice = (d.throws, d.invalid, d.cells.to_vec(), d.seven_low, d.seven_high, d.faces.to_vec(),
@@ -595,9 +614,14 @@ impl Watch {
     }
 }
 
+/// A p-value and the test that gave it: (index, x, expected).
+type Tail = (f64, Option<(usize, i64, f64)>);
+
 /// `position_tail` over the tests `run`: (p-value, the test that gave it: index, x, expected).
-unsafe fn position_tail(c: &Config, line: &Line, tests: &[Test], alert_at: f64, run: &[Test])
-                        -> PyResult<(f64, Option<(usize, i64, f64)>)> {
+///
+/// # Safety
+/// The GIL is held.
+unsafe fn position_tail(c: &Config, line: &Line, tests: &[Test], alert_at: f64, run: &[Test]) -> PyResult<Tail> {
     let k = tests.len();
     let n = line.wagers;
     let (mut best, mut which) = (1.0f64, None);
@@ -631,6 +655,9 @@ unsafe fn position_tail(c: &Config, line: &Line, tests: &[Test], alert_at: f64, 
 }
 
 /// `_check_position`.
+///
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 unsafe fn check_position(c: &Config, state: Obj, s: &Settled, line: &mut Line, tests: &[Test], run: &[Test])
                          -> PyResult<Option<O>> {
     let (p, which) = position_tail(c, line, tests, c.rearm * c.position_alert, run)?;
@@ -661,6 +688,9 @@ unsafe fn check_position(c: &Config, state: Obj, s: &Settled, line: &mut Line, t
 }
 
 /// `_check_hold` (with `HoldTail.z_score` and `HoldTail.tail`).
+///
+/// # Safety
+/// The GIL is held, and every object it is given is live for the call.
 unsafe fn check_hold(c: &Config, state: Obj, s: Obj, tail: &mut Hold, unit: &Unit) -> PyResult<Option<O>> {
     let sd = (unit.variance * tail.stake_squares as f64).sqrt();
     let z = if sd != 0.0 { (tail.house_win as f64 - unit.mean * tail.handle as f64) / sd } else { 0.0 };
@@ -711,6 +741,8 @@ impl Watch {
     /// None when it declines (nothing changed: the step hands the table to the Python watch).
     fn observe(&mut self, py: Python<'_>, state: &Bound<PyAny>, applied: &Bound<PyList>, outputs: &Bound<PyList>)
                -> PyResult<Option<Py<PyAny>>> {
+        // SAFETY: the GIL is held (`py`); `state`, `applied` and `outputs` are live objects
+        // borrowed for the call; `read` checks each item's type before reading its slots.
         unsafe {
             let Some((seen, decisions)) = self.read(applied.as_ptr(), outputs.as_ptr()) else {
                 return Ok(None);
@@ -767,6 +799,7 @@ impl Watch {
     /// The state as plain values: (dice book record, holds, positions, prev throw seq, last throw
     /// seq, raised); native_watch.py `table_watch_of` makes the `TableWatch` of it.
     fn dump(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        // SAFETY: the GIL is held (`py`).
         unsafe { self.dump_in(py) }
     }
 
@@ -776,8 +809,8 @@ impl Watch {
         type DiceRec = (i64, i64, Vec<i64>, f64, f64, Vec<f64>, Vec<i64>, Vec<f64>, Vec<i64>, i64, Vec<i64>);
         type HoldRec = (Py<PyAny>, Py<PyAny>, i64, i128, i128, Vec<(i128, i64)>, bool, i128, Option<(i64, f64, bool)>);
         type LineRec = (i64, Py<PyAny>, Py<PyAny>, i64, i64, Vec<(i64, i64)>, bool, f64);
-        let (dice, holds, positions, prev, last, raised): (DiceRec, Vec<HoldRec>, Vec<LineRec>, i64, i64,
-                                                           Vec<(Py<PyAny>, i64)>) = r.extract()?;
+        type WatchRec = (DiceRec, Vec<HoldRec>, Vec<LineRec>, i64, i64, Vec<(Py<PyAny>, i64)>);
+        let (dice, holds, positions, prev, last, raised): WatchRec = r.extract()?;
         let arr = |v: Vec<i64>| -> PyResult<[i64; 36]> {
             v.try_into().map_err(|_| PyValueError::new_err("a dice record's list is not 36 long"))
         };
@@ -815,6 +848,9 @@ impl Watch {
             prev_throw_seq: prev,
             raised: Vec::new(),
         };
+        // SAFETY: the GIL is held (`py`); each text is an exact str (checked), borrowed from the
+        // dump's values, which live through the loops; what the watch keeps of one, `kind_of` and
+        // `raised` take as a new reference.
         unsafe {
             let text = |o: &Py<PyAny>| -> PyResult<Obj> {
                 if ffi::PyUnicode_CheckExact(o.as_ptr()) == 0 {

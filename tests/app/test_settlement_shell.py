@@ -7,7 +7,8 @@ import json
 from craps_streams.app.shell import SettlementShell, state_from_text
 from craps_streams.rules.verdict import APPLIED, DUPLICATE, HELD, REJECTED, RELEASED, UNDECODABLE
 from craps_streams.codec import encode_event
-from craps_streams.rules import CORE, SurveillanceAlerted, WagerSettled
+from craps_streams.accelerator.rules import chosen
+from craps_streams.rules import SurveillanceAlerted, WagerSettled
 from craps_streams.sim.floor import floor_events
 from craps_streams.surveillance import HoldWatch
 from craps_streams.surveillance.dice_watch import DiceWatch
@@ -46,7 +47,7 @@ def test_a_restarted_shell_from_stored_records_continues_identically():
     assert [h.messages for h in b] == [h.messages for h in a]
     assert {t: restarted.stored_text(t) for t in restarted.states} == \
         {t: live.stored_text(t) for t in restarted.states}
-    if CORE == "native":  # the tables read back are watched natively again, as the live ones
+    if chosen().native:  # the tables read back are watched natively again, as the live ones
         assert restarted.books and all(type(b.watch) is not TableWatch for b in restarted.books.values())
 
 
@@ -57,7 +58,7 @@ def test_the_native_watch_settles_and_stores_as_the_python_one():
     python = SettlementShell(lambda t: None, HoldWatch(touchy, table_watch=lambda: TableWatch()))  # kept Python
     a, b = run(default, values), run(python, values)
     assert all(type(book.watch) is TableWatch for book in python.books.values())
-    if CORE == "native":
+    if chosen().native:
         assert all(type(book.watch) is not TableWatch for book in default.books.values())
     assert any(type(o) is SurveillanceAlerted for h in b for o in h.outputs)
     assert [h.messages for h in a] == [h.messages for h in b]

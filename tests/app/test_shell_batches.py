@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from craps_streams.app.shell import Handled, SettledBatch, SettlementShell, SettlingRaised
 from craps_streams.authenticity import TableSigner, TagCheck, sign_record
 from craps_streams.codec import encode_event
-from craps_streams.rules import CORE, event_to_record, record_to_event
+from craps_streams.accelerator.rules import chosen
+from craps_streams.rules import event_to_record, record_to_event
 from craps_streams.rules.verdict import APPLIED, REJECTED, UNDECODABLE
 from craps_streams.sim.floor import floor_events
 from craps_streams.surveillance import HoldBook
@@ -136,7 +137,7 @@ def test_a_batch_settles_as_its_messages_one_by_one():
     handled = [h for batch in a for h in batch.handled]
     assert {APPLIED, REJECTED, UNDECODABLE} <= {h.verdict for h in handled}  # each kind of answer
     assert sum(h.verdict is REJECTED and h.outputs[0].reason == "bad_signature" for h in handled) >= 3
-    if CORE == "native":  # the native code settled most wagers and shooter changes in runs
+    if chosen().native:  # the native code settled most wagers and shooter changes in runs
         quiet = sum(type(h.event).__name__ in ("WagerPlaced", "ShooterChanged") and h.verdict is APPLIED
                     for h in handled)
         assert sum(ran) > 0.9 * quiet and sum(batch.quiet for batch in b) == sum(ran)

@@ -17,8 +17,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 ALLOWED_LIBRARIES = ("msgspec",)
 # Each pure package may import the pure packages below it.
 PURE_BELOW = {"rules": ("craps_streams.rules",), "odds": ("craps_streams.rules", "craps_streams.odds"),
-              "surveillance": ("craps_streams.rules", "craps_streams.odds", "craps_streams.surveillance"),
-              "authenticity": ("craps_streams.rules", "craps_streams.authenticity")}
+              "surveillance": ("craps_streams.rules", "craps_streams.odds", "craps_streams.accelerator",
+                               "craps_streams.surveillance"),
+              "authenticity": ("craps_streams.rules", "craps_streams.accelerator", "craps_streams.authenticity"),
+              "accelerator": ("craps_streams.rules", "craps_streams.accelerator")}
 
 
 @pytest.mark.parametrize("package", sorted(PURE_BELOW))

@@ -10,7 +10,8 @@ import pytest
 from craps_streams.app.shell import TOPIC_OF, SettlementShell
 from craps_streams.codec import CodecError, decode_output, encode_event, encode_output
 from craps_streams.codec.fastwrite import _native_writer, output_writer
-from craps_streams.rules import CORE, EventRejected, MarkerCleared, MarkerPlaced, SurveillanceAlerted, WagerSettled
+from craps_streams.accelerator.rules import chosen
+from craps_streams.rules import EventRejected, MarkerCleared, MarkerPlaced, SurveillanceAlerted, WagerSettled
 from craps_streams.rules.contract import output_to_record
 from craps_streams.rules.verdict import UNDECODABLE
 from craps_streams.sim.floor import floor_events
@@ -44,7 +45,7 @@ def floor_outputs(tables=6, hours=4, seed=11, bad_rate=0.02) -> list[list]:
 
 
 def test_the_native_writer_is_in_use_with_the_native_core():
-    assert (_native_writer(TOPIC_OF) is not None) == (CORE == "native")
+    assert (_native_writer(TOPIC_OF) is not None) == (chosen().native)
 
 
 @pytest.mark.parametrize("native", WRITERS)

@@ -47,8 +47,9 @@ from craps_streams.app.shell import state_from_text, state_to_text
 from craps_streams.authenticity import KeyRing, TagCheck, signed
 from craps_streams.authenticity.canonical import canonical_bytes_general
 from craps_streams.authenticity.native_tags import formats
-from craps_streams.rules import CORE, ContractError, event_to_record, output_to_record, record_to_event
-from craps_streams.rules import native
+from craps_streams.accelerator.rules import chosen
+from craps_streams.rules import ContractError, event_to_record, output_to_record, record_to_event
+from craps_streams.accelerator import rules as native
 from craps_streams.rules.events import DiceThrown, SurveillanceAlerted, TableOpened, WagerPlaced
 from craps_streams.rules.table import apply as python_apply
 from craps_streams.rules.verdict import APPLIED
@@ -63,7 +64,7 @@ ROOT = Path(__file__).resolve().parents[2]
 requires_accelerator = pytest.mark.skipif(
     native.PROBLEM is not None, reason=f"no native accelerator to compare: {native.PROBLEM}")
 # Why a path the replay takes only with the native code in use cannot be compared here.
-NOT_IN_USE = None if CORE == "native" else "the native code is not in use (not installed, or CRAPS_CORE=python)"
+NOT_IN_USE = None if chosen().native else "the native code is not in use (not installed, or CRAPS_CORE=python)"
 
 _dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
@@ -88,7 +89,7 @@ class NativePath:
     """One native path: `python(floor)` and `native(floor)` make a fresh side (input -> the step's
     result; a side may keep `counts`, a Counter, of what it did), `compare(python, native)` says
     how two results differ (None: they agree), `inputs(floor)` the floor as this path's inputs,
-    `entry_points` the names of `craps_streams.rules._native` the path holds, `in_use` why it cannot be
+    `entry_points` the names of `craps_streams.accelerator._native` the path holds, `in_use` why it cannot be
     compared (None: it can)."""
     name: str
     entry_points: frozenset
@@ -455,7 +456,7 @@ class WatchSide:
         from craps_streams.settle.step import settle_event
         from craps_streams.surveillance.native_watch import dump_of
 
-        _, _, out = settle_event(self.tables, self.books, self.watch, event)
+        _, _, out = settle_event(self.tables, self.books, self.watch, event, apply=chosen().apply)
         for o in out:
             if type(o) is SurveillanceAlerted:
                 self.counts[o.alert] += 1
@@ -827,7 +828,7 @@ class WriterSide:
     def __init__(self, is_native: bool):
         from craps_streams.replay import run
 
-        self.lines = run._NATIVE_LINES if is_native else None
+        self.lines = run._native_lines() if is_native else None
         assert self.lines is not None or not is_native, "the native code is in use but there is no native writer"
         self.counts = Counter()
 
@@ -910,19 +911,19 @@ def tail_inputs(floor: Floor) -> list:
     from craps_streams.surveillance import tails
 
     calls = []
-    chosen = tails._minimum
+    minimum = tails._minimum or tails._chosen_minimum()
 
     def recording(dist, items, h, scale):
         calls.append((tuple(dist), tuple(map(tuple, items)), h, scale))
-        return chosen(dist, items, h, scale)
+        return minimum(dist, items, h, scale)
 
     tails._minimum = recording
     try:
         watch, tables, books = HoldWatch(TOUCHY), {}, {}
         for e in events_of(floor.lines):
-            settle_event(tables, books, watch, e)
+            settle_event(tables, books, watch, e, apply=chosen().apply)
     finally:
-        tails._minimum = chosen
+        tails._minimum = minimum
     return calls
 
 
@@ -959,5 +960,6 @@ PATHS: dict[str, NativePath] = {p.name: p for p in (
     WRITER_PATH, MESSAGES_PATH, TAILS_PATH)}
 
 # What the extension exposes that is no path to compare: facts it is checked on at import
-# (craps_streams/rules/native.py: the kinds and groups against the registry, the sources' digest).
-NOT_PATHS = frozenset({"KINDS", "GROUPS", "SOURCE_DIGEST"})
+# (craps_streams/accelerator/rules.py: the kinds and groups against the registry, the sources' digest
+# and where they are).
+NOT_PATHS = frozenset({"KINDS", "GROUPS", "SOURCE_DIGEST", "SOURCE_DIR"})

@@ -17,11 +17,12 @@ import pytest
 from craps_streams.authenticity import TagCheck
 from craps_streams.replay.engine import Replay
 from craps_streams.replay.jsonread import LineBatch, json_line_batches, line_batches
-from craps_streams.rules import CORE, DiceThrown, output_to_record
+from craps_streams.accelerator.rules import chosen
+from craps_streams.rules import DiceThrown, output_to_record
 from tests.native.lockstep import WATCH, history_floor, odd_lines, odd_throws
 
 
-pytestmark = pytest.mark.skipif(CORE != "native", reason="the lane is the accelerator's (not installed, or CRAPS_CORE=python)")
+pytestmark = pytest.mark.skipif(not chosen().native, reason="the lane is the accelerator's (not installed, or CRAPS_CORE=python)")
 
 
 def floor_text(seed: int, accept_untagged: bool) -> tuple[list[str], object]:

@@ -1,4 +1,4 @@
-"""The native rules core (craps_streams/rules/native.py, native/) beyond its lockstep with the Python
+"""The native rules core (craps_streams/accelerator/rules.py, native/) beyond its lockstep with the Python
 core (tests/native/test_lockstep.py, every floor): stakes inside table limits placed natively,
 records round-tripping both ways and through pickle, a table reloaded in place, and the built
 extension refused when it is not of the checkout's sources.
@@ -8,8 +8,9 @@ They run where the native accelerator is installed (CI: wherever cargo is presen
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
-from craps_streams.rules import native
+from craps_streams.accelerator import rules as native
 from craps_streams.rules.table import TableState
 from craps_streams.rules.table import apply as python_apply
 from craps_streams.sim.floor import floor_events
@@ -99,6 +100,8 @@ def test_the_built_extension_is_of_the_checkout_s_sources():
     built from other sources is refused (this test fails on a stale build: `pip install -e .`)."""
     assert native.stale_build(native._native) is None
     assert len(native._native.SOURCE_DIGEST) == 64
+    # Where it reads the sources: the directory compiled in at build time, this checkout's native/.
+    assert Path(native._native.SOURCE_DIR) == Path(__file__).resolve().parents[2] / "native"
 
 
 def test_an_extension_of_other_sources_is_refused(tmp_path):
@@ -108,13 +111,17 @@ def test_an_extension_of_other_sources_is_refused(tmp_path):
     import shutil
     from types import SimpleNamespace
 
+    checkout = Path(native._native.SOURCE_DIR)
     sources = tmp_path / "native"
-    shutil.copytree(native.SOURCES, sources, ignore=shutil.ignore_patterns("target"))
-    built = SimpleNamespace(SOURCE_DIGEST=native._native.SOURCE_DIGEST)
-    assert native.stale_build(built, sources) is None
+    shutil.copytree(checkout, sources, ignore=shutil.ignore_patterns("target"))
+    built = SimpleNamespace(SOURCE_DIGEST=native._native.SOURCE_DIGEST, SOURCE_DIR=str(sources))
+    assert native.stale_build(built) is None
     rule = sources / "src" / "fire_bet.rs"
     rule.write_text(rule.read_text() + "\n// an edited rule\n")
-    problem = native.stale_build(built, sources)
+    problem = native.stale_build(built)  # the sources read where the build says it was made
     assert problem is not None and "pip install -e ." in problem
-    assert native.stale_build(SimpleNamespace(), native.SOURCES) is not None
+    assert native.stale_build(SimpleNamespace(), checkout) is not None
     assert native.stale_build(built, tmp_path / "elsewhere") is None
+    # A wheel: built elsewhere (or by cargo alone), no sources where it says: nothing to compare.
+    assert native.stale_build(SimpleNamespace(SOURCE_DIGEST="x", SOURCE_DIR=str(tmp_path / "gone"))) is None
+    assert native.stale_build(SimpleNamespace(SOURCE_DIGEST="x", SOURCE_DIR="")) is None

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from craps_streams.rules import bonus_craps, fire_bet, hot_roller, hot_shooter, native, paytables, submission
+from craps_streams.accelerator import rules as native
+from craps_streams.rules import bonus_craps, fire_bet, hot_roller, hot_shooter, paytables, submission
 from craps_streams.rules import table as python_table
 from craps_streams.rules.events import MarkerPlaced, SurveillanceAlerted, WagerSettled
 from craps_streams.rules.paytables import PUSH, BonusPaytable, Paytable
@@ -94,6 +95,41 @@ def test_the_facts_handed_over_are_the_python_core_s():
     assert facts["table_kinds"][-1] == hot_shooter.HOT_SHOOTER_TABLE_KINDS
     assert facts["large_win_message"] is python_table.large_win_message
     assert facts["push_odds"] == paytables.PUSH
+    # The numbers the table's state machine marks by: the points, Bonus Craps totals, Hot Roller
+    # combinations (native/src/table.rs, bonus_craps.rs, hot_roller.rs hold none of them).
+    assert facts["point_numbers"] == list(python_table.POINT_NUMBERS)
+    assert facts["bonus_needs"][1:] == [bonus_craps.NEEDS[k] for k in ("all_small", "all_tall", "all_or_nothing")]
+    assert facts["combo_bits"][6 * 1 + 5] == hot_roller.COMBO_BIT[(2, 6)] and facts["combo_bits"][6 * 5 + 1] == 0
+    assert facts["number_masks"][8] == hot_roller.NUMBER_MASK[8] and facts["number_masks"][7] == 0
+
+
+def test_the_points_are_the_python_core_s(monkeypatch):
+    """A point number taken out in Python (a table where a 10 sets no point) changes what the
+    accelerator settles exactly as it changes the Python core: in lockstep on a floor."""
+    monkeypatch.setattr(python_table, "POINT_NUMBERS", (4, 5, 6, 8, 9))
+    native.configure()
+    try:
+        counts = lockstep(CORE_PATH, _events(floor_events(2, 1, 5, bad_rate=0.0)))
+        assert counts["native"]["native"] > 0.9 * counts["steps"], counts
+    finally:
+        monkeypatch.undo()
+        native.configure()
+
+
+@pytest.mark.parametrize("fact, value", [("point_numbers", [3]), ("combo_bits", [1] * 36),
+                                         ("bonus_needs", [0, 1 << 14, 0, 0]), ("number_masks", [1 << 20] * 13)])
+def test_facts_the_native_core_cannot_keep_are_refused(fact, value):
+    """Bits beyond what its marks hold, combinations sharing a bit, a point that is no total: `init`
+    refuses them, saying which, and the context in use stays."""
+    from craps_streams.rules import events
+    from craps_streams.rules.submission import rules_from_record
+    from craps_streams.rules.verdict import APPLIED
+
+    facts = {**native.facts(), fact: value}
+    with pytest.raises(ValueError, match=fact):
+        native._native.init(events, APPLIED, native._fallback, native._view, rules_from_record, facts)
+    counts = lockstep(CORE_PATH, _events(floor_events(1, 1, 6, bad_rate=0.0)))
+    assert counts["native"]["native"] > 0.9 * counts["steps"], counts
 
 
 class _Shifted:
@@ -135,18 +171,18 @@ def test_structs_laid_out_otherwise_are_refused_and_the_accelerator_in_use_stays
 
 
 def test_a_refused_accelerator_leaves_the_python_core_saying_why():
-    """At import (craps_streams/rules/native.py): the refusal becomes PROBLEM and the Python core runs."""
+    """At import (craps_streams/accelerator/rules.py): the refusal becomes PROBLEM and the Python core runs."""
     import subprocess
     import sys
 
     import inspect
 
     script = (
-        "from craps_streams.rules import events, CORE\n"  # CRAPS_CORE=python: the accelerator not loaded yet
+        "from craps_streams.rules import events\n"  # the accelerator not loaded yet
         + inspect.getsource(_Shifted) +
         "events.INPUT_TYPES['DiceThrown'] = _Shifted\n"
-        "from craps_streams.rules import native\n"
-        "print(CORE)\n"
+        "from craps_streams.accelerator import rules as native\n"
+        "print(native.rules_core('auto').name)\n"
         "print(native.PROBLEM)\n"
     )
     from pathlib import Path

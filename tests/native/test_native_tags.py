@@ -23,23 +23,27 @@ T0 = 1_767_225_600_000
 pytestmark = requires_accelerator
 
 
-def test_the_check_takes_the_native_path_only_where_chosen(monkeypatch):
+def test_the_check_takes_the_native_path_only_where_chosen():
     """TagCheck uses the native keys when the native code is chosen (CRAPS_CORE=native) and
     gives the same answers either way; it still pickles (a parallel replay sends it to its jobs)."""
     import pickle
 
-    import craps_streams.rules
+    from craps_streams.accelerator.rules import choose, chosen
 
     ring = ring_for(["A"])
     honest = signed(ring.get("k-A"), DiceThrown("A", 5, T0, 3, 4))
-    for core, native_used in (("python", False), ("native", True)):
-        monkeypatch.setattr(craps_streams.rules, "CORE", core)
-        check = TagCheck(ring)
-        assert (check._native is not None) == native_used
-        assert check.problem(honest) is None
-        assert check.problem(msgspec.structs.replace(honest, die2=5))[0] == "bad_signature"
-        again = pickle.loads(pickle.dumps(check))
-        assert (again._native is not None) == native_used and again.problem(honest) is None
+    was = chosen().name
+    try:
+        for core, native_used in (("python", False), ("native", True)):
+            choose(core)
+            check = TagCheck(ring)
+            assert (check._native is not None) == native_used
+            assert check.problem(honest) is None
+            assert check.problem(msgspec.structs.replace(honest, die2=5))[0] == "bad_signature"
+            again = pickle.loads(pickle.dumps(check))
+            assert (again._native is not None) == native_used and again.problem(honest) is None
+    finally:
+        choose(was)
 
 
 def test_the_native_keys_serve_any_thread():

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from craps_streams.rules import CORE, ContractError, DiceThrown, WagerSettled, record_to_event
+from craps_streams.accelerator.rules import chosen
+from craps_streams.rules import ContractError, DiceThrown, WagerSettled, record_to_event
 from craps_streams.settle.step import settle_event
 from craps_streams.sim.floor import floor_events
 from craps_streams.surveillance import HoldWatch
@@ -16,7 +17,7 @@ from craps_streams.surveillance.native_watch import dump_of, table_watch_of, wat
 from craps_streams.surveillance.table_watch import TableWatch, Thresholds
 from tests.native.lockstep import FAULTS, TOUCHY, normal
 
-pytestmark = pytest.mark.skipif(CORE != "native", reason="the native code is not in use (CRAPS_CORE=python)")
+pytestmark = pytest.mark.skipif(not chosen().native, reason="the native code is not in use (CRAPS_CORE=python)")
 
 
 def events(tables: int, hours: float, seed: int, bad_rate: float):
@@ -33,7 +34,7 @@ def test_table_watch_of_and_load_round_trip():
     native = HoldWatch(thresholds, table_watch=watch_factory(thresholds))
     tables, books = {}, {}
     for event in events(2, 2.0, 3, 0.0):
-        settle_event(tables, books, native, event)
+        settle_event(tables, books, native, event, apply=chosen().apply)
     for book in books.values():
         python = table_watch_of(book.watch)
         assert TableWatch.from_record(python.to_record()).to_record() == python.to_record()
@@ -48,7 +49,7 @@ def test_a_native_watch_s_record_is_its_table_watch_s():
     native = HoldWatch(TOUCHY, table_watch=watch_factory(TOUCHY))
     tables, books, compared = {}, {}, 0
     for event in events(3, 3.0, 5, 0.02):
-        settle_event(tables, books, native, event)
+        settle_event(tables, books, native, event, apply=chosen().apply)
         book = books.get(event.table_id)
         if type(event) is DiceThrown and book is not None:
             record = watch_record(book.watch)
@@ -79,7 +80,6 @@ def test_an_odd_settlement_is_declined_with_nothing_changed(odd):
 def test_a_declined_table_goes_on_with_the_python_watch():
     """The step (`settled`) hands a table whose native watch declined to the Python watch, for
     good: the same alerts and state as the Python watch had all along."""
-    from craps_streams.rules import apply
     from craps_streams.rules.verdict import APPLIED
     from craps_streams.settle.step import settled
 
@@ -89,10 +89,11 @@ def test_a_declined_table_goes_on_with_the_python_watch():
     throws = [i for i, e in enumerate(stream) if type(e) is DiceThrown and e.valid and i > 300]
     cut = throws[0]
     runs = []
+    apply = chosen().apply
     for watch in paths:
         tables, books = {}, {}
         for event in stream[:cut]:
-            settle_event(tables, books, watch, event)
+            settle_event(tables, books, watch, event, apply=apply)
         throw = stream[cut]
         state, outputs, verdict = apply(tables[throw.table_id], throw)
         assert verdict == APPLIED
@@ -100,7 +101,7 @@ def test_a_declined_table_goes_on_with_the_python_watch():
         odd = _settlement(table_id=throw.table_id, seq=throw.seq, won_cents=2 ** 64, placed_seq=throw.seq - 1)
         _, _, out = settled(tables, books, watch, throw, state, outputs + [odd], verdict)
         for event in stream[cut + 1:]:
-            out = out + settle_event(tables, books, watch, event)[2]
+            out = out + settle_event(tables, books, watch, event, apply=apply)[2]
         runs.append((out, books[throw.table_id].watch))
     (expected, python), (got, handed) = runs
     assert type(handed) is TableWatch

@@ -13,13 +13,14 @@ import pytest
 
 from craps_streams.authenticity import TagCheck, signed
 from craps_streams.replay.engine import Replay
-from craps_streams.rules import CORE, ShooterChanged, TableState, WagerPlaced, record_to_event
+from craps_streams.accelerator.rules import chosen
+from craps_streams.rules import ShooterChanged, TableState, WagerPlaced, record_to_event
 from craps_streams.settle.quiet import quiet_run
 from craps_streams.sim.floor import floor_events
 from tests.authenticity.authenticity_keys import key, ring_for
 from tests.native.lockstep import WATCH
 
-pytestmark = pytest.mark.skipif(CORE != "native", reason="the quiet run is the accelerator's (not installed, or CRAPS_CORE=python)")
+pytestmark = pytest.mark.skipif(not chosen().native, reason="the quiet run is the accelerator's (not installed, or CRAPS_CORE=python)")
 
 
 def _open_table(replay: Replay, ring, table_id: str = "T001") -> list:

@@ -87,13 +87,13 @@ def test_no_library_code_reads_the_environment():
 
 
 def test_version_says_the_rules_core():
-    from craps_streams.rules import CORE
+    from craps_streams.accelerator.rules import chosen
 
     r = subprocess.run([sys.executable, "-m", "craps_streams.cli", "--version"], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert r.returncode == 0
     lines = r.stdout.splitlines()
-    assert re.fullmatch(r"craps-streams \d+\.\d+\.\d+.*", lines[0]) and lines[1].startswith(f"rules core: {CORE}")
+    assert re.fullmatch(r"craps-streams \d+\.\d+\.\d+.*", lines[0]) and lines[1].startswith(f"rules core: {chosen().name}")
     r = subprocess.run([sys.executable, "-m", "craps_streams.cli", "--version"], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(ROOT), "CRAPS_CORE": "python"}, timeout=60)
     assert r.stdout.splitlines()[1] == "rules core: python"

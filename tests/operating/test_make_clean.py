@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 MADE = [".kafka-data/meta.properties", ".kafka-data-bench/x", ".kafka-cluster/node-1/meta.properties", ".run/worker.log", "native/target/release/x.so",
         "build/lib/x.py", "site/index.html", "out/settlements.jsonl"]
 KEPT = [".secrets/table-keys.json", ".secrets/clients/viewer.properties", "out/.keep", "infra/kafka/lib/kafka.jar",
-        "craps_streams/floor/static/vendor/chart.js", "craps_streams/rules/_native.so"]
+        "craps_streams/floor/static/vendor/chart.js", "craps_streams/accelerator/_native.so"]
 
 
 @pytest.fixture

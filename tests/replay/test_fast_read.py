@@ -16,7 +16,7 @@ import pytest
 from craps_streams.codec import CodecError, default_codec, write_container
 from craps_streams.codec import fastread
 from craps_streams.codec.fastread import read_event_batches, read_events
-from craps_streams.rules import CORE
+from craps_streams.accelerator.rules import chosen
 from craps_streams.rules import ContractError, record_to_event
 from craps_streams.rules.events import (
     INPUT_TYPES,
@@ -163,7 +163,7 @@ def test_corrupt_blocks_fail_both_ways(tmp_path):
         assert outcomes[0] == outcomes[1], offset
 
 
-@pytest.mark.skipif(CORE != "native", reason="the native reader is the native code's (CRAPS_CORE=python runs)")
+@pytest.mark.skipif(not chosen().native, reason="the native reader is the native code's (CRAPS_CORE=python runs)")
 def test_the_native_reader_reads_what_it_is_sure_of(tmp_path):
     """It reads every record of a kind it plans, hands each other record to `slow` at the record's
     first byte, and declines (None) a block whose records do not end where it does or that it

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from tests.exploration import examples
 
-from craps_streams.rules import WagerSettled, apply, record_to_event
+from craps_streams.accelerator.rules import chosen
+from craps_streams.rules import WagerSettled, record_to_event
 from craps_streams.sim.floor import floor_events
 from craps_streams.surveillance import HoldBook, HoldWatch
 
@@ -20,7 +21,7 @@ def book_floor(watch, tables=6, hours=6, seed=1):
     states, books, outputs = {}, {}, []
     for r in floor_events(tables, hours, seed):
         e = record_to_event(r)
-        states[e.table_id], out, _ = apply(states.get(e.table_id), e)
+        states[e.table_id], out, _ = chosen().apply(states.get(e.table_id), e)
         outputs += out
         if states[e.table_id] is not None:
             watch.watch(books.setdefault(e.table_id, HoldBook()), states[e.table_id], out)
@@ -67,7 +68,7 @@ def test_a_book_restored_from_its_record_continues_identically(seed, cut):
         out = []
         for r in records:
             e = record_to_event(r)
-            states[e.table_id], o, _ = apply(states.get(e.table_id), e)
+            states[e.table_id], o, _ = chosen().apply(states.get(e.table_id), e)
             out += o
             if states[e.table_id] is not None:
                 watch.watch(books.setdefault(e.table_id, HoldBook()), states[e.table_id], o)

@@ -16,6 +16,7 @@ from craps_streams.rules.submission import DEFAULT_RULES
 from craps_streams.rules import DiceThrown, SurveillanceAlerted, record_to_event
 from craps_streams.sim.floor import Fault, floor_events
 from craps_streams.surveillance import HoldWatch
+from craps_streams.accelerator.rules import chosen
 from craps_streams.settle.step import settle_event
 from craps_streams.surveillance.dice_watch import DiceWatch
 from craps_streams.surveillance.position_watch import PositionLine
@@ -42,7 +43,7 @@ class Table:
 
     def send(self, r: dict, seq: int | None = None) -> list:
         event = record_to_event(self.record(r, seq))
-        _, _, out = settle_event(self.tables, self.books, self.watch, event)
+        _, _, out = settle_event(self.tables, self.books, self.watch, event, apply=chosen().apply)
         self.state = self.tables.get(self.table_id)
         self.outputs += out
         return out
@@ -169,7 +170,7 @@ def test_the_watch_is_stored_with_the_table_and_old_records_load():
         out = []
         for r in records:
             e = record_to_event(r)
-            _, _, o = settle_event(states, books, watch, e)
+            _, _, o = settle_event(states, books, watch, e, apply=chosen().apply)
             out += o
         return out
 

@@ -1,7 +1,8 @@
-"""The native accelerator behind the Python core's contract (docs/native-core.md).
+"""The native rules core behind the Python core's contract (docs/native-core.md), and the choice
+of the core that settles (`rules_core`).
 
 `apply(state, event) -> (state, outputs, verdict)`, the contract of craps_streams/rules/table.py, by the
-Rust extension `craps_streams.rules._native` (native/, built by the package's build where cargo is
+Rust extension `craps_streams.accelerator._native` (native/, built by the package's build where cargo is
 present: setup.py). The extension keeps a
 table's state natively (`Table`, whose `to_record()` is exactly `TableState.to_record()` of the
 same history) and judges the common path itself: in-order events of an open table with nothing
@@ -19,17 +20,24 @@ A table the native core cannot keep (events held beyond a gap, odd types in its 
 the native core again.
 
 The extension takes its classes, its way back here and every rule fact (paytables through the
-table's Rules Submission; positions, stakes, marker names, details and alert wordings through
+table's Rules Submission; positions, stakes, point numbers, the totals and combinations the
+Bonus Craps and Hot Roller wagers mark, marker names, details and alert wordings through
 `facts()`) from the Python core at `configure()`: the Rust code holds none of them.
 
-Which core `craps_streams.rules.apply` is: craps_streams/rules/__init__.py (`CRAPS_CORE`).
+Which core settles is chosen once, by the command that runs (craps_streams/cli.py `main` reads
+`CRAPS_CORE`), with `choose`: `rules_core(choice)` says what a choice gives, as a `RulesCore`
+whose `apply` the settling step is handed (craps_streams/settle/step.py); the accelerator's other
+paths (craps_streams/accelerator/) are in use exactly when the chosen core is the native one.
 """
 from __future__ import annotations
 
 import importlib.util
 import runpy
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from craps_streams.rules import events as _events
 from craps_streams.rules import table as _table
@@ -42,22 +50,24 @@ from craps_streams.rules.verdict import APPLIED
 _BUILD = "install the package where cargo is on PATH (`pip install -e .` in a checkout) to build it"
 _native = None
 PROBLEM: str | None = None
-if importlib.util.find_spec("craps_streams.rules._native") is None:
+if importlib.util.find_spec("craps_streams.accelerator._native") is None:
     PROBLEM = f"the native accelerator is not installed: {_BUILD}"
 else:
     try:
-        from craps_streams.rules import _native
+        from craps_streams.accelerator import _native
     except ImportError as error:  # built for another interpreter, or broken
         PROBLEM = f"the native accelerator does not load ({error}): {_BUILD}"
-SOURCES = Path(__file__).resolve().parents[2] / "native"
 
 
-def stale_build(extension, sources: Path = SOURCES) -> str | None:
+def stale_build(extension, sources: Path | None = None) -> str | None:
     """Why `extension` may not settle, when it was built from other sources than `sources` holds
     (native/source_digest.py: a rule edited in native/src/, or a checkout updated, without a
     rebuild would otherwise settle by the old rule); None when they agree, or when there are no
-    sources to compare with (an installation outside a checkout). Reads the sources: once, at
-    import, the way the extension itself is loaded from disk; `apply` does no I/O."""
+    sources to compare with (an installation outside a checkout). `sources`: by default the
+    directory the extension was built from, compiled into it (`SOURCE_DIR`). Reads the sources:
+    once, at import, the way the extension itself is loaded from disk; `apply` does no I/O."""
+    if sources is None:
+        sources = Path(getattr(extension, "SOURCE_DIR", "") or "/nonexistent")
     script = sources / "source_digest.py"
     if not script.is_file():
         return None
@@ -118,7 +128,8 @@ def restore(record: dict):
 
 def facts() -> dict:
     """The rule facts the accelerator settles by, read from the Python core now: the positions,
-    the Fire Bet's stakes and four-point count, the table kinds offering each kind, and the words
+    the point numbers, the Bonus Craps totals and Hot Roller combinations as bits, the Fire Bet's
+    stakes and four-point count, the table kinds offering each kind, and the words
     of its outputs: marker names and details of small counts rendered here from their texts, the
     rarer ones (a 7's Bonus Craps detail, the Hot Shooter's, the alerts' messages) as the Python
     functions that word them. The Rust code holds none of them (docs/native-core.md)."""
@@ -127,6 +138,14 @@ def facts() -> dict:
 
     return {
         "positions": (_table.POSITIONS[0], _table.POSITIONS[-1]),
+        "point_numbers": list(_table.POINT_NUMBERS),
+        # By the index of the kind (the first four: fire, then the three Bonus Craps wagers): the
+        # totals each needs, as bits over the total.
+        "bonus_needs": [bonus_craps.NEEDS.get(k, 0) for k in WAGER_KINDS[:4]],
+        # Hot Roller: the bit of each combination (index 6 x (low - 1) + (high - 1); 0: none) and
+        # the bits of each number's combinations (index the number; 0: none).
+        "combo_bits": [hot_roller.COMBO_BIT.get((i // 6 + 1, i % 6 + 1), 0) for i in range(36)],
+        "number_masks": [hot_roller.NUMBER_MASK.get(n, 0) for n in range(13)],
         "fire_stakes": (submission.FIRE_MIN_CENTS, submission.FIRE_MAX_CENTS, submission.FIRE_STEP_CENTS),
         "four_points": fire_bet.FOUR_POINTS,
         "push_odds": paytables.PUSH,
@@ -173,3 +192,60 @@ def require() -> None:
     """Raise, saying why, when the native core cannot be used."""
     if PROBLEM is not None:
         raise RuntimeError(PROBLEM)
+
+
+Choice = Literal["auto", "python", "native"]
+CHOICES: tuple[Choice, ...] = ("auto", "python", "native")
+
+
+@dataclass(frozen=True)
+class RulesCore:
+    """The core that settles: `name` "python" (craps_streams/rules/table.py) or "native" (this
+    module's), its `apply`, and `note`: why the Python core settles where the native one was
+    asked for by "auto" and could not be used (None otherwise; the worker logs it)."""
+
+    name: Literal["python", "native"]
+    apply: Callable
+    note: str | None = None
+
+    @property
+    def native(self) -> bool:
+        """Whether the accelerator's paths are in use with this core."""
+        return self.name == "native"
+
+
+def rules_core(choice: Choice) -> RulesCore:
+    """The core a choice gives. "python": the Python core. "native": the accelerator, or a
+    RuntimeError saying why it cannot be used. "auto": the accelerator when it is installed and
+    accepted, else the Python core with the reason in `note`."""
+    if choice == "python":
+        return RulesCore("python", _py_apply)
+    if choice == "native":
+        require()
+        return RulesCore("native", apply)
+    if choice == "auto":
+        return RulesCore("native", apply) if PROBLEM is None else RulesCore("python", _py_apply, PROBLEM)
+    raise ValueError(f"the rules core {choice!r}: one of {', '.join(CHOICES)}")
+
+
+_chosen: list[RulesCore] = []
+
+
+def choose(choice: Choice) -> RulesCore:
+    """Makes `rules_core(choice)` the process's core: what the command that runs chose (its
+    `main`), once, before it settles; a test chooses too. Returns it."""
+    core = rules_core(choice)
+    _chosen[:] = [core]
+    return core
+
+
+def chosen() -> RulesCore:
+    """The core `choose` made the process's; "auto"'s when nothing chose (a library caller)."""
+    if not _chosen:
+        _chosen.append(rules_core("auto"))
+    return _chosen[0]
+
+
+def in_use() -> bool:
+    """Whether the accelerator's paths serve: the chosen core is the native one."""
+    return chosen().native

@@ -1,0 +1,28 @@
+"""The JSON Lines lane of a replay (native/src/lane.rs `settle_lines`, lines.rs `LineWriter`): raw
+lines settled without becoming Python events, and output lines written from the Structs' slots."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from craps_streams.accelerator.rules import in_use
+
+
+def settle_lines(keys, accept_untagged: bool) -> Callable | None:
+    """`run(tables, books, lines, start) -> (stop, applied, untagged, thrown)` under the tag check's
+    native `keys` (None: no check), or None where the accelerator is not in use."""
+    if not in_use():
+        return None
+    from craps_streams.accelerator import _native
+
+    return partial(_native.settle_lines, keys, accept_untagged)
+
+
+def line_writer(formats: list) -> Callable[[list], str | None] | None:
+    """`lines(outputs) -> str | None` of a `LineWriter` of (class, field names) `formats`, or None
+    where the accelerator is not in use."""
+    if not in_use():
+        return None
+    from craps_streams.accelerator import _native
+
+    return _native.LineWriter(formats).lines
