@@ -62,13 +62,14 @@ docs:
 #                  `make kafka-down` first)
 #   .run           `make run`'s logs, floor.env and Prometheus data
 #   native/target  the Rust build of the native rules core (the built module in craps_streams/rules stays)
+#   benchmarks/kstreams/target  the Kafka Streams contender's jar (built again by the benchmark)
 #   build/ site/   the Python build and the docs site
 #   out/*          replay-demo and benchmark outputs
 # It never touches .secrets (the broker's CA and logins, the table key ring, the archive key).
 clean:
 	@if infra/kafka/kafka.sh status >/dev/null 2>&1; then \
 	  echo "make clean: the Kafka broker is running on its data in .kafka-data: stop it first (make kafka-down)" >&2; exit 2; fi
-	rm -rf .kafka-data .kafka-data-* .run native/target build site
+	rm -rf .kafka-data .kafka-data-* .run native/target benchmarks/kstreams/target build site
 	find out -mindepth 1 ! -name .keep -exec rm -rf {} +
 
 # Everything `make clean` removes, and what was fetched or made once: infra/kafka/lib (the Kafka
