@@ -1,7 +1,8 @@
 """End-to-end pipeline benchmark on the real broker (start it first: `make kafka-up`).
 
     python benchmarks/pipeline_bench.py [--tables 40 --hours 6 --latency-seconds 60]
-    python benchmarks/pipeline_bench.py --no-faust                    # only the aiokafka contenders
+    python benchmarks/pipeline_bench.py --no-faust                    # aiokafka and Kafka Streams contenders
+    python benchmarks/pipeline_bench.py --no-faust --no-kstreams      # only the aiokafka contenders
     python benchmarks/pipeline_bench.py --skip-throughput             # only the latency part
 
 1. Throughput, side by side in one run on the same broker and the same backlog of table events:
@@ -14,9 +15,12 @@
    outputs outside its transactions (only its offsets are transactional, see faust_passthrough.py);
    --faust-tx-sink adds a fourth contender whose outputs go through Faust's per-partition
    transactional producers, the same work as our loops.
-   --batched-pass-through adds the pass-through sending its records in record batches, as the
-   settling worker does (craps_streams.kafka.producers.send_records).
-   Target: the pipeline at 80% or more of the pass-through rate.
+   The pass-through sending its records in record batches, as the settling worker does
+   (craps_streams.kafka.producers.send_records), runs too (--no-batched-pass-through leaves it out),
+   and a Kafka Streams pass-through (benchmarks/kstreams_passthrough.py: an identity topology with
+   exactly_once_v2, as the worker's role, built with Maven on demand; left out with --no-kstreams or
+   without a JDK and Maven). Target: the pipeline at 80% or more of the fastest pass-through
+   (aiokafka, aiokafka batched, Kafka Streams; benchmarks/ceiling.py).
    --profile DIR samples this process with py-spy (https://github.com/benfred/py-spy, native frames
    too) while each contender drains, one raw collapsed-stack file per contender and round in DIR,
    and prints where the settling worker's CPU went, stage by stage (`STAGES`).
@@ -371,7 +375,7 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
     pipeline, bare, batched = [], [], []
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
-    spied = {"pipeline": [], "bare": []}
+    spied = {"pipeline": [], "bare": [], "batched": []}
 
     def spy(name: str, r: int) -> Profile:
         if profile is None:
@@ -387,7 +391,8 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
             eps, n2 = asyncio.run(drain(PassThroughWorker, f"bench-bare-{r}-{uuid.uuid4().hex[:4]}", total))
         bare.append(eps)
         if batched_bare:
-            eps, _ = asyncio.run(drain(BatchedPassThroughWorker, f"bench-batched-{r}-{uuid.uuid4().hex[:4]}", total))
+            with spy("batched", r):
+                eps, _ = asyncio.run(drain(BatchedPassThroughWorker, f"bench-batched-{r}-{uuid.uuid4().hex[:4]}", total))
             batched.append(eps)
         if streams is not None:  # a JVM of its own, on its own application id
             streams.round(r, total)
@@ -444,6 +449,8 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
               f"while each drained, its worker's start-up and shutdown included):")
         print_breakdown("settling pipeline", spied["pipeline"], total * rounds)
         print_breakdown("bare pass-through", spied["bare"], total * rounds)
+        if spied["batched"]:
+            print_breakdown("batched pass-through", spied["batched"], total * rounds)
     if fausts and fausts[0].name in rates and fausts[0].guarantee == "exactly_once":
         print("note: faust pass-through writes its outputs outside its transactions (only its offsets "
               "commit in them); the aiokafka loops commit outputs and offsets together")
