@@ -89,16 +89,9 @@ def streams_grants(app_id_prefix: str) -> list:
 
 def grant_streams(app_id_prefix: str, bootstrap: str | None = None) -> int:
     """streams_grants made by the administrator; 0 on a plaintext bench broker."""
-    from craps_streams.kafka.access import admin_client, apply_grants
-    from craps_streams.kafka.settings import client_settings, default_bootstrap
+    from craps_streams.kafka.access import grant_as_admin
 
-    if client_settings("admin", bootstrap).get("security_protocol") == "PLAINTEXT":
-        return 0
-    admin = admin_client(bootstrap or default_bootstrap())
-    try:
-        return apply_grants(admin, streams_grants(app_id_prefix))
-    finally:
-        admin.close()
+    return grant_as_admin(streams_grants(app_id_prefix), bootstrap)
 
 
 @dataclass(frozen=True)
