@@ -421,6 +421,9 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
     print(f"fastest pass-through: {top.name}, {top.eps:,.0f} events/s")
     print(f"ratio pipeline / fastest pass-through: {top.ratio:.2f} (target >= {ceiling.TARGET:.2f}: "
           f"{'reached' if top.reached else 'not reached'})")
+    if len(runs[top.name]) == len(pipeline):  # the same machine round by round: a stable ratio agrees
+        by_round = [a / b for a, b in zip(pipeline, runs[top.name])]
+        print(f"  by round: {', '.join(f'{x:.2f}' for x in by_round)}, median {statistics.median(by_round):.2f}")
     for name in peers:
         if name != top.name:
             print(f"ratio pipeline / {name}: {p / peers[name]:.2f}")
@@ -760,6 +763,8 @@ def main() -> int:
                    help="sample each throughput round with py-spy (as root, or with ptrace allowed) into DIR "
                         "and print the settling worker's CPU by stage")
     args = p.parse_args()
+    if args.profile is not None and subprocess.run(["sh", "-c", "command -v py-spy"], capture_output=True).returncode:
+        p.error("--profile needs py-spy on PATH (pip install py-spy)")
     # The worker checks every event's tag and the live floor tags what it sends: both need the
     # dev floor's key ring, made here on a fresh clone (as `make run` does).
     keyfile.init()
