@@ -64,6 +64,7 @@ docs:
 #                  `make kafka-down NODES=3` first)
 #   .run           `make run`'s logs, floor.env and Prometheus data
 #   native/target  the Rust build of the native rules core (the built module in craps_streams/accelerator stays)
+#   benchmarks/kstreams/target  the Kafka Streams contender's jar (built again by the benchmark)
 #   build/ site/   the Python build and the docs site
 #   out/*          replay-demo and benchmark outputs
 # It never touches .secrets (the broker's CA and logins, the table key ring, the archive key).
@@ -72,7 +73,7 @@ clean:
 	  echo "make clean: the Kafka broker is running on its data in .kafka-data: stop it first (make kafka-down)" >&2; exit 2; fi
 	@if infra/kafka/kafka.sh status --nodes 3 >/dev/null 2>&1; then \
 	  echo "make clean: the Kafka cluster is running on its data in .kafka-cluster: stop it first (make kafka-down NODES=3)" >&2; exit 2; fi
-	rm -rf .kafka-data .kafka-data-* .kafka-cluster .run native/target build site
+	rm -rf .kafka-data .kafka-data-* .kafka-cluster .run native/target benchmarks/kstreams/target build site
 	find out -mindepth 1 ! -name .keep -exec rm -rf {} +
 
 # Everything `make clean` removes, and what was fetched or made once: infra/kafka/lib (the Kafka

@@ -1,7 +1,8 @@
 """End-to-end pipeline benchmark on the real broker (start it first: `make kafka-up`).
 
     python benchmarks/pipeline_bench.py [--tables 40 --hours 6 --latency-seconds 60]
-    python benchmarks/pipeline_bench.py --no-faust                    # only the aiokafka contenders
+    python benchmarks/pipeline_bench.py --no-faust                    # aiokafka and Kafka Streams contenders
+    python benchmarks/pipeline_bench.py --no-faust --no-kstreams      # only the aiokafka contenders
     python benchmarks/pipeline_bench.py --skip-throughput             # only the latency part
 
 1. Throughput, side by side in one run on the same broker and the same backlog of table events:
@@ -14,9 +15,12 @@
    outputs outside its transactions (only its offsets are transactional, see faust_passthrough.py);
    --faust-tx-sink adds a fourth contender whose outputs go through Faust's per-partition
    transactional producers, the same work as our loops.
-   --batched-pass-through adds the pass-through sending its records in record batches, as the
-   settling worker does (craps_streams.kafka.producers.send_records).
-   Target: the pipeline at 80% or more of the pass-through rate.
+   The pass-through sending its records in record batches, as the settling worker does
+   (craps_streams.kafka.producers.send_records), runs too (--no-batched-pass-through leaves it out),
+   and a Kafka Streams pass-through (benchmarks/kstreams_passthrough.py: an identity topology with
+   exactly_once_v2, as the worker's role, built with Maven on demand; left out with --no-kstreams or
+   without a JDK and Maven). Target: the pipeline at 80% or more of the fastest pass-through
+   (aiokafka, aiokafka batched, Kafka Streams; benchmarks/ceiling.py).
    --profile DIR samples this process with py-spy (https://github.com/benfred/py-spy, native frames
    too) while each contender drains, one raw collapsed-stack file per contender and round in DIR,
    and prints where the settling worker's CPU went, stage by stage (`STAGES`).
@@ -51,6 +55,8 @@ PREFIX = f"bench{uuid.uuid4().hex[:6]}."
 os.environ["CRAPS_TOPIC_PREFIX"] = PREFIX
 
 import broker_pauses  # noqa: E402
+import ceiling  # noqa: E402
+import kstreams_passthrough  # noqa: E402  (runs Java in a subprocess)
 import stolen_time  # noqa: E402
 import faust_passthrough  # noqa: E402  (imports faust only in its worker subprocess)
 from kafka import KafkaConsumer, TopicPartition  # noqa: E402
@@ -171,6 +177,36 @@ async def drain(worker_cls, app_id: str, total: int) -> tuple[float, int]:
         CPU.setdefault(worker_cls.__name__, []).append((time.process_time() - cpu, broker_after - broker))
     elapsed = (seen["last"] or 0) - (seen["first"] or 0)
     return (seen["n"] / elapsed if elapsed > 0 else 0.0), seen["n"]
+
+
+class KStreamsContender:
+    """Kafka Streams' pass-through (benchmarks/kstreams_passthrough.py) in the interleaved rounds: a
+    JVM each round, on an application id of its own under one prefix the administrator granted."""
+
+    name = "kafka streams pass-through"
+
+    def __init__(self, classpath: str, commit_interval_ms: int):
+        self.classpath, self.commit_interval_ms = classpath, commit_interval_ms
+        self.app_id_prefix = f"bench-kstreams-{uuid.uuid4().hex[:6]}-"
+        kstreams_passthrough.grant_streams(self.app_id_prefix)
+        self.runs: list[float] = []
+        self.failed: str | None = None
+
+    def round(self, r: int, total: int) -> None:
+        if self.failed:
+            return
+        broker = broker_cpu_s()
+        drained = kstreams_passthrough.drain(self.classpath, f"{self.app_id_prefix}{r}", TABLE_EVENTS, SETTLEMENTS,
+                                             total, self.commit_interval_ms)
+        broker_after = broker_cpu_s()
+        if drained.error:
+            self.failed = drained.error
+            print(f"{self.name}: {drained.error}", file=sys.stderr)
+            return
+        self.runs.append(drained.eps)
+        BATCHES.setdefault(type(self).__name__, []).append(drained.events / max(drained.transactions, 1))
+        if broker is not None and broker_after is not None:
+            CPU.setdefault(type(self).__name__, []).append((drained.cpu_s, broker_after - broker))
 
 
 class FaustContender:
@@ -314,7 +350,7 @@ class Profile:
 
 def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust_tx_sink: bool = False,
                faust_guarantee: str = "exactly_once", profile: Path | None = None,
-               batched_bare: bool = False) -> None:
+               batched_bare: bool = True, kstreams: bool = True, kstreams_commit_interval_ms: int = 100) -> None:
     # Tagged as the floor's controllers send them (the dev floor's key ring; the worker checks
     # every tag before the rules, so the figures include the check).
     signer = TableSigner(keyfile.init(SETTINGS.key_ring_path)[0])
@@ -330,6 +366,12 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
     freeze_start_up()
     raise_young_threshold()
     print(f"backlog: {total:,} table events in {TABLE_EVENTS}")
+    streams = None
+    if kstreams:
+        try:
+            streams = KStreamsContender(kstreams_passthrough.build(), kstreams_commit_interval_ms)
+        except kstreams_passthrough.BuildError as error:
+            print(f"kafka streams pass-through left out: {error}", file=sys.stderr)
     fausts = []
     if faust:
         fausts.append(FaustContender("faust pass-through", "topic", faust_guarantee))
@@ -338,7 +380,7 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
     pipeline, bare, batched = [], [], []
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
-    spied = {"pipeline": [], "bare": []}
+    spied = {"pipeline": [], "bare": [], "batched": []}
 
     def spy(name: str, r: int) -> Profile:
         if profile is None:
@@ -354,51 +396,70 @@ def throughput(tables: int, hours: float, rounds: int, faust: bool = True, faust
             eps, n2 = asyncio.run(drain(PassThroughWorker, f"bench-bare-{r}-{uuid.uuid4().hex[:4]}", total))
         bare.append(eps)
         if batched_bare:
-            eps, _ = asyncio.run(drain(BatchedPassThroughWorker, f"bench-batched-{r}-{uuid.uuid4().hex[:4]}", total))
+            with spy("batched", r):
+                eps, _ = asyncio.run(drain(BatchedPassThroughWorker, f"bench-batched-{r}-{uuid.uuid4().hex[:4]}", total))
             batched.append(eps)
+        if streams is not None:  # a JVM of its own, on its own application id
+            streams.round(r, total)
         for contender in fausts:  # a worker subprocess each, its own app id and sink topic
             contender.round(r, total)
     p, b = statistics.median(pipeline), statistics.median(bare)
-    width = max([28] + [len(c.name) + 2 for c in fausts])
+    runs = {"settling pipeline": pipeline, "aiokafka pass-through": bare}
+    if batched_bare:
+        runs["aiokafka pass-through, batched"] = batched
+    if streams is not None:
+        runs[f"{streams.name} (exactly_once_v2)"] = streams.runs
+    runs.update({c.name: c.runs for c in fausts})
+    rates = ceiling.medians(runs)
+    width = max(len(name) for name in runs) + 2
     print(f"{'worker':<{width}}{'events/s (median)':>20}   runs")
-    print(f"{'settling pipeline':<{width}}{p:>20,.0f}   {', '.join(f'{x:,.0f}' for x in pipeline)}")
-    print(f"{'bare pass-through':<{width}}{b:>20,.0f}   {', '.join(f'{x:,.0f}' for x in bare)}")
-    if batched:
-        bb = statistics.median(batched)
-        print(f"{'bare pass-through, batched':<{width}}{bb:>20,.0f}   {', '.join(f'{x:,.0f}' for x in batched)}")
-    medians = {}
-    for c in fausts:
-        if c.runs:
-            medians[c] = statistics.median(c.runs)
-            runs = ", ".join(f"{x:,.0f}" for x in c.runs)
-            print(f"{c.name:<{width}}{medians[c]:>20,.0f}   {runs}")
+    for name, rounds_of in runs.items():
+        if name in rates:
+            print(f"{name:<{width}}{rates[name]:>20,.0f}   {', '.join(f'{x:,.0f}' for x in rounds_of)}")
         else:
-            print(f"{c.name:<{width}}{'failed':>20}   see the error above")
-    print(f"ratio pipeline / pass-through: {p / b:.2f} (target >= 0.80)")
-    contenders = (("pipeline", FreshTablesWorker), ("pass-through", PassThroughWorker))
+            print(f"{name:<{width}}{'failed':>20}   see the error above")
+    # The ceiling: the fastest pass-through that commits its outputs with its offsets, as the
+    # pipeline does (Faust's idiomatic sink writes outside its transactions: not a peer).
+    peers = {name: rates[name] for name in runs if name in rates and name != "settling pipeline"
+             and not any(name == c.name for c in fausts)}
+    top = ceiling.ceiling(p, peers)
+    print(f"fastest pass-through: {top.name}, {top.eps:,.0f} events/s")
+    print(f"ratio pipeline / fastest pass-through: {top.ratio:.2f} (target >= {ceiling.TARGET:.2f}: "
+          f"{'reached' if top.reached else 'not reached'})")
+    if len(runs[top.name]) == len(pipeline):  # the same machine round by round: a stable ratio agrees
+        by_round = [a / b for a, b in zip(pipeline, runs[top.name])]
+        print(f"  by round: {', '.join(f'{x:.2f}' for x in by_round)}, median {statistics.median(by_round):.2f}")
+    for name in peers:
+        if name != top.name:
+            print(f"ratio pipeline / {name}: {p / peers[name]:.2f}")
+    contenders = (("pipeline", FreshTablesWorker), ("pass-through", PassThroughWorker),
+                  ("batched pass-through", BatchedPassThroughWorker))
     sizes = {name: BATCHES.get(cls.__name__, []) for name, cls in contenders}
     print("events per transaction, mean over the rounds: " + ", ".join(
         f"{name} {sum(v) / len(v):,.0f} ({len(v):,} transactions)" for name, v in sizes.items() if v))
-    for name, cls in contenders:
+    if streams is not None and streams.runs:
+        per = BATCHES[KStreamsContender.__name__]
+        print(f"events per transaction, kafka streams (commit.interval.ms={streams.commit_interval_ms}, one "
+              f"transaction for every partition): {statistics.median(per):,.0f}, median of the rounds")
+    for name, cls in (*contenders, ("kafka streams", KStreamsContender)):
         if CPU.get(cls.__name__):
             own = statistics.median(c for c, _ in CPU[cls.__name__])
             broker = statistics.median(b for _, b in CPU[cls.__name__])
-            print(f"CPU per round, median, {name}: this process {own:.1f} s, the broker {broker:.1f} s "
+            where = "its JVM (start-up included)" if cls is KStreamsContender else "this process"
+            print(f"CPU per round, median, {name}: {where} {own:.1f} s, the broker {broker:.1f} s "
                   f"({1000 * (own + broker) / total:.3f} ms per event together)")
-    if batched:
-        print(f"ratio pipeline / batched pass-through: {p / bb:.2f}")
-    for c, f in medians.items():
-        print(f"ratio pipeline / {c.name}: {p / f:.2f} (target >= 0.50)")
-    if fausts:
-        print(f"ratio pipeline / bare aiokafka pass-through: {p / b:.2f}")
-        for c, f in medians.items():
-            print(f"ratio bare aiokafka pass-through / {c.name}: {b / f:.2f}")
+    for c in fausts:
+        if c.name in rates:
+            print(f"ratio pipeline / {c.name}: {p / rates[c.name]:.2f} (target >= 0.50)")
+            print(f"ratio bare aiokafka pass-through / {c.name}: {b / rates[c.name]:.2f}")
     if profile is not None:
         print(f"where the time went (py-spy, native frames; raw stacks in {profile}; share of the samples "
               f"while each drained, its worker's start-up and shutdown included):")
         print_breakdown("settling pipeline", spied["pipeline"], total * rounds)
         print_breakdown("bare pass-through", spied["bare"], total * rounds)
-    if fausts and fausts[0] in medians and fausts[0].guarantee == "exactly_once":
+        if spied["batched"]:
+            print_breakdown("batched pass-through", spied["batched"], total * rounds)
+    if fausts and fausts[0].name in rates and fausts[0].guarantee == "exactly_once":
         print("note: faust pass-through writes its outputs outside its transactions (only its offsets "
               "commit in them); the aiokafka loops commit outputs and offsets together")
     delete_floor(PREFIX)  # the broker as the run found it (the latency runs have floors of their own)
@@ -696,12 +757,19 @@ def main() -> int:
     p.add_argument("--faust-guarantee", choices=("exactly_once", "at_least_once"), default="exactly_once",
                    help="processing_guarantee of the Faust contenders (default exactly_once)")
     p.add_argument("--skip-throughput", action="store_true", help="run the latency part only")
-    p.add_argument("--batched-pass-through", action="store_true",
-                   help="also run the pass-through sending its records in record batches, as the worker does")
+    p.add_argument("--batched-pass-through", action=argparse.BooleanOptionalAction, default=True,
+                   help="the pass-through sending its records in record batches, as the worker does (default on)")
+    p.add_argument("--no-kstreams", action="store_true",
+                   help="skip the Kafka Streams pass-through (it runs when a JDK and Maven are present)")
+    p.add_argument("--kstreams-commit-interval-ms", type=int, default=100,
+                   help="Kafka Streams' commit.interval.ms (default 100, its own default under exactly_once_v2; "
+                        "0 commits after every record of each task)")
     p.add_argument("--profile", type=Path, default=None, metavar="DIR",
                    help="sample each throughput round with py-spy (as root, or with ptrace allowed) into DIR "
                         "and print the settling worker's CPU by stage")
     args = p.parse_args()
+    if args.profile is not None and subprocess.run(["sh", "-c", "command -v py-spy"], capture_output=True).returncode:
+        p.error("--profile needs py-spy on PATH (pip install py-spy)")
     # The worker checks every event's tag and the live floor tags what it sends: both need the
     # dev floor's key ring, made here on a fresh clone (as `make run` does).
     keyfile.init(SETTINGS.key_ring_path)
@@ -709,7 +777,8 @@ def main() -> int:
     if not args.skip_throughput:
         throughput(args.tables, args.hours, args.rounds, faust=not args.no_faust,
                    faust_tx_sink=args.faust_tx_sink, faust_guarantee=args.faust_guarantee, profile=args.profile,
-                   batched_bare=args.batched_pass_through)
+                   batched_bare=args.batched_pass_through, kstreams=not args.no_kstreams,
+                   kstreams_commit_interval_ms=args.kstreams_commit_interval_ms)
     if args.latency_seconds > 0:
         latency(args.latency_seconds, args.latency_tables, args.latency_runs, args.min_settlements,
                 args.second_reader_wait_ms)

@@ -5,6 +5,10 @@
 #                         accelerator where cargo is present), the Kafka jars, Chart.js (npm)
 #   infra/setup.sh test   the same, Chromium for the browser tests, tmux for the status panel's test and
 #                         poppler-utils for the report's PDF test, PostgreSQL for the ledger's tests
+#   infra/setup.sh bench  the run goal's, a JDK (javac) and the Kafka Streams contender of
+#                         benchmarks/pipeline_bench.py built (benchmarks/kstreams, Maven); the
+#                         benchmark builds it on demand too, so this is needed only on a machine
+#                         that should run it offline later
 # Debian packages need root (or password-less sudo); without it, one line says what to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +20,7 @@ command -v openssl >/dev/null 2>&1 || need+=(openssl)  # the broker's CA and cer
 command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 if [[ $goal == test ]] && ! command -v chromium >/dev/null 2>&1; then need+=(chromium); fi
 if [[ $goal == test ]] && ! command -v tmux >/dev/null 2>&1; then need+=(tmux); fi
+if [[ $goal == bench ]] && ! command -v javac >/dev/null 2>&1; then need+=(openjdk-17-jdk-headless); fi
 if [[ $goal == test ]] && ! command -v pdftotext >/dev/null 2>&1; then need+=(poppler-utils); fi  # the report's PDF test
 # The ledger's tests start a PostgreSQL of their own (tests/postgres.py) from Debian's package.
 if [[ $goal == test ]] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then need+=(postgresql); fi
@@ -49,3 +54,7 @@ python3 -m compileall -q craps_streams >/dev/null
 echo "setup: the floor view's charting library (npm) ..." >&2
 infra/floor/fetch-assets.sh
 infra/kafka/kafka.sh fetch
+if [[ $goal == bench ]]; then
+  echo "setup: the Kafka Streams pass-through of the throughput benchmark (Maven, a minute the first time) ..." >&2
+  python3 benchmarks/kstreams_passthrough.py >/dev/null
+fi

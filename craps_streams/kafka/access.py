@@ -204,19 +204,24 @@ def grant_floor(admin, prefix: str, app_id: str) -> int:
     return apply_grants(admin, floor_grants(prefix, app_id))
 
 
-def grant_application(prefix: str, app_id: str, bootstrap: str | None = None) -> int:
-    """The floor's grants for one more application id on the topics of `prefix`, as the
-    administrator (a benchmark's round on a fresh group and fresh transactional ids); nothing to
-    grant on a plaintext bench broker (0)."""
+def grant_as_admin(grants: Iterable[Grant], bootstrap: str | None = None) -> int:
+    """Make `grants` as the administrator (apply_grants); nothing to grant on a plaintext bench
+    broker (0)."""
     from craps_streams.kafka.settings import client_settings, default_bootstrap
 
     if client_settings("admin", bootstrap).get("security_protocol") == "PLAINTEXT":
         return 0
     admin = admin_client(bootstrap or default_bootstrap())
     try:
-        return grant_floor(admin, prefix, app_id)
+        return apply_grants(admin, grants)
     finally:
         admin.close()
+
+
+def grant_application(prefix: str, app_id: str, bootstrap: str | None = None) -> int:
+    """The floor's grants for one more application id on the topics of `prefix`, as the
+    administrator (a benchmark's round on a fresh group and fresh transactional ids)."""
+    return grant_as_admin(floor_grants(prefix, app_id), bootstrap)
 
 
 def upsert_logins(admin, roles: Iterable[str] = ROLES) -> list[str]:

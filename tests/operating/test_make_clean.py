@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import ROOT
 
 MADE = [".kafka-data/meta.properties", ".kafka-data-bench/x", ".kafka-cluster/node-1/meta.properties", ".run/worker.log", "native/target/release/x.so",
+        "benchmarks/kstreams/target/kstreams-passthrough.jar",
         "build/lib/x.py", "site/index.html", "out/settlements.jsonl"]
 KEPT = [".secrets/table-keys.json", ".secrets/clients/viewer.properties", "out/.keep", "infra/kafka/lib/kafka.jar",
         "craps_streams/floor/static/vendor/chart.js", "craps_streams/accelerator/_native.so"]
