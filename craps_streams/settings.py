@@ -31,8 +31,6 @@ from craps_streams.surveillance.table_watch import Thresholds
 from craps_streams.topics import DEFAULT_APP_ID, DEFAULT_PREFIX, Topics
 
 ENV_PREFIX = "CRAPS_"
-# The Kafka client configs' default home: .secrets at the repository root (infra/kafka/kafka.sh makes it).
-REPO_ROOT = Path(__file__).resolve().parents[1]
 _THRESHOLDS, _DICE = Thresholds(), DiceWatch()
 
 
@@ -47,7 +45,7 @@ class Settings(BaseSettings):
     topic_prefix: str = Field(DEFAULT_PREFIX, description="prefix of every topic name (a `make run` floor's: craps.run-<time>.)")
     app_id: str = Field(DEFAULT_APP_ID, description="the floor's worker group and transactional id prefix")
     replication_factor: Optional[int] = Field(None, ge=1, description="replication factor of new topics (default: the cluster's size, at most 3)")
-    secrets_dir: Optional[Path] = Field(None, description="the secrets directory: clients/<role>.properties, table-keys.json, archive-key (default .secrets: at the repository root for the Kafka client configs, in the current directory for the keys)")
+    secrets_dir: Optional[Path] = Field(None, description="the secrets directory: clients/<role>.properties, table-keys.json, archive-key (default .secrets in the current directory, where infra/kafka/kafka.sh and `keys init` make them)")
     kafka_config: Optional[Path] = Field(None, description="one Kafka client config file for every role instead of $CRAPS_SECRETS_DIR/clients/<role>.properties")
     schema_dir: Optional[Path] = Field(None, description="the Avro schemas (default: the schemas inside the package)")
     table_keys: Optional[Path] = Field(None, description="the table key ring (default $CRAPS_SECRETS_DIR/table-keys.json, else .secrets/table-keys.json)")
@@ -103,15 +101,15 @@ class Settings(BaseSettings):
 
     @property
     def secrets(self) -> Path:
-        return self.secrets_dir or REPO_ROOT / ".secrets"
+        return self.secrets_dir or Path(".secrets")
 
     @property
     def broker(self) -> Broker:
         """Where the process's Kafka clients connect, and the files they log in with."""
         return Broker(self.kafka_bootstrap, self.secrets, self.kafka_config)
 
-    # The keys' default directory is .secrets in the current directory, where `keys init` makes them
-    # (the Kafka client configs': .secrets at the repository root, where infra/kafka/kafka.sh makes them).
+    # The keys' default directory is the secrets directory: .secrets in the current directory, where
+    # `keys init` makes them, as infra/kafka/kafka.sh makes the Kafka client configs.
     @property
     def key_ring_path(self) -> Path:
         return self.table_keys or (self.secrets_dir or Path(".secrets")) / "table-keys.json"

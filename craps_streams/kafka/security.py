@@ -27,7 +27,6 @@ from functools import lru_cache
 
 # The roles of craps_streams/kafka/settings.py; each has its own principal (docs/security.md).
 ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "ledger", "admin")
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 
 _JAAS_FIELD = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -43,7 +42,7 @@ class Broker:
     CRAPS_KAFKA_BOOTSTRAP, CRAPS_SECRETS_DIR, CRAPS_KAFKA_CONFIG)."""
 
     bootstrap: str = DEFAULT_BOOTSTRAP
-    secrets_dir: pathlib.Path = REPO_ROOT / ".secrets"
+    secrets_dir: pathlib.Path = pathlib.Path(".secrets")  # the current directory's (the settings' default)
     client_config: pathlib.Path | None = None  # one file for every role
 
 

@@ -99,3 +99,11 @@ def test_odds_and_report_from_the_wheel(installed, tmp_path):
     page = (tmp_path / "report" / "report.html").read_text()
     assert "T001" in page and "<svg" in page
     assert (tmp_path / "report" / "tables.csv").read_text().count("T00") >= 2
+
+
+def test_no_module_looks_for_files_outside_the_package():
+    # A path walked up from a source file (`Path(__file__).parents[n]`) finds the checkout, never the
+    # wheel's site-packages: the package's files are package data, the rest is a setting.
+    walking = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / "craps_streams").rglob("*.py")
+               for n, line in enumerate(p.read_text().splitlines(), 1) if "parents[" in line]
+    assert walking == []

@@ -31,7 +31,7 @@ def test_first_start_makes_private_secrets_and_logs_none(tmp_path, monkeypatch):
     # This test's clients log in with the private broker's secrets (what the edge hands over).
     from craps_streams.kafka import security
 
-    monkeypatch.setitem(security._broker, 0, security.Broker(secrets_dir=secrets))
+    monkeypatch.setattr(security, "_broker", [security.Broker(secrets_dir=secrets)])
     broker = PrivateBroker(tmp_path)
     broker.env["CRAPS_SECRETS_DIR"] = str(secrets)
     with broker:
