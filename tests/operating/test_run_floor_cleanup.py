@@ -106,7 +106,10 @@ pids+=($!)
 echo "craps-streams is running"
 wait
 """)
-    make = subprocess.Popen(["make", "run"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    # As from a terminal: not a sub-make of `make test` (which would announce its directory).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    make = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True, text=True)
     try:
         assert make.stdout.readline() == "bash run.sh\n"
