@@ -1,6 +1,6 @@
 //! Bonus Craps (§ 623a.12; craps_streams/rules/bonus_craps.py): All Small, All Tall, All Or Nothing At All.
 
-use crate::ctx::ctx;
+use crate::ctx::Ctx;
 use crate::py::O;
 use crate::rules::Outcome;
 use crate::wager::{pop_kind, Emit, Wager, ALL_OR_NOTHING, ALL_SMALL, ALL_TALL};
@@ -18,9 +18,9 @@ impl BonusCohort {
     /// any order, leaving the others in action.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn total_thrown(&mut self, total: i64, name: &O, odds: &[i64; 4], e: &mut Emit) -> PyResult<()> {
-        let c = ctx();
+        let c = e.c;
         let bit = 1u32 << total;
         if self.marks & bit != 0 {
             return Ok(());
@@ -47,10 +47,10 @@ impl BonusCohort {
     /// removes all marker buttons.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn seven(&mut self, name: &O, details: &mut SevenDetails, e: &mut Emit) -> PyResult<()> {
-        let c = ctx();
-        let detail = details.of(self.marks)?;
+        let c = e.c;
+        let detail = details.of(c, self.marks)?;
         e.settle_all(&self.wagers, &Outcome::Lose, name.p(), detail)?;
         self.marks = 0;
         e.cleared(c.groups[1], self.id.p(), c.r_seven)
@@ -69,13 +69,13 @@ pub struct SevenDetails(HashMap<u32, O>);
 
 impl SevenDetails {
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
-    pub unsafe fn of(&mut self, marks: u32) -> PyResult<*mut pyo3::ffi::PyObject> {
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
+    pub unsafe fn of(&mut self, c: &Ctx, marks: u32) -> PyResult<*mut pyo3::ffi::PyObject> {
         if let Some(d) = self.0.get(&marks) {
             return Ok(d.p());
         }
         let m = O::owned(crate::py::new_int(marks as i64))?;
-        let d = crate::py::call(crate::ctx::ctx().seven_detail, &[m.p()])?;
+        let d = crate::py::call(c.seven_detail, &[m.p()])?;
         let p = d.p();
         self.0.insert(marks, d);
         Ok(p)

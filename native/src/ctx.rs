@@ -3,7 +3,8 @@
 //! helpers of the records, the constant strings of the outputs, and the rule facts
 //! (craps_streams/accelerator/rules.py `facts()`). Where it is kept, and why that is sound: slots.rs.
 
-use crate::py::{interned, Obj};
+use crate::py::{interned, Obj, O};
+use std::cell::RefCell;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -97,7 +98,27 @@ pub struct Ctx {
     pub number_marker: Vec<Obj>,  // "number-N"
     // record keys
     pub k: Keys,
+    /// One owned reference to every object above (each `Obj` of this context is borrowed from
+    /// here): dropping the context releases them all (slots.rs, invariant 3).
+    refs: Vec<O>,
 }
+
+impl Drop for Ctx {
+    /// Releases every Python reference the context took at `init`. A context is dropped with the
+    /// GIL held: by `slots::install`, replacing it, or at the end of the last call from Python
+    /// that held its `Arc` (slots.rs, invariant 3); each `O` decrements its object's count there.
+    fn drop(&mut self) {
+        self.refs.clear();
+    }
+}
+
+// SAFETY: a `Ctx` is reached only with the GIL held: through `slots::CURRENT` (a `GILProtected`)
+// or a clone of its `Arc` taken and dropped inside one call from Python, so on the thread holding
+// the GIL (slots.rs, invariants 1-3). Its objects (and the `O`s that release them) are never
+// touched without the GIL, so sharing or sending the `Arc` between threads races on nothing.
+unsafe impl Send for Ctx {}
+// SAFETY: as `Send` above: every read of a `Ctx` happens with the GIL held.
+unsafe impl Sync for Ctx {}
 
 pub struct Keys {
     pub table_id: Obj,
@@ -127,7 +148,7 @@ pub struct Keys {
     pub wagers: Obj,
 }
 
-pub use crate::slots::{ctx, field, offset_of, ready};
+pub use crate::slots::{field, offset_of};
 
 fn offsets(cls: &Bound<PyAny>, names: &[&str]) -> PyResult<Off> {
     let mut v = [0usize; 7];
@@ -137,15 +158,40 @@ fn offsets(cls: &Bound<PyAny>, names: &[&str]) -> PyResult<Off> {
     Ok(Off { table_id: v[0], seq: v[1], ts: v[2], a: v[3], b: v[4], c: v[5], d: v[6] })
 }
 
+/// The references a context takes while it is made, kept in it (`Ctx::refs`).
+#[derive(Default)]
+struct Refs(RefCell<Vec<O>>);
+
+impl Refs {
+    /// Keeps a new reference to `b`; the context borrows it.
+    fn keep(&self, b: &Bound<PyAny>) -> Obj {
+        let o = O(b.clone().into_ptr());
+        let p = o.p();
+        self.0.borrow_mut().push(o);
+        p
+    }
+    /// Keeps an interned str of `t`; the context borrows it.
+    ///
+    /// # Safety
+    /// The GIL is held.
+    unsafe fn text(&self, t: &str) -> Obj {
+        let p = interned(t);
+        if !p.is_null() {
+            self.0.borrow_mut().push(O(p));
+        }
+        p
+    }
+}
+
 /// Interned str objects of a sequence of str (one of the facts), exactly `n` of them.
-fn texts(facts: &Bound<PyDict>, name: &str, n: usize) -> PyResult<Vec<Obj>> {
+fn texts(refs: &Refs, facts: &Bound<PyDict>, name: &str, n: usize) -> PyResult<Vec<Obj>> {
     let v: Vec<String> = fact(facts, name)?.extract()?;
     if v.len() != n {
         return Err(PyValueError::new_err(format!("fact {name}: {} texts, not {n}", v.len())));
     }
     // SAFETY: the GIL is held (`facts` is bound to it); each interned str is a new reference,
-    // kept by the context.
-    Ok(v.iter().map(|t| unsafe { interned(t) }).collect())
+    // kept by the context (`refs`).
+    Ok(v.iter().map(|t| unsafe { refs.text(t) }).collect())
 }
 
 fn fact<'py>(facts: &Bound<'py, PyDict>, name: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -154,8 +200,8 @@ fn fact<'py>(facts: &Bound<'py, PyDict>, name: &str) -> PyResult<Bound<'py, PyAn
 
 /// `init(events, applied, fallback, view, rules_from_record, facts)`: from craps_streams/accelerator/rules.py
 /// at import, and again by its `configure()` when the Python side's facts change (tests). A second
-/// call replaces the context; the first one is left allocated (never freed), so a reference taken
-/// from it by a call still running stays valid.
+/// call replaces the context; the old one is dropped, with the references it holds, once no
+/// running call holds it (slots.rs).
 pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAny>, view: &Bound<PyAny>,
             rules_from_record: &Bound<PyAny>, facts: &Bound<PyDict>) -> PyResult<()> {
     let g = |n: &str| -> PyResult<Bound<PyAny>> { events.getattr(n) };
@@ -166,7 +212,8 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
         }
     }
     let (sc, dt, wp) = (g("ShooterChanged")?, g("DiceThrown")?, g("WagerPlaced")?);
-    let keep = |b: &Bound<PyAny>| -> Obj { b.clone().into_ptr() };
+    let refs = Refs::default();
+    let keep = |b: &Bound<PyAny>| -> Obj { refs.keep(b) };
     let positions: (i64, i64) = fact(facts, "positions")?.extract()?;
     let fire_stakes: (i64, i64, i64) = fact(facts, "fire_stakes")?.extract()?;
     if fire_stakes.2 <= 0 {
@@ -192,15 +239,16 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
     if kinds_offered.len() != KIND_NAMES.len() {
         return Err(PyValueError::new_err("fact table_kinds: one entry per wager kind"));
     }
-    // SAFETY: the GIL is held (`facts` is bound to it); every object the context keeps is a new
-    // reference (interned, or `into_ptr` of a clone), never released (slots.rs, invariant 2).
+    // SAFETY: the GIL is held (`facts` is bound to it); every object the context borrows is a new
+    // reference kept in `refs` (interned, or a clone), released when the context is dropped
+    // (slots.rs, invariant 3).
     unsafe {
         let mut table_kinds: [Option<Vec<Obj>>; 6] = Default::default();
         for (i, offered) in kinds_offered.iter().enumerate() {
-            table_kinds[i] = offered.as_ref().map(|v| v.iter().map(|t| interned(t)).collect());
+            table_kinds[i] = offered.as_ref().map(|v| v.iter().map(|t| refs.text(t)).collect());
         }
-        let complete = texts(facts, "complete_detail", 4)?;
-        let k = |t: &str| interned(t);
+        let complete = texts(&refs, facts, "complete_detail", 4)?;
+        let k = |t: &str| refs.text(t);
         let c = Ctx {
             o_shooter: offsets(&sc, &["table_id", "seq", "ts", "shooter_id", "position", "reason"])?,
             o_dice: offsets(&dt, &["table_id", "seq", "ts", "die1", "die2", "valid"])?,
@@ -246,13 +294,13 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
             sc_compulsory: k("compulsory"),
             a_four: k("fire_bet_four_points"),
             a_large: k("large_win"),
-            total_marker: texts(facts, "total_marker", 13)?,
-            point_marker: texts(facts, "point_marker", 13)?,
-            points_detail: texts(facts, "points_detail", 7)?,
-            numbers_detail: texts(facts, "numbers_detail", 7)?,
-            come_out_detail: texts(facts, "come_out_detail", 7)?,
-            combo_marker: texts(facts, "combo_marker", 36)?,
-            number_marker: texts(facts, "number_marker", 13)?,
+            total_marker: texts(&refs, facts, "total_marker", 13)?,
+            point_marker: texts(&refs, facts, "point_marker", 13)?,
+            points_detail: texts(&refs, facts, "points_detail", 7)?,
+            numbers_detail: texts(&refs, facts, "numbers_detail", 7)?,
+            come_out_detail: texts(&refs, facts, "come_out_detail", 7)?,
+            combo_marker: texts(&refs, facts, "combo_marker", 36)?,
+            number_marker: texts(&refs, facts, "number_marker", 13)?,
             k: Keys {
                 table_id: k("table_id"),
                 table_kind: k("table_kind"),
@@ -280,8 +328,11 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
                 marks: k("marks"),
                 wagers: k("wagers"),
             },
+            refs: Vec::new(),
         };
-        crate::slots::install(c);
+        let mut c = c;
+        c.refs = refs.0.into_inner();
+        crate::slots::install(facts.py(), c);
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Hot Roller (§ 623c.1; craps_streams/rules/hot_roller.py): the fourteen dice combinations of 4, 5, 6,
 //! 8, 9 and 10.
 
-use crate::ctx::{ctx, Ctx};
+use crate::ctx::Ctx;
 use crate::py::O;
 use crate::rules::{Outcome, Paytable};
 use crate::wager::{Emit, Wager};
@@ -33,9 +33,9 @@ impl HotRollerCohort {
     /// combinations are thrown.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn dice_thrown(&mut self, low: i64, high: i64, e: &mut Emit) -> PyResult<()> {
-        let c = ctx();
+        let c = e.c;
         let bit = combo_bit(c, low, high);
         if bit == 0 || self.marks & bit != 0 {
             return Ok(());
@@ -55,9 +55,9 @@ impl HotRollerCohort {
     /// loses whatever is marked); otherwise the completed numbers decide by the paytable.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn seven(&self, paytable: &Paytable, pays: bool, e: &mut Emit) -> PyResult<()> {
-        let c = ctx();
+        let c = e.c;
         let count = completed_count(c, self.marks);
         if pays {
             e.settle_all(&self.wagers, &paytable.by_paytable(count), paytable.name.p(), c.numbers_detail[count as usize])?;

@@ -16,11 +16,11 @@ impl HotShooterCohort {
     /// § 623c.4(d): N <= 7 loses, 8..15 pushes, 16 or more wins by § 623c.4(e). No markers.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn seven_out(&self, paytable: &Paytable, e: &mut Emit) -> PyResult<()> {
         let n = self.throws;
         let throws = O::owned(new_int(n))?;
-        let detail = call(crate::ctx::ctx().throws_detail, &[throws.p()])?;
+        let detail = call(e.c.throws_detail, &[throws.p()])?;
         e.settle_all(&self.wagers, &paytable.by_paytable(n), paytable.name.p(), detail.p())
     }
 }

@@ -32,7 +32,6 @@
 //! send the line to the plain path, which words its rejection), and the strict grammar is
 //! shorter than the checks serde would need around it.
 
-use crate::ctx::ctx;
 use crate::py::{ascii, ascii_str, call, list_of, Obj, O};
 use crate::quiet::{native_table, none_given};
 use crate::table::{ShooterIn, WagerIn};
@@ -359,12 +358,11 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
     let mut untagged = 0usize;
     let mut i = start;
     let mut ids = TableIds(Vec::new());
-    crate::check_ready()?;
-    // SAFETY: the GIL is held (a Python call) and the context is installed (checked above); every
+    let c = crate::context(py)?;
+    // SAFETY: the GIL is held (a Python call) and `c` is this call's context; every
     // line is read from the list by an index below its length, borrowed while the list holds it,
     // and each object made here is owned (`O`) until it is handed to Python.
     unsafe {
-        let c = ctx();
         let reasons = [c.sc_table_open, c.sc_seven_out, c.sc_voluntary, c.sc_compulsory];
         let n = ffi::PyList_GET_SIZE(lines.as_ptr()) as usize;
         while i < n {
@@ -410,7 +408,7 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                             optional(KEY_ID)?, optional(TAG)?];
                 let ptrs: Vec<Obj> = args.iter().map(|a| a.p()).collect();
                 let event = call(c.t_dice, &ptrs)?;
-                let judged = table.try_borrow_mut()?.step(event.p())?;
+                let judged = table.try_borrow_mut()?.step(&c, event.p())?;
                 let outputs = match judged {
                     Some(out) => {
                         if was_untagged {
@@ -431,12 +429,12 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                 let Some(wager) = known_str(&c.kinds, f.text(WAGER)) else { break };
                 let wager_id = ascii_str(f.text(WAGER_ID), b"")?;
                 let amount = O::owned(ffi::PyLong_FromLongLong(f.int(AMOUNT)))?;
-                table.try_borrow_mut()?.place(WagerIn { seq: seq_o.p(), wager_id: wager_id.p(), position: position.p(),
+                table.try_borrow_mut()?.place(&c, WagerIn { seq: seq_o.p(), wager_id: wager_id.p(), position: position.p(),
                                                         kind: wager, amount: amount.p() })?
             } else {
                 let Some(reason) = known_str(&reasons, f.text(REASON)) else { break };
                 let shooter_id = ascii_str(f.text(SHOOTER_ID), b"")?;
-                table.try_borrow_mut()?.change_shooter(ShooterIn { seq: seq_o.p(), shooter_id: shooter_id.p(),
+                table.try_borrow_mut()?.change_shooter(&c, ShooterIn { seq: seq_o.p(), shooter_id: shooter_id.p(),
                                                                    position: position.p(), reason })?
             };
             let Some(outputs) = judged else { break };

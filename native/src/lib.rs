@@ -34,12 +34,13 @@ mod tags;
 mod wager;
 mod watch;
 
-use crate::ctx::ctx;
+use crate::ctx::Ctx;
 use crate::py::{call, list_of, O};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
+use std::sync::Arc;
 use table::Table;
 
 /// `init(events, applied, fallback, view, rules_from_record, facts)`: the classes, the verdict,
@@ -50,28 +51,25 @@ fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAny>, 
     ctx::init(events, applied, fallback, view, rules_from_record, facts)
 }
 
-/// An error unless `init` installed the context (slots.rs, invariant 3): what each entry point
-/// that reads the context checks first.
-pub(crate) fn check_ready() -> PyResult<()> {
-    if ctx::ready() {
-        Ok(())
-    } else {
-        Err(PyRuntimeError::new_err("craps_streams.accelerator._native: init() first (import craps_streams.accelerator.rules)"))
-    }
+/// The context `init` installed, this call's own clone of it (slots.rs, invariant 2), or an error
+/// before `init`: what each entry point that reads the context takes first.
+pub(crate) fn context(py: Python<'_>) -> PyResult<Arc<Ctx>> {
+    slots::current(py).ok_or_else(|| {
+        PyRuntimeError::new_err("craps_streams.accelerator._native: init() first (import craps_streams.accelerator.rules)")
+    })
 }
 
 /// The rules core under the contract: `apply(state, event) -> (state, outputs, verdict)`.
 #[pyfunction]
 fn apply(py: Python<'_>, state: &Bound<PyAny>, event: &Bound<PyAny>) -> PyResult<Py<PyAny>> {
-    check_ready()?;
-    // SAFETY: the GIL is held (`py`) and the context is installed (checked above); `state` is
+    let c = context(py)?;
+    // SAFETY: the GIL is held (`py`) and `c` is this call's context (held to the end); `state` is
     // downcast only after its exact type was checked; the tuple is new, so setting its three items
     // once each (each an owned reference: `into_ptr`, or `applied` increfed) fills it soundly.
     unsafe {
-        let c = ctx();
         if state.is_exact_instance_of::<Table>() {
             let t = state.downcast_unchecked::<Table>();
-            let judged = t.try_borrow_mut()?.step(event.as_ptr())?;
+            let judged = t.try_borrow_mut()?.step(&c, event.as_ptr())?;
             if let Some(out) = judged {
                 let list = list_of(out)?;
                 let r = ffi::PyTuple_New(3);
@@ -95,30 +93,30 @@ fn apply(py: Python<'_>, state: &Bound<PyAny>, event: &Bound<PyAny>) -> PyResult
 impl Table {
     /// Exactly `TableState.to_record()` of the same history.
     fn to_record(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        check_ready()?;
-        // SAFETY: the GIL is held and the context installed (checked); `record` returns a new
+        let c = context(py)?;
+        // SAFETY: the GIL is held and `c` is this call's context; `record` returns a new
         // reference, owned by the `Py` made of it.
-        unsafe { Ok(Py::from_owned_ptr(py, self.record()?.into_ptr())) }
+        unsafe { Ok(Py::from_owned_ptr(py, self.record(&c)?.into_ptr())) }
     }
 
     /// The table of a `TableState.to_record()`, or None when the native core does not keep what
     /// it holds (events held beyond a gap, odd types, rules it does not take).
     #[classmethod]
     fn from_record(_cls: &Bound<PyType>, record: &Bound<PyAny>) -> PyResult<Option<Table>> {
-        check_ready()?;
-        // SAFETY: the GIL is held and the context installed (checked); `record` is a live object
+        let c = context(record.py())?;
+        // SAFETY: the GIL is held and `c` is this call's context; `record` is a live object
         // borrowed for the call.
-        unsafe { Table::of_record(record.as_ptr(), None) }
+        unsafe { Table::of_record(&c, record.as_ptr(), None) }
     }
 
     /// Replaces this table's state by the record's, in place; false (and nothing changed) when
     /// the native core does not keep it.
     fn load(&mut self, record: &Bound<PyAny>) -> PyResult<bool> {
-        check_ready()?;
-        // SAFETY: as `from_record`: the GIL held, the context installed, `record` borrowed for the call.
+        let c = context(record.py())?;
+        // SAFETY: as `from_record`: the GIL held, `c` this call's context, `record` borrowed for the call.
         unsafe {
             let reuse = (&self.rules_record, &self.rules);
-            match Table::of_record(record.as_ptr(), Some(reuse))? {
+            match Table::of_record(&c, record.as_ptr(), Some(reuse))? {
                 Some(t) => {
                     *self = t;
                     Ok(true)
@@ -174,10 +172,10 @@ impl Table {
     /// Any other attribute of a `TableState` (cohorts, open_cohorts, pending, the windows...),
     /// read from a TableState of this table's record: a copy, for reading.
     fn __getattr__(slf: &Bound<Self>, name: &Bound<pyo3::types::PyString>) -> PyResult<Py<PyAny>> {
-        check_ready()?;
-        // SAFETY: the GIL is held and the context installed (checked); the context owns `view`
-        // for the process's life (slots.rs, invariant 2).
-        let view = unsafe { Bound::from_borrowed_ptr(slf.py(), ctx().view) };
+        let c = context(slf.py())?;
+        // SAFETY: the GIL is held; `c`, this call's context, owns `view` and lives meanwhile;
+        // `from_borrowed_ptr` takes a reference of its own (slots.rs, invariant 2).
+        let view = unsafe { Bound::from_borrowed_ptr(slf.py(), c.view) };
         Ok(view.call1((slf,))?.getattr(name)?.unbind())
     }
 

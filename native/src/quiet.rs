@@ -18,7 +18,6 @@
 //! tests/native/test_quiet_run.py holds the batches with and without this run to the same outputs,
 //! verdicts, tallies and tables.
 
-use crate::ctx::ctx;
 use crate::py::{Obj, O};
 use pyo3::exceptions::PyRuntimeError;
 use crate::table::Table;
@@ -68,13 +67,12 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
     let mut applied = 0usize;
     let mut untagged = 0usize;
     let mut i = start;
-    crate::check_ready()?;
-    // SAFETY: the GIL is held (a Python call) and the context is installed (checked above); every
+    let c = crate::context(py)?;
+    // SAFETY: the GIL is held (a Python call) and `c` is this call's context; every
     // item is read from the list by an index below its length, borrowed while the list holds it,
     // and an event's slots are read only after its type was compared with the class the offsets
     // are of (slots.rs, invariant 1).
     unsafe {
-        let c = ctx();
         let n = ffi::PyList_GET_SIZE(items.as_ptr()) as usize;
         while i < n {
             let e: Obj = ffi::PyList_GET_ITEM(items.as_ptr(), i as ffi::Py_ssize_t);
@@ -96,7 +94,7 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                     was_untagged = true;
                 }
             }
-            let Some(outputs) = table.try_borrow_mut()?.step(e)? else { break };
+            let Some(outputs) = table.try_borrow_mut()?.step(&c, e)? else { break };
             none_given(&outputs)?;
             applied += 1;
             if was_untagged {

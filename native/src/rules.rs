@@ -1,6 +1,7 @@
 //! The Rules Submission in force (§ 601a.2; craps_streams/rules/submission.py, paytables.py), read once
 //! from the table's `RulesSubmission` into native numbers.
 
+use crate::ctx::Ctx;
 use crate::py::{exact_int, getattr, same_str, Obj, O};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -14,6 +15,8 @@ pub const MAX_STAKE: i64 = 1 << 40;
 pub struct Paytable {
     pub name: O,
     pub bands: Vec<(i64, i64)>,
+    /// The odds of a band that returns the stake (the context's `push_odds`, a fact).
+    pub push_odds: i64,
 }
 
 impl Paytable {
@@ -45,9 +48,7 @@ impl Paytable {
         match self.odds_for(count) {
             None => Outcome::Lose,
             // `PUSH` of craps_streams/rules/paytables.py: a band that returns the stake (§ 623c.4(d)(2)).
-            // SAFETY: a paytable exists only in a table, made after `init` installed the context,
-            // and is read under the GIL.
-            Some(x) if x == unsafe { crate::ctx::ctx().push_odds } => Outcome::Push,
+            Some(x) if x == self.push_odds => Outcome::Push,
             Some(x) => Outcome::Win(x),
         }
     }
@@ -65,7 +66,7 @@ pub struct Rules {
     /// Some kind's wagers are pushed on a voluntary or compulsory surrender (§ 623a.11(a)(2)):
     /// such changes go to the Python core.
     pub any_surrender_push: bool,
-    /// Table limits, by wager kind (the index of ctx().kinds): a stake inside them is placed
+    /// Table limits, by wager kind (the index of `Ctx::kinds`): a stake inside them is placed
     /// here; one outside goes to the Python core, which words the rejection.
     pub limits: [Option<(i64, i64)>; 6],
     pub large_win: i64,
@@ -78,8 +79,8 @@ unsafe fn int_of(o: &O) -> Option<i64> {
 }
 
 /// # Safety
-/// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
-unsafe fn paytable(rules: Obj, name: &str) -> PyResult<Option<Paytable>> {
+/// The GIL is held, and every object it is given is live for the call.
+unsafe fn paytable(c: &Ctx, rules: Obj, name: &str) -> PyResult<Option<Paytable>> {
     let p = getattr(rules, name)?;
     let pname = getattr(p.p(), "name")?;
     let bands = getattr(p.p(), "bands")?;
@@ -96,12 +97,12 @@ unsafe fn paytable(rules: Obj, name: &str) -> PyResult<Option<Paytable>> {
         else {
             return Ok(None);
         };
-        if !(odds == crate::ctx::ctx().push_odds || (0..=MAX_ODDS).contains(&odds)) {
+        if !(odds == c.push_odds || (0..=MAX_ODDS).contains(&odds)) {
             return Ok(None);
         }
         v.push((lowest, odds));
     }
-    Ok(Some(Paytable { name: pname, bands: v }))
+    Ok(Some(Paytable { name: pname, bands: v, push_odds: c.push_odds }))
 }
 
 impl Rules {
@@ -110,9 +111,9 @@ impl Rules {
     ///
     /// # Safety
     /// The GIL is held, and every object it is given is live for the call.
-    pub unsafe fn of(rules: Obj) -> PyResult<Option<Rules>> {
+    pub unsafe fn of(c: &Ctx, rules: Obj) -> PyResult<Option<Rules>> {
         let (Some(fire), Some(hot_roller), Some(hot_shooter)) =
-            (paytable(rules, "fire")?, paytable(rules, "hot_roller")?, paytable(rules, "hot_shooter")?)
+            (paytable(c, rules, "fire")?, paytable(c, rules, "hot_roller")?, paytable(c, rules, "hot_shooter")?)
         else {
             return Ok(None);
         };
@@ -152,7 +153,7 @@ impl Rules {
             if ffi::PyTuple_CheckExact(row) == 0 || ffi::PyTuple_GET_SIZE(row) != 3 {
                 return Ok(None);
             }
-            let kind = crate::table::kind_of(ffi::PyTuple_GET_ITEM(row, 0));
+            let kind = crate::table::kind_of(c, ffi::PyTuple_GET_ITEM(row, 0));
             let (Some(kind), Some(low), Some(high)) =
                 (kind, exact_int(ffi::PyTuple_GET_ITEM(row, 1)), exact_int(ffi::PyTuple_GET_ITEM(row, 2)))
             else {

@@ -1,20 +1,24 @@
-//! The accelerator's two unsafe shortcuts, in this one module, with what keeps them sound.
+//! The accelerator's two shortcuts past Python lookups, in this one module, with what keeps them
+//! sound: the context every call reads, and raw reads of Struct slots.
 //!
-//! **The context (`CTX`).** The classes, constants and rule facts every call reads
-//! (`crate::ctx::Ctx`) live behind one atomic pointer, so that a call reads them without a lock
-//! or a Python lookup. Invariants:
-//! 1. It is written only by `install`, called from `init` (a `#[pyfunction]`), so with the GIL held;
-//!    it is read only by code running under the GIL (every entry point is a Python call). The GIL
-//!    orders every write before every later read, and the pointer is atomic besides: no data race.
-//! 2. A context once installed is never freed or changed: `install` of a new one (a second `init`,
-//!    craps_streams/accelerator/rules.py `configure`, which only tests call again) keeps the old
-//!    one in `RETIRED`. So the `&'static Ctx` that `ctx()` returns stays valid for the process's
-//!    life, even when Python code called back during a call (an alert's wording, the fallback)
-//!    installs a new context meanwhile, and the Python objects a context holds (borrowed by
-//!    tables and outputs made under it) stay alive.
-//! 3. Every entry point that reads it either is unreachable before `init` (the classes it serves
-//!    are handed out only after it: `Table` values come from `apply` or `from_record`, which check
-//!    `ready()`), or checks `ready()` itself.
+//! **The context (`CURRENT`).** The classes, constants and rule facts every call reads
+//! (`crate::ctx::Ctx`) are one `Arc<Ctx>`, owned by the extension module's state: a
+//! `GILProtected<RefCell<Option<Arc<Ctx>>>>`, reached only with the GIL held. Invariants:
+//! 1. It is set only by `install`, called from `init` (a `#[pyfunction]`), so with the GIL held,
+//!    and read only through `current`, with the GIL held: the GIL orders every write before every
+//!    later read. No `static mut`, no raw pointer to the context; the one `unsafe` it needs is
+//!    `Send`/`Sync` for `Ctx` (ctx.rs), which holds Python objects touched only under the GIL.
+//! 2. Each entry point takes its own clone of the `Arc` (`crate::context`) once, at entry, and
+//!    hands `&Ctx` down to everything it calls: a call reads one context from start to end. When
+//!    Python code called back during a call (an alert's wording, the fallback) installs a new
+//!    context meanwhile (craps_streams/accelerator/rules.py `configure`), the running call's clone
+//!    keeps the old one alive until the call returns.
+//! 3. A replaced context is dropped as soon as no running call holds it: its `Drop` releases every
+//!    Python reference it took at `init` (the `O`s in `Ctx::refs`), with the GIL held (it is
+//!    dropped either by `install` or at the end of an entry point). Nothing outside a call keeps a
+//!    pointer into a context: tables keep their own references and plain numbers (their rules,
+//!    their paytables' facts), so re-initialising does not leak, and a table made under an old
+//!    context stays valid.
 //!
 //! **Raw slot reads (`field`).** A msgspec Struct keeps each field in a slot of the instance, at
 //! the offset of the class's member descriptor for it (as `__slots__` do). The hot paths read a
@@ -38,45 +42,27 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use pyo3::sync::GILProtected;
+use std::cell::RefCell;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::Mutex;
+use std::sync::Arc;
 
-/// The context installed last; null before the first `init`.
-static CTX: AtomicPtr<Ctx> = AtomicPtr::new(ptr::null_mut());
+/// The context installed last; None before the first `init` (invariant 1).
+static CURRENT: GILProtected<RefCell<Option<Arc<Ctx>>>> = GILProtected::new(RefCell::new(None));
 
-/// The contexts replaced by a later `init`, owned here for the process's life (invariant 2).
-static RETIRED: Mutex<Vec<Retired>> = Mutex::new(Vec::new());
-
-/// A replaced context, by address: never read again through this, only kept.
-struct Retired(#[allow(dead_code)] *mut Ctx);
-
-// SAFETY: a `Retired` is only stored, never dereferenced or freed, so moving it between threads
-// touches no Python object.
-unsafe impl Send for Retired {}
-
-/// The context installed last (invariants 1-3 above).
-///
-/// # Safety
-/// The caller holds the GIL and a context is installed (`ready()`; every entry point is reached
-/// only after `init`, or checks `ready()` first).
+/// The context installed last, a clone of its `Arc` (invariant 2); None before `init`.
 #[inline(always)]
-pub unsafe fn ctx() -> &'static Ctx {
-    // SAFETY: non-null by the caller's contract; the pointer came from `Box::into_raw` in
-    // `install` and is never freed (invariant 2), so the reference is valid for 'static.
-    unsafe { &*CTX.load(Ordering::Acquire) }
+pub fn current(py: Python<'_>) -> Option<Arc<Ctx>> {
+    CURRENT.get(py).borrow().clone()
 }
 
-pub fn ready() -> bool {
-    !CTX.load(Ordering::Acquire).is_null()
-}
-
-/// Installs a new context; the previous one, if any, is kept in `RETIRED` (invariant 2).
-pub fn install(c: Ctx) {
-    let old = CTX.swap(Box::into_raw(Box::new(c)), Ordering::AcqRel);
-    if !old.is_null() {
-        RETIRED.lock().unwrap_or_else(|e| e.into_inner()).push(Retired(old));
-    }
+/// Installs a new context; the previous one is dropped here, or by the last running call that
+/// still holds it (invariant 3).
+pub fn install(py: Python<'_>, c: Ctx) {
+    let old = CURRENT.get(py).replace(Some(Arc::new(c)));
+    // Dropped after the cell is released: releasing its references may run Python code (a
+    // finalizer), which may call `init` again.
+    drop(old);
 }
 
 /// The offset of a msgspec Struct field: its member descriptor's.

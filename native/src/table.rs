@@ -3,7 +3,7 @@
 //! check first, as the Python core does), and the caller hands the event to the Python core.
 
 use crate::bonus_craps::{BonusCohort, SevenDetails};
-use crate::ctx::{ctx, field, Ctx};
+use crate::ctx::{field, Ctx};
 use crate::fire_bet::FireCohort;
 use crate::hot_roller::HotRollerCohort;
 use crate::hot_shooter::HotShooterCohort;
@@ -23,7 +23,7 @@ pub struct Table {
     pub rules: Rc<Rules>,
     pub rules_record: O,
     /// § 623c.4(a): Hot Shooter only on fully automated electronic or hybrid tables.
-    /// Per wager kind: does this table's kind offer it (§ 623c.4(a); `ctx().table_kinds`)?
+    /// Per wager kind: does this table's kind offer it (§ 623c.4(a); `Ctx::table_kinds`)?
     pub offered: [bool; 6],
     #[pyo3(get, set)]
     pub opened_seq: i64,
@@ -77,10 +77,10 @@ fn is_point(c: &Ctx, total: i64) -> bool {
 /// Which wager kind a str is (by identity, else by value), or None.
 ///
 /// # Safety
-/// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
+/// The GIL is held, and every object it is given is live for the call.
 #[inline(always)]
-pub(crate) unsafe fn kind_of(o: Obj) -> Option<u8> {
-    let k = &ctx().kinds;
+pub(crate) unsafe fn kind_of(c: &Ctx, o: Obj) -> Option<u8> {
+    let k = &c.kinds;
     for (i, &p) in k.iter().enumerate() {
         if p == o {
             return Some(i as u8);
@@ -124,17 +124,16 @@ impl Table {
     /// One event: Some(outputs) when judged here, None for the Python core (nothing changed).
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     #[inline(always)]
-    pub unsafe fn step(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
-        let c = ctx();
+    pub unsafe fn step(&mut self, c: &Ctx, e: Obj) -> PyResult<Option<Vec<O>>> {
         let t = ffi::Py_TYPE(e) as Obj;
         if t == c.t_wager {
-            self.wager_placed(e)
+            self.wager_placed(c, e)
         } else if t == c.t_dice {
-            self.dice_thrown(e)
+            self.dice_thrown(c, e)
         } else if t == c.t_shooter {
-            self.shooter_changed(e)
+            self.shooter_changed(c, e)
         } else {
             Ok(None) // TableOpened, TableClosed, WagerChangeRequested, ComeBetsOnly, anything else
         }
@@ -160,11 +159,11 @@ impl Table {
     }
 
     /// # Safety
-    /// The GIL is held, the context is installed, and `e` is exactly a WagerPlaced (its type compared by `step`): its slots are read (slots.rs, invariant 1).
+    /// The GIL is held, and `e` is exactly a WagerPlaced (its type compared by `step`): its slots are read (slots.rs, invariant 1).
     #[inline(always)]
-    unsafe fn wager_placed(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
-        let o = &ctx().o_wager;
-        self.place(WagerIn { seq: field(e, o.seq), wager_id: field(e, o.a), position: field(e, o.b),
+    unsafe fn wager_placed(&mut self, c: &Ctx, e: Obj) -> PyResult<Option<Vec<O>>> {
+        let o = &c.o_wager;
+        self.place(c, WagerIn { seq: field(e, o.seq), wager_id: field(e, o.a), position: field(e, o.b),
                              kind: field(e, o.c), amount: field(e, o.d) })
     }
 
@@ -172,20 +171,19 @@ impl Table {
     /// a WagerPlaced's fields (its Struct's, or a JSON line's: lane.rs).
     ///
     /// # Safety
-    /// The GIL is held, the context is installed, and the objects of `w` are live for the call (borrowed from the event or line being applied).
+    /// The GIL is held, and the objects of `w` are live for the call (borrowed from the event or line being applied).
     #[inline(always)]
-    pub unsafe fn place(&mut self, w: WagerIn) -> PyResult<Option<Vec<O>>> {
+    pub unsafe fn place(&mut self, c: &Ctx, w: WagerIn) -> PyResult<Option<Vec<O>>> {
         let Some((seq_o, seq)) = self.next(w.seq) else { return Ok(None) };
         if self.closed {
             return Ok(None);
         }
         let kind_o = w.kind;
-        let Some(kind) = kind_of(kind_o) else { return Ok(None) };
+        let Some(kind) = kind_of(c, kind_o) else { return Ok(None) };
         let wager_id = w.wager_id;
         let position = w.position;
         let amount = w.amount;
         let (Some(p), Some(a)) = (exact_int(position), exact_int(amount)) else { return Ok(None) };
-        let c = ctx();
         if !is_str(wager_id) || !(c.positions.0..=c.positions.1).contains(&p) || a <= 0 || a > MAX_STAKE {
             return Ok(None);
         }
@@ -268,11 +266,11 @@ impl Table {
     }
 
     /// # Safety
-    /// The GIL is held, the context is installed, and `e` is exactly a ShooterChanged (its type compared by `step`): its slots are read (slots.rs, invariant 1).
+    /// The GIL is held, and `e` is exactly a ShooterChanged (its type compared by `step`): its slots are read (slots.rs, invariant 1).
     #[inline(always)]
-    unsafe fn shooter_changed(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
-        let o = &ctx().o_shooter;
-        self.change_shooter(ShooterIn { seq: field(e, o.seq), shooter_id: field(e, o.a), position: field(e, o.b),
+    unsafe fn shooter_changed(&mut self, c: &Ctx, e: Obj) -> PyResult<Option<Vec<O>>> {
+        let o = &c.o_shooter;
+        self.change_shooter(c, ShooterIn { seq: field(e, o.seq), shooter_id: field(e, o.a), position: field(e, o.b),
                                         reason: field(e, o.c) })
     }
 
@@ -280,9 +278,8 @@ impl Table {
     /// ShooterChanged's fields (its Struct's, or a JSON line's: lane.rs).
     ///
     /// # Safety
-    /// The GIL is held, the context is installed, and the objects of `s` are live for the call (borrowed from the event or line being applied).
-    pub unsafe fn change_shooter(&mut self, s: ShooterIn) -> PyResult<Option<Vec<O>>> {
-        let c = ctx();
+    /// The GIL is held, and the objects of `s` are live for the call (borrowed from the event or line being applied).
+    pub unsafe fn change_shooter(&mut self, c: &Ctx, s: ShooterIn) -> PyResult<Option<Vec<O>>> {
         let Some((_, seq)) = self.next(s.seq) else { return Ok(None) };
         if self.closed {
             return Ok(None);
@@ -330,9 +327,8 @@ impl Table {
     /// `_on_dice_thrown` for an accepted throw, valid or not.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed, and `e` is exactly a DiceThrown (its type compared by `step`): its slots are read (slots.rs, invariant 1).
-    unsafe fn dice_thrown(&mut self, e: Obj) -> PyResult<Option<Vec<O>>> {
-        let c = ctx();
+    /// The GIL is held, and `e` is exactly a DiceThrown (its type compared by `step`): its slots are read (slots.rs, invariant 1).
+    unsafe fn dice_thrown(&mut self, c: &Ctx, e: Obj) -> PyResult<Option<Vec<O>>> {
         let o = &c.o_dice;
         let Some((seq_o, seq)) = self.next_seq(e, o.seq) else { return Ok(None) };
         if self.closed {
@@ -381,7 +377,7 @@ impl Table {
         let point = self.point;
         let rules = self.rules.clone();
         let ev = Ev { table_id, seq: seq_o, seq_i: seq, ts };
-        let mut em = Emit::new(ev, &mut self.pending, rules.large_win);
+        let mut em = Emit::new(c, ev, &mut self.pending, rules.large_win);
 
         if total == 7 {
             // § 623a.12(5): any 7 collects every Bonus Craps wager and clears its markers.
@@ -465,9 +461,9 @@ impl Table {
 /// `cohorts` a list of (cohort id, points made).
 ///
 /// # Safety
-/// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
+/// The GIL is held, and every object it is given is live for the call.
 unsafe fn alert_four_points(fire: &[FireCohort], shooter: &O, position: i64, em: &mut Emit) -> PyResult<()> {
-    let c = ctx();
+    let c = em.c;
     let ids: Vec<Obj> = fire.iter().flat_map(|f| f.wagers.iter().map(|w| w.id.p())).collect();
     let mut cohorts = Vec::with_capacity(fire.len());
     for f in fire {
@@ -494,9 +490,9 @@ unsafe fn wager_record(w: &Wager) -> PyResult<O> {
 }
 
 /// # Safety
-/// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
-unsafe fn cohort_record(id: &O, marks: O, wagers: &[Wager]) -> PyResult<O> {
-    let k = &ctx().k;
+/// The GIL is held, and every object it is given is live for the call.
+unsafe fn cohort_record(c: &Ctx, id: &O, marks: O, wagers: &[Wager]) -> PyResult<O> {
+    let k = &c.k;
     let d = O::owned(ffi::PyDict_New())?;
     set_item(d.p(), k.cohort_id, id.clone())?;
     set_item(d.p(), k.marks, marks)?;
@@ -520,59 +516,58 @@ fn none() -> O {
 trait CohortRecord {
     /// # Safety
     /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
-    unsafe fn record(&self) -> PyResult<O>;
+    unsafe fn record(&self, c: &Ctx) -> PyResult<O>;
 }
 impl CohortRecord for FireCohort {
     /// # Safety
     /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
-    unsafe fn record(&self) -> PyResult<O> {
-        cohort_record(&self.id, int_list(&self.points)?, &self.wagers)
+    unsafe fn record(&self, c: &Ctx) -> PyResult<O> {
+        cohort_record(c, &self.id, int_list(&self.points)?, &self.wagers)
     }
 }
 impl CohortRecord for BonusCohort {
     /// # Safety
     /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
-    unsafe fn record(&self) -> PyResult<O> {
-        cohort_record(&self.id, int_list(&crate::bonus_craps::marked_totals(self.marks))?, &self.wagers)
+    unsafe fn record(&self, c: &Ctx) -> PyResult<O> {
+        cohort_record(c, &self.id, int_list(&crate::bonus_craps::marked_totals(self.marks))?, &self.wagers)
     }
 }
 impl CohortRecord for HotRollerCohort {
     /// # Safety
     /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
-    unsafe fn record(&self) -> PyResult<O> {
-        cohort_record(&self.id, O::owned(new_int(self.marks as i64))?, &self.wagers)
+    unsafe fn record(&self, c: &Ctx) -> PyResult<O> {
+        cohort_record(c, &self.id, O::owned(new_int(self.marks as i64))?, &self.wagers)
     }
 }
 impl CohortRecord for HotShooterCohort {
     /// # Safety
     /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
-    unsafe fn record(&self) -> PyResult<O> {
-        cohort_record(&self.id, O::owned(new_int(self.throws))?, &self.wagers)
+    unsafe fn record(&self, c: &Ctx) -> PyResult<O> {
+        cohort_record(c, &self.id, O::owned(new_int(self.throws))?, &self.wagers)
     }
 }
 
 /// # Safety
 /// The GIL is held, and every object it is given is live for the call.
-unsafe fn open_record<T: CohortRecord>(c: &Option<T>) -> PyResult<O> {
-    match c {
-        Some(x) => x.record(),
+unsafe fn open_record<T: CohortRecord>(c: &Ctx, open: &Option<T>) -> PyResult<O> {
+    match open {
+        Some(x) => x.record(c),
         None => Ok(none()),
     }
 }
 
 /// # Safety
 /// The GIL is held.
-unsafe fn list_record<T: CohortRecord>(v: &[T]) -> PyResult<O> {
-    list_of(v.iter().map(|x| x.record()).collect::<PyResult<Vec<O>>>()?)
+unsafe fn list_record<T: CohortRecord>(c: &Ctx, v: &[T]) -> PyResult<O> {
+    list_of(v.iter().map(|x| x.record(c)).collect::<PyResult<Vec<O>>>()?)
 }
 
 impl Table {
     /// Exactly `TableState.to_record()` of the same history (the same keys, in the same order).
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
-    pub unsafe fn record(&self) -> PyResult<O> {
-        let c = ctx();
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
+    pub unsafe fn record(&self, c: &Ctx) -> PyResult<O> {
         let k = &c.k;
         let d = O::owned(ffi::PyDict_New())?;
         let dd = d.p();
@@ -593,16 +588,16 @@ impl Table {
         set_item(dd, k.cycle_fresh, O(new_bool(self.cycle_fresh)))?;
         set_item(dd, k.fire_alerted, O(new_bool(self.fire_alerted)))?;
         let open = O::owned(ffi::PyDict_New())?;
-        set_item(open.p(), c.groups[0], open_record(&self.open_fire)?)?;
-        set_item(open.p(), c.groups[1], open_record(&self.open_bonus)?)?;
-        set_item(open.p(), c.groups[2], open_record(&self.open_hot_roller)?)?;
-        set_item(open.p(), c.groups[3], open_record(&self.open_hot_shooter)?)?;
+        set_item(open.p(), c.groups[0], open_record(c, &self.open_fire)?)?;
+        set_item(open.p(), c.groups[1], open_record(c, &self.open_bonus)?)?;
+        set_item(open.p(), c.groups[2], open_record(c, &self.open_hot_roller)?)?;
+        set_item(open.p(), c.groups[3], open_record(c, &self.open_hot_shooter)?)?;
         set_item(dd, k.open_cohorts, open)?;
         let cs = O::owned(ffi::PyDict_New())?;
-        set_item(cs.p(), c.groups[0], list_record(&self.fire)?)?;
-        set_item(cs.p(), c.groups[1], list_record(&self.bonus)?)?;
-        set_item(cs.p(), c.groups[2], list_record(&self.hot_roller)?)?;
-        set_item(cs.p(), c.groups[3], list_record(&self.hot_shooter)?)?;
+        set_item(cs.p(), c.groups[0], list_record(c, &self.fire)?)?;
+        set_item(cs.p(), c.groups[1], list_record(c, &self.bonus)?)?;
+        set_item(cs.p(), c.groups[2], list_record(c, &self.hot_roller)?)?;
+        set_item(cs.p(), c.groups[3], list_record(c, &self.hot_shooter)?)?;
         set_item(dd, k.cohorts, cs)?;
         set_item(dd, k.duplicates, int(self.duplicates)?)?;
         set_item(dd, k.received_seq, int(self.received_seq)?)?;
@@ -617,9 +612,8 @@ impl Table {
     /// `reuse`: rules already parsed for this very rules record object.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given is live for the call.
-    pub unsafe fn of_record(r: Obj, reuse: Option<(&O, &Rc<Rules>)>) -> PyResult<Option<Table>> {
-        let c = ctx();
+    /// The GIL is held, and every object it is given is live for the call.
+    pub unsafe fn of_record(c: &Ctx, r: Obj, reuse: Option<(&O, &Rc<Rules>)>) -> PyResult<Option<Table>> {
         let k = &c.k;
         if ffi::PyDict_CheckExact(r) == 0 {
             return Ok(None);
@@ -659,10 +653,12 @@ impl Table {
             return Ok(None);
         }
         let rules = match reuse {
-            Some((rec, rules)) if rec.p() == rules_record => rules.clone(),
+            // The same record, read under the same facts (a context installed since may have
+            // another push band: the one fact a `Rules` keeps).
+            Some((rec, rules)) if rec.p() == rules_record && rules.fire.push_odds == c.push_odds => rules.clone(),
             _ => {
                 let obj = call(c.rules_from_record, &[rules_record])?;
-                match Rules::of(obj.p())? {
+                match Rules::of(c, obj.p())? {
                     Some(x) => Rc::new(x),
                     None => return Ok(None),
                 }
@@ -694,7 +690,7 @@ impl Table {
         } else {
             return Ok(None);
         };
-        let offered = ctx().table_kinds.each_ref().map(|kinds| match kinds {
+        let offered = c.table_kinds.each_ref().map(|kinds| match kinds {
             None => true,
             Some(kinds) => kinds.iter().any(|&k| same_str(k, table_kind)),
         });
@@ -731,7 +727,7 @@ impl Table {
             last_throw_ts,
             seven_details: SevenDetails::default(),
         };
-        if t.point != 0 && !is_point(ctx(), t.point) {
+        if t.point != 0 && !is_point(c, t.point) {
             return Ok(None);
         }
         let open = get!(k.open_cohorts);
@@ -754,7 +750,7 @@ impl Table {
                 recs.push((false, ffi::PyList_GET_ITEM(l, i)));
             }
             for (is_open, rec) in recs {
-                if !t.add_cohort(g, is_open, rec)? {
+                if !t.add_cohort(c, g, is_open, rec)? {
                     return Ok(None);
                 }
             }
@@ -766,9 +762,8 @@ impl Table {
     /// not keep it.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
-    unsafe fn add_cohort(&mut self, g: usize, is_open: bool, rec: Obj) -> PyResult<bool> {
-        let c = ctx();
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
+    unsafe fn add_cohort(&mut self, c: &Ctx, g: usize, is_open: bool, rec: Obj) -> PyResult<bool> {
         let k = &c.k;
         if ffi::PyDict_CheckExact(rec) == 0 {
             return Ok(false);
@@ -788,7 +783,7 @@ impl Table {
             }
             let f = |j| ffi::PyList_GET_ITEM(w, j);
             let (wid, pos, kind_o, amount, placed) = (f(0), f(1), f(2), f(3), f(4));
-            let (Some(kind), Some(p), Some(a)) = (kind_of(kind_o), exact_int(pos), exact_int(amount)) else { return Ok(false) };
+            let (Some(kind), Some(p), Some(a)) = (kind_of(c, kind_o), exact_int(pos), exact_int(amount)) else { return Ok(false) };
             if !is_str(wid) || GROUP_OF[kind as usize] != g || !(-MAX_STAKE..=MAX_STAKE).contains(&a) {
                 return Ok(false);
             }
@@ -815,7 +810,7 @@ impl Table {
                 let mut points = Vec::new();
                 for i in 0..ffi::PyList_GET_SIZE(marks) {
                     match exact_int(ffi::PyList_GET_ITEM(marks, i)) {
-                        Some(p) if is_point(ctx(), p) && !points.contains(&p) => points.push(p),
+                        Some(p) if is_point(c, p) && !points.contains(&p) => points.push(p),
                         _ => return Ok(false),
                     }
                 }
@@ -831,7 +826,7 @@ impl Table {
                 for i in 0..ffi::PyList_GET_SIZE(marks) {
                     match exact_int(ffi::PyList_GET_ITEM(marks, i)) {
                         // ascending, as `marked_totals` writes them
-                        Some(t) if (2..=12).contains(&t) && ctx().all_totals >> t & 1 == 1 && t > last => {
+                        Some(t) if (2..=12).contains(&t) && c.all_totals >> t & 1 == 1 && t > last => {
                             bits |= 1 << t;
                             last = t;
                         }
@@ -843,7 +838,7 @@ impl Table {
             }
             2 => {
                 let Some(m) = exact_int(marks) else { return Ok(false) };
-                if !(0..=u32::MAX as i64).contains(&m) || m as u32 & !ctx().all_combos != 0 {
+                if !(0..=u32::MAX as i64).contains(&m) || m as u32 & !c.all_combos != 0 {
                     return Ok(false);
                 }
                 let x = HotRollerCohort { id, wagers: ws, marks: m as u32 };

@@ -2,7 +2,7 @@
 //! settlements, markers and alerts as the project's own msgspec Structs, with the ids the Python
 //! core gives them (`output_id`, `settlement_id`).
 
-use crate::ctx::ctx;
+use crate::ctx::Ctx;
 use crate::py::{ascii, ascii_str, call, concat, new_int, push_int, utf8_str, Key, Obj, StrMap, O};
 use crate::rules::Outcome;
 use pyo3::prelude::*;
@@ -44,6 +44,8 @@ pub struct Ev {
 /// The outputs of one event, their ids, the large wins to alert after them and the wagers to
 /// forget (no longer pending).
 pub struct Emit<'a> {
+    /// The context of the call (slots.rs).
+    pub c: &'a Ctx,
     pub ev: Ev,
     pub out: Vec<O>,
     /// "T/seq/" (output ids, + position in the list) and "T/seq/settle/" (settlement ids), for an
@@ -59,8 +61,8 @@ pub struct Emit<'a> {
 
 impl<'a> Emit<'a> {
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and the objects of `ev` are live for `'a` (the event being applied holds them).
-    pub unsafe fn new(ev: Ev, pending: &'a mut StrMap<()>, large_win: i64) -> Emit<'a> {
+    /// The GIL is held, and the objects of `ev` are live for `'a` (the event being applied holds them).
+    pub unsafe fn new(c: &'a Ctx, ev: Ev, pending: &'a mut StrMap<()>, large_win: i64) -> Emit<'a> {
         let out_prefix = ascii(ev.table_id).map(|t| {
             let mut b = Vec::with_capacity(t.len() + 24);
             b.extend_from_slice(t);
@@ -74,7 +76,7 @@ impl<'a> Emit<'a> {
             settle_prefix.extend_from_slice(p);
             settle_prefix.extend_from_slice(b"settle/");
         }
-        Emit { ev, out: Vec::new(), out_prefix, settle_prefix, pending, forget: true, large_win, wins: Vec::new() }
+        Emit { c, ev, out: Vec::new(), out_prefix, settle_prefix, pending, forget: true, large_win, wins: Vec::new() }
     }
 
     /// `output_id(event, out)`: f"{table_id}/{seq}/{len(out)}".
@@ -120,10 +122,10 @@ impl<'a> Emit<'a> {
     /// for its alert (`_forget_settled`).
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     #[inline(always)]
     pub unsafe fn settle(&mut self, w: &Wager, outcome: &Outcome, paytable: Obj, detail: Obj) -> PyResult<()> {
-        let c = ctx();
+        let c = self.c;
         let (outcome_o, won) = match outcome {
             Outcome::Win(odds) => (c.win, odds * w.amount_i),
             Outcome::Lose => (c.lose, 0),
@@ -161,12 +163,12 @@ impl<'a> Emit<'a> {
     /// A MarkerPlaced: § 623a.11(a)(4), § 623a.12(3), § 623c.1(d),(f).
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn placed(&mut self, layout: Obj, cohort: Obj, marker: Obj, count: i64) -> PyResult<()> {
         let id = self.output_id()?;
         let count_o = O::owned(new_int(count))?;
         let ev = self.ev;
-        let r = call(ctx().c_placed, &[id.p(), ev.table_id, ev.seq, ev.ts, layout, cohort, marker, count_o.p()])?;
+        let r = call(self.c.c_placed, &[id.p(), ev.table_id, ev.seq, ev.ts, layout, cohort, marker, count_o.p()])?;
         self.out.push(r);
         Ok(())
     }
@@ -174,11 +176,11 @@ impl<'a> Emit<'a> {
     /// A MarkerCleared (`Cohort.cleared`).
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn cleared(&mut self, layout: Obj, cohort: Obj, reason: Obj) -> PyResult<()> {
         let id = self.output_id()?;
         let ev = self.ev;
-        let r = call(ctx().c_cleared, &[id.p(), ev.table_id, ev.seq, ev.ts, layout, cohort, reason])?;
+        let r = call(self.c.c_cleared, &[id.p(), ev.table_id, ev.seq, ev.ts, layout, cohort, reason])?;
         self.out.push(r);
         Ok(())
     }
@@ -186,11 +188,11 @@ impl<'a> Emit<'a> {
     /// A SurveillanceAlerted.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn alert(&mut self, alert: Obj, shooter: Obj, message: Obj, ids: Obj) -> PyResult<()> {
         let id = self.output_id()?;
         let ev = self.ev;
-        let r = call(ctx().c_alert, &[id.p(), ev.table_id, ev.seq, ev.ts, alert, shooter, message, ids])?;
+        let r = call(self.c.c_alert, &[id.p(), ev.table_id, ev.seq, ev.ts, alert, shooter, message, ids])?;
         self.out.push(r);
         Ok(())
     }
@@ -200,9 +202,9 @@ impl<'a> Emit<'a> {
     /// `table.large_win_message(wager, wager_id, position, won_cents, detail)`.
     ///
     /// # Safety
-    /// The GIL is held, the context is installed (slots.rs), and every object it is given, and the objects `self` holds, are live for the call.
+    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn large_wins(&mut self, shooter: Obj) -> PyResult<()> {
-        let c = ctx();
+        let c = self.c;
         for (id, _kind, kind_o, position, won, detail) in std::mem::take(&mut self.wins) {
             let won = O::owned(new_int(won))?;
             let msg = call(c.large_win_message, &[kind_o.p(), id.p(), position.p(), won.p(), detail.p()])?;

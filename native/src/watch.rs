@@ -20,7 +20,7 @@
 //! the Python core. tests/surveillance/test_native_watch.py holds the two to the same alerts and
 //! the same state after every event, on floors with dice bias, lucky positions and bad input.
 
-use crate::ctx::{ctx, field, offset_of};
+use crate::ctx::{field, offset_of, Ctx};
 use crate::py::{call, exact_int, same_str, Obj, O};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
@@ -409,10 +409,9 @@ impl Watch {
     /// registered, which the state does not show).
     ///
     /// # Safety
-    /// The GIL is held, the context is installed, and `applied` and `outputs` are lists (each item's type is compared before its slots are read).
-    unsafe fn read(&mut self, applied: Obj, outputs: Obj) -> Option<(Vec<Seen>, Vec<Decision>)> {
+    /// The GIL is held, `x` is the call's context, and `applied` and `outputs` are lists (each item's type is compared before its slots are read).
+    unsafe fn read(&mut self, x: &Ctx, applied: Obj, outputs: Obj) -> Option<(Vec<Seen>, Vec<Decision>)> {
         let c = self.c.clone();
-        let x = ctx();
         let mut decisions: Vec<Decision> = Vec::new();
         let n = ffi::PyList_GET_SIZE(outputs);
         for i in 0..n {
@@ -741,10 +740,13 @@ impl Watch {
     /// None when it declines (nothing changed: the step hands the table to the Python watch).
     fn observe(&mut self, py: Python<'_>, state: &Bound<PyAny>, applied: &Bound<PyList>, outputs: &Bound<PyList>)
                -> PyResult<Option<Py<PyAny>>> {
-        // SAFETY: the GIL is held (`py`); `state`, `applied` and `outputs` are live objects
-        // borrowed for the call; `read` checks each item's type before reading its slots.
+        // Before `init` there are no event classes to read by: the Python watch's.
+        let Some(x) = crate::slots::current(py) else { return Ok(None) };
+        // SAFETY: the GIL is held (`py`); `x` is this call's context; `state`, `applied` and
+        // `outputs` are live objects borrowed for the call; `read` checks each item's type before
+        // reading its slots.
         unsafe {
-            let Some((seen, decisions)) = self.read(applied.as_ptr(), outputs.as_ptr()) else {
+            let Some((seen, decisions)) = self.read(&x, applied.as_ptr(), outputs.as_ptr()) else {
                 return Ok(None);
             };
             let c = self.c.clone();
