@@ -19,7 +19,7 @@ from typing import Callable
 from sqlalchemy.exc import DBAPIError
 
 from craps_streams.codec import decode_output
-from craps_streams.kafka.consumers import PositionedReader
+from craps_streams.kafka.consumers import TRANSIENT, PositionedReader
 from craps_streams.ledger.metrics import LedgerMetrics
 from craps_streams.ledger.rows import Row, rows_of
 from craps_streams.ledger.store import Batch, Ledger, StaleBatch
@@ -97,8 +97,15 @@ class LedgerService:
                 if records:
                     self._write(reader, batch_of(records, after, self.known, s.calendar))
                 if time.monotonic() >= next_lag:
-                    self.metrics.positions(self.known, reader.end_offsets(), self.clock())
                     next_lag = time.monotonic() + s.lag_every_s
+                    try:
+                        ends = reader.end_offsets()
+                    except TRANSIENT as e:
+                        # A slow or away broker costs a measurement, never the ledger: the lag's
+                        # timestamp stays old, which the CrapsLedgerStalled alert watches.
+                        log.warning("ledger: the partitions' end offsets not read (%s); measuring again later", e)
+                        continue
+                    self.metrics.positions(self.known, ends, self.clock())
         finally:
             reader.close()
 

@@ -138,7 +138,7 @@ def test_the_ledger_killed_three_times_equals_the_settlements_topic(floor, datab
             restart_database()
             seen = len(ledger_ids(db))
         if i < 3:
-            wait_for(lambda: alive(ledger) and len(ledger_ids(db)) > seen, 60, f"rows of part {i} written", interval=0.1)
+            wait_for(lambda: alive(ledger) and len(ledger_ids(db)) > seen, 120, f"rows of part {i} written", interval=0.1)
             ledger.send_signal(signal.SIGKILL)
             ledger.wait(10)
             ledger = start_ledger(floor, db, str(i + 1))

@@ -57,3 +57,43 @@ def test_metrics_show_rows_positions_and_lag():
     assert 'craps_ledger_lag_records{partition="0",topic="s"} 30.0' in text
     assert 'craps_ledger_lag_records{partition="1",topic="s"} 9.0' in text
     assert "craps_ledger_lag_updated_timestamp_seconds 1000.0" in text
+
+
+def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypatch):
+    """The end offsets time out (a loaded or away broker): the ledger writes on, and measures the
+    lag again at its next turn."""
+    from kafka.errors import KafkaTimeoutError
+
+    from craps_streams.ledger import service
+    from craps_streams.ledger.store import Ledger, open_engine
+
+    class Reader:  # the adapter's PositionedReader, as the loop sees it: two polls, then quiet
+        def __init__(self, *args, **kw):
+            self.polls = [([("craps.settlements", 0, 0, settled(1))], {("craps.settlements", 0): 1}),
+                          ([("craps.settlements", 0, 1, settled(2))], {("craps.settlements", 0): 2})]
+            self.asked = 0
+
+        def poll(self, timeout_ms):
+            return self.polls.pop(0) if self.polls else ([], {})
+
+        def end_offsets(self):
+            self.asked += 1
+            if self.asked == 1:
+                raise KafkaTimeoutError("Failed to get offsets by timestamps in 12000 ms")
+            return {("craps.settlements", 0): 2}
+
+        def reseek(self, partitions=None):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(service, "PositionedReader", Reader)
+    settings = service.LedgerSettings(topics=("craps.settlements",), group_id="g", calendar=CAL, lag_every_s=0.0)
+    metrics = LedgerMetrics()
+    turns = iter(range(6))
+    ledger = service.LedgerService(Ledger(open_engine(f"sqlite:///{tmp_path / 'l.db'}")), settings, metrics)
+    ledger.run(lambda: next(turns, None) is None)
+    assert ledger.known == {("craps.settlements", 0): 2}
+    text = generate_latest(metrics.registry).decode()
+    assert 'craps_ledger_lag_records{partition="0",topic="craps.settlements"} 0.0' in text
