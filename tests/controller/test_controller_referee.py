@@ -192,14 +192,29 @@ def at(q: float, xs: list) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
 
 
-def test_controllers_killed_cut_off_and_out_of_disk_settle_exactly_what_they_acknowledged(pipeline, tmp_path):
+@pytest.fixture
+def cgroup():
+    """The controllers' cgroup, the one the cut silences; removed once they are gone."""
     assert network_cut.available() is None, network_cut.available()
+    path = network_cut.make_cgroup(f"craps-referee-{os.getpid()}")
+    yield path
+    network_cut.remove_cgroup(path)
+
+
+@pytest.fixture
+def short():
+    """A directory for the controllers' Unix sockets, whose paths are at most 107 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="ref-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_controllers_killed_cut_off_and_out_of_disk_settle_exactly_what_they_acknowledged(pipeline, tmp_path, cgroup,
+                                                                                          short):
     started = time.monotonic()
     history = list(floor_events(TABLES, HOURS, SEED, BAD_RATE, time.time_ns() // 1_000_000))
     tables = keyfile.dev_floor_tables(TABLES)
     groups = [tables[i:i + PER_CONTROLLER] for i in range(0, TABLES, PER_CONTROLLER)]
-    short = Path(tempfile.mkdtemp(prefix="ref-", dir="/tmp"))  # a Unix socket's path is at most 107 bytes
-    cgroup = network_cut.make_cgroup(f"craps-referee-{os.getpid()}")
     cut = network_cut.Cut(cgroup)
     with loop_disk(tmp_path, 32) as disk:
         stations = [Station(pipeline, g, (disk if i == 0 else tmp_path) / f"{g[0]}.sqlite", short / f"{g[0]}.sock",
@@ -291,8 +306,6 @@ def test_controllers_killed_cut_off_and_out_of_disk_settle_exactly_what_they_ack
         journals = {}
         for s in stations:
             journals |= journaled(s.journal)
-    shutil.rmtree(short, ignore_errors=True)
-    network_cut.remove_cgroup(cgroup)
 
     # Every line was answered: a seq, or a refusal with its reason.
     answers = {n: a for d in doors.values() for n, a in d.answers.items()}
