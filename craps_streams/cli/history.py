@@ -54,13 +54,20 @@ def format_summary(tally) -> str:
     if getattr(tally, "untagged", 0):
         lines.append(f"UNTAGGED: {tally.untagged:,} events accepted without an authentication tag "
                      f"(--accept-untagged: history from before tags, not proven authentic)")
-    header = f"{'wager':<16}{'settled':>10}{'handle':>16}{'won by players':>16}{'house win':>14}{'hold %':>9}"
+    # The stakes handed back (wins' and pushes', a table closed or a Hot Shooter surrendered among
+    # them) have a column of their own, so each line adds up: handle - stakes back - won = house win.
+    header = (f"{'wager':<16}{'settled':>10}{'pushes':>8}{'handle':>16}{'stakes back':>16}{'won by players':>16}"
+              f"{'house win':>14}{'hold %':>9}")
     lines += [header, "-" * len(header)]
-    by_wager = tally.hold.by_wager()
-    for wager, line in sorted(by_wager.items()):
-        lines.append(f"{wager:<16}{line.settled:>10,}{dollars(line.handle_cents):>16}"
-                     f"{dollars(line.won_cents):>16}{dollars(line.house_win_cents):>14}{line.hold_percent:>8.2f}%")
-    t = tally.hold.total()
-    lines.append(f"{'all side wagers':<16}{t.settled:>10,}{dollars(t.handle_cents):>16}"
-                 f"{dollars(t.won_cents):>16}{dollars(t.house_win_cents):>14}{t.hold_percent:>8.2f}%")
+
+    def row(name: str, line) -> str:
+        return (f"{name:<16}{line.settled:>10,}{line.pushes:>8,}{dollars(line.handle_cents):>16}"
+                f"{dollars(line.returned_cents):>16}{dollars(line.won_cents):>16}{dollars(line.house_win_cents):>14}"
+                f"{line.hold_percent:>8.2f}%")
+
+    for wager, line in sorted(tally.hold.by_wager().items()):
+        lines.append(row(wager, line))
+    lines.append(row("all side wagers", tally.hold.total()))
+    lines.append("handle - stakes back - won by players = house win; pushes: table closed, surrendered, "
+                 "or a paytable's push")
     return "\n".join(lines)

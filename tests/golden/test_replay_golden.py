@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 FLOOR_SHA256 = "8c495778c3cfa8ab3ec6e6c10237c2ae90299d5811a0a493776b90558fafa74c"
 OUTPUT_SHA256 = "2ccb61ce93d2c6c46cf54329f6a93bd8650b183901dbaaf16b2551a4a064b68a"
-SUMMARY_SHA256 = "e94f5cc659e7293c758d604402cc544eb3a61f0ba520c0484db1629baec95680"
+SUMMARY_SHA256 = "dd0d4f1cd5f5344621472adf5e1a021fa42b008d4e9f68183ee0373cde2491d8"
 
 
 def _cli(cwd: Path, *args: str, stderr_to: Path | None = None) -> None:

@@ -27,14 +27,14 @@ ALL = "settlements,markers,alerts,rejections"
 DIGESTS = {
     "floor": "5fc8820f8e12a060041bbe8856f69e9a27b6776f7ee869959c89d7106ce19084",
     "floor.out": "83c30c03a399e5f9c2b56ef0a5b17232e94297e823dc6b737a7e361ca8f4b8d5",
-    "floor.summary": "5311b0f146544cebdd0611eb9f50b80f2f2640a9bd7abac416d7b2d5c91f9fa5",
+    "floor.summary": "bf4ee1ebfe0720eb0f64731eac51c384c2e48335b4795ee6f92c4e56dadeb975",
     "stdin.out": "366a649c752fd025b521e709cd781d7f9dd6644e1c5182a4d9c683ed0ea97261",
-    "stdin.summary": "5311b0f146544cebdd0611eb9f50b80f2f2640a9bd7abac416d7b2d5c91f9fa5",
+    "stdin.summary": "bf4ee1ebfe0720eb0f64731eac51c384c2e48335b4795ee6f92c4e56dadeb975",
     "avro.out": "085aaaba2259a93c39d796766617f1c29b366687c0217ea92878ea5a39687b7d",
-    "avro.summary": "e43cba3d5c6b79ab847d0928355c43c983907210454de4de46002b4b46ce0277",
+    "avro.summary": "3042fca481850ec9b8d07edd4446731ecb305e802028d80a7341f30869d8c580",
     "corpus": "8d54958d35c58335e3a96651f786987ee102e8a547f6272ada986dc9c49d7c57",
     "corpus.out": "1b983d3e2b70b98b75cfb054f4bff223cbaade546799484cc4a4185f5a166e0d",
-    "corpus.summary": "fefe5733ce345345b2325ae8fb5782df2acd54a3b9713dbd5da095a3131c6735",
+    "corpus.summary": "12ffb055a3f1db22b57dc9d3e0bf6459cbe8edbd457628e942eb62b03f6d3da8",
 }
 
 
