@@ -116,10 +116,6 @@ class Sender:
                         log.info("connected to the broker: forwarding %d+ held events", len(group))
                     await deliver(producer, self.topic, [(h.key, h.value) for h in group])
                 except (DeliveryError, SecurityConfigError) as e:  # the login's config: fixed while the table works on
-                    if asyncio.current_task().cancelling():
-                        # The client library answered our cancellation (the controller stopping) as
-                        # a failed connection: stop, rather than retry for ever.
-                        raise asyncio.CancelledError from None
                     self._link(False)
                     held, oldest = await self._db(self.journal.depth)
                     log.warning("events held at the table: %d, oldest %.0f s (%s); trying again in %.1f s", held,

@@ -1,6 +1,7 @@
 """Producers: the ingest feed's idempotent producer and the worker's transactional producers."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from typing import Iterable
@@ -50,6 +51,16 @@ def table_producer(bootstrap: str | None = None, request_timeout_ms: int = 10_00
     return AIOKafkaProducer(**settings, enable_idempotence=True, acks="all", linger_ms=0)
 
 
+def _undelivered(message: str) -> BaseException:
+    """DeliveryError(message), or CancelledError when the caller is being cancelled: aiokafka answers
+    a cancellation while it connects as a failed connection, which a caller retrying deliveries
+    would otherwise retry for ever."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        return asyncio.CancelledError()
+    return DeliveryError(message)
+
+
 async def start_producer(producer: AIOKafkaProducer) -> None:
     """Start (connect and log in); DeliveryError when the broker cannot be reached."""
     try:
@@ -57,7 +68,7 @@ async def start_producer(producer: AIOKafkaProducer) -> None:
     except (KafkaError, OSError) as e:
         with contextlib.suppress(Exception):
             await producer.stop()
-        raise DeliveryError(f"the broker cannot be reached: {e!r}") from None
+        raise _undelivered(f"the broker cannot be reached: {e!r}") from None
 
 
 async def deliver(producer: AIOKafkaProducer, topic: str, messages: Iterable[tuple[bytes, bytes]]) -> None:
@@ -69,7 +80,7 @@ async def deliver(producer: AIOKafkaProducer, topic: str, messages: Iterable[tup
         for future in futures:
             await future
     except (KafkaError, OSError) as e:
-        raise DeliveryError(f"{topic}: not acknowledged: {e!r}") from None
+        raise _undelivered(f"{topic}: not acknowledged: {e!r}") from None
 
 
 def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
