@@ -3,6 +3,7 @@ Playwright: the browser from apt and a websocket)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import pathlib
@@ -122,3 +123,21 @@ async def open_page(http: aiohttp.ClientSession, devtools_port: int, url: str) -
     nav = await dt.call("Page.navigate", url=url)
     assert not nav.get("errorText"), nav
     return dt, ws
+
+
+@contextlib.asynccontextmanager
+async def chromium_tab(profile: pathlib.Path):
+    """Chromium started with its profile and log in `profile`, one tab open on about:blank: yields
+    the tab's DevTools client. The tab's websocket is closed and Chromium stopped (its helpers
+    too) whatever the outcome."""
+    proc, devtools_port = start_chromium(profile)
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
+            dt, ws = await open_page(http, devtools_port, "about:blank")
+            try:
+                yield dt
+            finally:
+                dt.reader.cancel()
+                await ws.close()
+    finally:
+        stop_chromium(proc)

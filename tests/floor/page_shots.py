@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import pathlib
 import sys
 import tempfile
 
-import aiohttp
 from aiohttp import web
 
 from craps_streams.app.web_security import WebConfig
@@ -26,7 +26,7 @@ from craps_streams.floor.hub import ChangeHub
 from craps_streams.floor.web import make_floor_web
 from craps_streams.sim.floor import floor_events
 
-from tests.chromium import open_page, start_chromium, stop_chromium
+from tests.chromium import chromium_tab
 from tests.conftest import free_port
 from tests.floor.replayed import ReplayedFloor
 
@@ -69,43 +69,44 @@ def floor_history(tables: int = 8, hours: float = 3.0, seed: int = 7, share: flo
     return lines
 
 
-async def _shoot(floor: ReplayedFloor, widths: list[int], out: pathlib.Path | None, profile: pathlib.Path,
-                 height: int = 1000) -> dict[int, dict]:
+@contextlib.asynccontextmanager
+async def floor_in_chromium(floor: ReplayedFloor, profile: pathlib.Path):
+    """The floor view's pages of `floor` served on a free port, and a Chromium tab: yields (the
+    tab's DevTools client, the port). Both are stopped whatever the outcome."""
     port = free_port()
     runner = web.AppRunner(make_floor_web(floor, ChangeHub(), WebConfig(), "1"), access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    chromium, devtools_port = start_chromium(profile)
-    layouts = {}
     try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
-            dt, ws = await open_page(http, devtools_port, "about:blank")
-            try:
-                for width in widths:
-                    await dt.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                                  deviceScaleFactor=1, mobile=False)
-                    await dt.call("Page.navigate", url=f"http://127.0.0.1:{port}/")
-                    layout = None
-                    for _ in range(100):  # the snapshot arrives over the page's event stream
-                        await asyncio.sleep(0.2)
-                        layout = await dt.evaluate(LAYOUT_JS)
-                        if len(layout["cards"]) == len(floor.table_ids()):
-                            break
-                    await asyncio.sleep(0.3)  # fonts and layout settled
-                    layout = await dt.evaluate(LAYOUT_JS)
-                    layout["errors"] = dt.errors()
-                    layouts[width] = layout
-                    if out is not None:
-                        full = await dt.evaluate("(document.scrollingElement?.scrollHeight ?? 0)")
-                        shot = await dt.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                                             clip={"x": 0, "y": 0, "width": width, "height": full, "scale": 1})
-                        (out / f"floor-{width}.png").write_bytes(base64.b64decode(shot["data"]))
-            finally:
-                dt.reader.cancel()
-                await ws.close()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        async with chromium_tab(profile) as dt:
+            yield dt, port
     finally:
-        stop_chromium(chromium)
         await runner.cleanup()
+
+
+async def _shoot(floor: ReplayedFloor, widths: list[int], out: pathlib.Path | None, profile: pathlib.Path,
+                 height: int = 1000) -> dict[int, dict]:
+    layouts = {}
+    async with floor_in_chromium(floor, profile) as (dt, port):
+        for width in widths:
+            await dt.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                          deviceScaleFactor=1, mobile=False)
+            await dt.call("Page.navigate", url=f"http://127.0.0.1:{port}/")
+            layout = None
+            for _ in range(100):  # the snapshot arrives over the page's event stream
+                await asyncio.sleep(0.2)
+                layout = await dt.evaluate(LAYOUT_JS)
+                if len(layout["cards"]) == len(floor.table_ids()):
+                    break
+            await asyncio.sleep(0.3)  # fonts and layout settled
+            layout = await dt.evaluate(LAYOUT_JS)
+            layout["errors"] = dt.errors()
+            layouts[width] = layout
+            if out is not None:
+                full = await dt.evaluate("(document.scrollingElement?.scrollHeight ?? 0)")
+                shot = await dt.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                                     clip={"x": 0, "y": 0, "width": width, "height": full, "scale": 1})
+                (out / f"floor-{width}.png").write_bytes(base64.b64decode(shot["data"]))
     return layouts
 
 

@@ -8,15 +8,8 @@ import asyncio
 import base64
 import time
 
-import aiohttp
-from aiohttp import web
 
-from craps_streams.app.web_security import WebConfig
-from craps_streams.floor.hub import ChangeHub
-from craps_streams.floor.web import make_floor_web
-from tests.chromium import open_page, start_chromium, stop_chromium
-from tests.conftest import free_port
-from tests.floor.page_shots import floor_history
+from tests.floor.page_shots import floor_history, floor_in_chromium
 from tests.floor.replayed import ReplayedFloor
 
 BANNER_JS = """(() => { const b = document.getElementById("brokers");  // null until the page has loaded
@@ -32,45 +25,31 @@ class LosingFloor(ReplayedFloor):
 
 
 async def _watch(floor: LosingFloor, shot_path) -> dict:
-    port = free_port()
-    runner = web.AppRunner(make_floor_web(floor, ChangeHub(), WebConfig(), "1"), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
     (shot_path.parent / "chromium").mkdir()
-    chromium, devtools_port = start_chromium(shot_path.parent / "chromium")
     seen = {}
-    try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
-            dt, ws = await open_page(http, devtools_port, "about:blank")
-            try:
-                await dt.call("Emulation.setDeviceMetricsOverride", width=1400, height=700, deviceScaleFactor=1,
-                              mobile=False)
-                await dt.call("Page.navigate", url=f"http://127.0.0.1:{port}/")
+    async with floor_in_chromium(floor, shot_path.parent / "chromium") as (dt, port):
+        await dt.call("Emulation.setDeviceMetricsOverride", width=1400, height=700, deviceScaleFactor=1,
+                      mobile=False)
+        await dt.call("Page.navigate", url=f"http://127.0.0.1:{port}/")
 
-                async def until(check, timeout=30.0):
-                    start = time.monotonic()
-                    while time.monotonic() - start < timeout:
-                        state = await dt.evaluate(BANNER_JS)
-                        if check(state):
-                            return state, time.monotonic() - start
-                        await asyncio.sleep(0.1)
-                    raise AssertionError(f"the page never showed it: {await dt.evaluate(BANNER_JS)}")
+        async def until(check, timeout=30.0):
+            start = time.monotonic()
+            while time.monotonic() - start < timeout:
+                state = await dt.evaluate(BANNER_JS)
+                if check(state):
+                    return state, time.monotonic() - start
+                await asyncio.sleep(0.1)
+            raise AssertionError(f"the page never showed it: {await dt.evaluate(BANNER_JS)}")
 
-                seen["before"], _ = await until(lambda s: s["cards"] == len(floor.table_ids()))
-                floor.lost = [{"node": "1", "since_ms": int(time.time() * 1000) - 4000, "attempts": 57,
-                               "error": "[Errno 111] Connect call failed ('127.0.0.1', 19093)"}]
-                seen["lost"], seen["lost_after_s"] = await until(lambda s: not s["hidden"])
-                shot = await dt.call("Page.captureScreenshot", format="png")
-                shot_path.write_bytes(base64.b64decode(shot["data"]))
-                floor.lost = []
-                seen["back"], seen["back_after_s"] = await until(lambda s: s["hidden"])
-                seen["errors"] = dt.errors()
-            finally:
-                dt.reader.cancel()
-                await ws.close()
-    finally:
-        stop_chromium(chromium)
-        await runner.cleanup()
+        seen["before"], _ = await until(lambda s: s["cards"] == len(floor.table_ids()))
+        floor.lost = [{"node": "1", "since_ms": int(time.time() * 1000) - 4000, "attempts": 57,
+                       "error": "[Errno 111] Connect call failed ('127.0.0.1', 19093)"}]
+        seen["lost"], seen["lost_after_s"] = await until(lambda s: not s["hidden"])
+        shot = await dt.call("Page.captureScreenshot", format="png")
+        shot_path.write_bytes(base64.b64decode(shot["data"]))
+        floor.lost = []
+        seen["back"], seen["back_after_s"] = await until(lambda s: s["hidden"])
+        seen["errors"] = dt.errors()
     return seen
 
 

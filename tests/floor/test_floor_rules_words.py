@@ -10,18 +10,12 @@ import base64
 import pathlib
 from urllib.parse import quote
 
-import aiohttp
 import pytest
-from aiohttp import web
 
-from craps_streams.app.web_security import WebConfig
 from craps_streams.codec import to_json_line
-from craps_streams.floor.hub import ChangeHub
-from craps_streams.floor.web import make_floor_web
 from craps_streams.sim.floor import floor_events
 
-from tests.chromium import open_page, start_chromium, stop_chromium
-from tests.conftest import free_port
+from tests.floor.page_shots import floor_in_chromium
 from tests.floor.replayed import ReplayedFloor
 
 CUSTOM = {"fire_custom": {"3": 10, "4": 50, "6": 500}}
@@ -66,48 +60,34 @@ def history() -> list[str]:
 
 
 async def _read(floor: ReplayedFloor, work: pathlib.Path) -> dict:
-    port = free_port()
-    runner = web.AppRunner(make_floor_web(floor, ChangeHub(), WebConfig(), "1"), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    chromium, devtools_port = start_chromium(work)
     seen: dict = {"table": {}, "floor": None}
-    try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
-            dt, ws = await open_page(http, devtools_port, "about:blank")
-            try:
-                async def load(url: str, js: str, ready) -> dict:
-                    await dt.call("Page.navigate", url=url)
-                    got = None
-                    for _ in range(100):  # the snapshot arrives over the page's event stream
-                        await asyncio.sleep(0.2)
-                        got = await dt.evaluate(js)
-                        if ready(got):
-                            break
-                    await asyncio.sleep(0.5)  # the charts drawn
-                    return await dt.evaluate(js)
+    async with floor_in_chromium(floor, work) as (dt, port):
+        async def load(url: str, js: str, ready) -> dict:
+            await dt.call("Page.navigate", url=url)
+            got = None
+            for _ in range(100):  # the snapshot arrives over the page's event stream
+                await asyncio.sleep(0.2)
+                got = await dt.evaluate(js)
+                if ready(got):
+                    break
+            await asyncio.sleep(0.5)  # the charts drawn
+            return await dt.evaluate(js)
 
-                for width in WIDTHS:
-                    await dt.call("Emulation.setDeviceMetricsOverride", width=width, height=1000,
-                                  deviceScaleFactor=1, mobile=False)
-                    for name, table in (("default", "T001"), ("custom", CUSTOM_TABLE)):
-                        url = f"http://127.0.0.1:{port}/table?id={quote(table, safe='')}"
-                        page = await load(url, TABLE_JS, lambda g: bool(g["fire_title"]))
-                        page["errors"] = dt.errors()
-                        seen["table"][name, width] = page
-                        # The top of the page (the layout, the rules, the hand, the hold): a whole
-                        # page's capture is seconds of work on a loaded machine.
-                        full = min(2000, await dt.evaluate("(document.scrollingElement?.scrollHeight ?? 0)"))
-                        shot = await dt.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                                             clip={"x": 0, "y": 0, "width": width, "height": full, "scale": 1})
-                        (work / f"table-{name}-{width}.png").write_bytes(base64.b64decode(shot["data"]))
-                seen["floor"] = await load(f"http://127.0.0.1:{port}/", FLOOR_JS, lambda g: len(g) == 3)
-            finally:
-                dt.reader.cancel()
-                await ws.close()
-    finally:
-        stop_chromium(chromium)
-        await runner.cleanup()
+        for width in WIDTHS:
+            await dt.call("Emulation.setDeviceMetricsOverride", width=width, height=1000,
+                          deviceScaleFactor=1, mobile=False)
+            for name, table in (("default", "T001"), ("custom", CUSTOM_TABLE)):
+                url = f"http://127.0.0.1:{port}/table?id={quote(table, safe='')}"
+                page = await load(url, TABLE_JS, lambda g: bool(g["fire_title"]))
+                page["errors"] = dt.errors()
+                seen["table"][name, width] = page
+                # The top of the page (the layout, the rules, the hand, the hold): a whole
+                # page's capture is seconds of work on a loaded machine.
+                full = min(2000, await dt.evaluate("(document.scrollingElement?.scrollHeight ?? 0)"))
+                shot = await dt.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                                     clip={"x": 0, "y": 0, "width": width, "height": full, "scale": 1})
+                (work / f"table-{name}-{width}.png").write_bytes(base64.b64decode(shot["data"]))
+        seen["floor"] = await load(f"http://127.0.0.1:{port}/", FLOOR_JS, lambda g: len(g) == 3)
     return seen
 
 
