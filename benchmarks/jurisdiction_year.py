@@ -1,0 +1,201 @@
+"""A year of a jurisdiction: 300 tables reported per day and for the year, and audited, extrapolated
+from measured slices of the year.
+
+    python benchmarks/jurisdiction_year.py [--tables 300] [--days 1,2] [--jobs 2] [--dir DIR] [--keep]
+
+A regulator's year of 300 tables playing round the clock is about 1.1 billion table events (the
+simulator makes about 420 an hour a table): more than this machine makes in an hour, so the
+benchmark measures slices of it and extrapolates.
+
+1. Write: for each slice length in --days, the first that many days of the year (all --tables
+   tables, 24 hours a day, from 2026-01-01 UTC) in archive form, as `craps-streams archive` lays it
+   out (Avro container files per partition and UTC day, the hash chain), streamed from the
+   simulator into `ArchiveWriter`, never held in memory. Writing is not counted: on a floor the
+   archive is written live.
+2. The year's work, each step the command a user runs, in a process of its own (its wall time and
+   the peak RSS of its processes, jobs included, from wait4):
+   - `archive verify DIR`: the hash chain and every block;
+   - `report DIR --from FIRST --to LAST --jobs N`: the range report (a line per gaming day, shift,
+     table, kind and paytable, the range's totals), CSV and JSON;
+   - `audit --history DIR --recorded FILE`: the replay against the recorded settlements (made
+     beforehand by `replay DIR --only settlements`, standing for the settlements topic; not counted);
+   - `replay DIR --jobs N --only none`, the settling alone, as the yardstick the report is held to.
+   Gaming days here are UTC days (`--tz UTC --day-start 00:00`), so a slice of D days is D gaming
+   days.
+3. Extrapolate: each step's cost per day is the slope between the shortest and the longest slice
+   (what a further day costs, the fixed start left out), and a year = the longest slice + the
+   remaining days at that slope. The peak RSS per slice length says how memory grows with the
+   history; its slope per day gives the year's.
+Goal: the year reported and audited in under one hour on this machine, memory flat in the length.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PARTITIONS = 8
+YEAR_DAYS = 365
+GOAL_S = 3600
+
+
+def write_slice(out: Path, tables: int, days: int, seed: int, key_ring: Path) -> dict:
+    """The slice signed with the table keys of `key_ring` (made if missing), as controllers sign."""
+    from craps_streams.archive import ArchiveWriter
+    from craps_streams.authenticity import TableSigner, keyfile, sign_record
+    from craps_streams.sim.floor import floor_events
+
+    signer = TableSigner(keyfile.init(key_ring)[0])
+
+    writer = ArchiveWriter(out, "year.table-events", sync_interval=256_000)
+    offsets = [0] * PARTITIONS
+    start = time.monotonic()
+    n = 0
+    for record in floor_events(tables, days * 24, seed, bad_rate=0.0):
+        p = int(record["table_id"][1:]) % PARTITIONS
+        writer.add_record(p, offsets[p], sign_record(signer, record))
+        offsets[p] += 1
+        n += 1
+    writer.commit()
+    size = sum(f.stat().st_size for f in out.rglob("*.avro"))
+    return {"events": n, "bytes": size, "wall_s": time.monotonic() - start}
+
+
+def run_measured(argv: list[str]) -> dict:
+    """Run a command: its wall time, output and the peak RSS of it and its waited-for children (its
+    jobs), from wait4 (subprocess reaps its children itself, so the process is spawned here)."""
+    start = time.monotonic()
+    r, w = os.pipe()
+    err_r, err_w = os.pipe()
+    pid = os.posix_spawnp(argv[0], argv, os.environ,
+                          file_actions=[(os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2),
+                                        (os.POSIX_SPAWN_CLOSE, r), (os.POSIX_SPAWN_CLOSE, err_r)])
+    os.close(w)
+    os.close(err_w)
+    chunks, err_chunks = [], []
+    sel = selectors.DefaultSelector()
+    sel.register(r, selectors.EVENT_READ, chunks)
+    sel.register(err_r, selectors.EVENT_READ, err_chunks)
+    open_fds = 2
+    while open_fds:
+        for key, _ in sel.select():
+            data = os.read(key.fd, 65536)
+            if data:
+                key.data.append(data)
+            else:
+                sel.unregister(key.fd)
+                os.close(key.fd)
+                open_fds -= 1
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.monotonic() - start
+    code = os.waitstatus_to_exitcode(status)
+    out, err = b"".join(chunks).decode(), b"".join(err_chunks).decode()
+    if code not in (0, 1):  # 1: findings, still a measured run
+        raise SystemExit(f"{' '.join(argv)} exited {code}:\n{err[-2000:]}")
+    return {"wall_s": wall, "rc": code, "stdout": out, "stderr": err, "peak_rss_mb": usage.ru_maxrss / 1024}
+
+
+def report_has_jobs(cli: str) -> bool:
+    return "--jobs" in subprocess.run([cli, "report", "--help"], capture_output=True, text=True).stdout
+
+
+def measure_slice(cli: str, d: Path, days: int, jobs: int, work: Path, keys: list[str]) -> dict:
+    from datetime import datetime, timezone
+
+    first = datetime.fromtimestamp(1_767_225_600, timezone.utc).date()  # the simulator's 2026-01-01
+    last = datetime.fromtimestamp(1_767_225_600 + (days - 1) * 86_400, timezone.utc).date()
+    recorded = work / f"recorded-{days}.jsonl"
+    subprocess.run([cli, "replay", str(d), "--only", "settlements", "-o", str(recorded), "--no-progress", *keys],
+                   check=True, stdout=subprocess.DEVNULL)
+    jobs_args = ["--jobs", str(jobs)] if jobs > 1 else []
+    steps = {
+        "verify": [cli, "archive", "verify", str(d), "--no-progress"],
+        "report": [cli, "report", str(d), "--from", str(first), "--to", str(last), "--tz", "UTC",
+                   "--day-start", "00:00", "--no-html", "--no-progress", "-o", str(work / f"report-{days}"),
+                   *(jobs_args if report_has_jobs(cli) else []), *keys],
+        "audit": [cli, "audit", "--history", str(d), "--recorded", str(recorded), *keys],
+        "replay": [cli, "replay", str(d), "--only", "none", "--no-progress", *jobs_args, *keys],
+    }
+    got = {name: run_measured(argv) for name, argv in steps.items()}
+    recorded.unlink()
+    return got
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tables", type=int, default=300)
+    ap.add_argument("--days", default="1,2", help="slice lengths in days, comma list (at least two)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dir", help="where the slices are written (default: a temporary directory, removed)")
+    ap.add_argument("--keep", action="store_true", help="keep the slices")
+    ap.add_argument("--keys", default=".secrets/table-keys.json",
+                    help="the table key ring the slices are signed with and checked against (made if missing; "
+                         "default .secrets/table-keys.json)")
+    args = ap.parse_args()
+    lengths = sorted({int(x) for x in args.days.split(",")})
+    if len(lengths) < 2:
+        ap.error("--days needs two slice lengths or more (the slope between them is the cost of a day)")
+    cli = shutil.which("craps-streams")
+    if not cli:
+        ap.error("craps-streams is not installed: pip install -e .")
+    keys = ["--keys", args.keys]
+    base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="year-bench-"))
+    base.mkdir(parents=True, exist_ok=True)
+    results = {}
+    try:
+        for days in lengths:
+            d = base / f"days-{days}"
+            if not (d / "index.json").exists():
+                shutil.rmtree(d, ignore_errors=True)
+                print(f"writing {args.tables} tables x {days} day(s) into {d}", file=sys.stderr, flush=True)
+                w = write_slice(d, args.tables, days, args.seed, Path(args.keys))
+                print(f"  {w['events']:,} events, {w['bytes'] / 1e6:,.0f} MB of Avro, in {w['wall_s']:.0f} s",
+                      file=sys.stderr, flush=True)
+            from craps_streams.archive import load_index
+
+            events = sum(f["count"] for f in load_index(d)["files"])
+            print(f"measuring {days} day(s), {events:,} events", file=sys.stderr, flush=True)
+            got = measure_slice(cli, d, days, args.jobs, base, keys)
+            results[days] = {"events": events, **{k: {"wall_s": v["wall_s"], "peak_rss_mb": v["peak_rss_mb"],
+                                                       "rc": v["rc"]} for k, v in got.items()}}
+        short, long = lengths[0], lengths[-1]
+        per_day_events = (results[long]["events"] - results[short]["events"]) / (long - short)
+        year_events = results[long]["events"] + (YEAR_DAYS - long) * per_day_events
+        print(f"\n{args.tables} tables, --jobs {args.jobs} on {os.cpu_count()} cores; a year is about "
+              f"{year_events / 1e9:.2f} billion events ({per_day_events:,.0f} a day)")
+        print(f"{'step':<8} " + " ".join(f"{f'{n} day(s) s':>12} {'RSS MB':>7}" for n in lengths)
+              + f" {'s per day':>10} {'year, s':>9} {'RSS/day':>8} {'year RSS':>9}")
+        year_total = 0.0
+        for step in ("verify", "report", "audit", "replay"):
+            slope = (results[long][step]["wall_s"] - results[short][step]["wall_s"]) / (long - short)
+            year = results[long][step]["wall_s"] + (YEAR_DAYS - long) * slope
+            rss_slope = (results[long][step]["peak_rss_mb"] - results[short][step]["peak_rss_mb"]) / (long - short)
+            year_rss = results[long][step]["peak_rss_mb"] + (YEAR_DAYS - long) * rss_slope
+            if step != "replay":
+                year_total += year
+            cells = " ".join(f"{results[n][step]['wall_s']:>12.1f} {results[n][step]['peak_rss_mb']:>7.0f}"
+                             for n in lengths)
+            print(f"{step:<8} {cells} {slope:>10.1f} {year:>9,.0f} {rss_slope:>8.1f} {year_rss:>9,.0f}")
+        report_ratio = [results[n]["report"]["wall_s"] / results[n]["replay"]["wall_s"] for n in lengths]
+        print("report / replay, wall: " + ", ".join(f"{r:.2f}" for r in report_ratio))
+        verdict = "meets" if year_total < GOAL_S else "MISSES"
+        print(f"the year verified, reported and audited: {year_total / 60:,.0f} min extrapolated; "
+              f"goal under {GOAL_S // 60} min: {verdict}")
+        print(json.dumps({"tables": args.tables, "jobs": args.jobs, "results": results,
+                          "year_s": year_total}), file=sys.stderr)
+        return 0
+    finally:
+        if not args.keep and not args.dir:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
