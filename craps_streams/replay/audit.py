@@ -26,12 +26,20 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from craps_streams.replay.wager_buckets import ReplayedBuckets, WagerBuckets
 from craps_streams.rules import EventRejected, WagerSettled, output_to_record
 from craps_streams.topics import DEFAULT_APP_ID, Topics
+
+# An audit holds the replayed and recorded settlements of this many table events in memory at most
+# (about 300 MB); a longer history is compared bucket by bucket on disk (wager_buckets.py).
+BUCKET_EVENTS = 500_000
+JSONL_EVENT_BYTES = 200  # a simulated floor's table event as a JSON line, about
+AVRO_EVENT_BYTES = 60  # and in an Avro container file
 
 COMPARED_FIELDS = ("id", "wager_id", "table_id", "position", "wager", "outcome", "stake_cents", "won_cents",
                    "paytable", "detail", "seq", "ts", "placed_seq")
@@ -152,16 +160,18 @@ def _describe(s: dict) -> str:
             f"placed at seq {s.get('placed_seq')}, decided at seq {s.get('seq')}")
 
 
-def replay_settlements(history: Iterable, sl=None, tags=None, thresholds=None) -> tuple[dict, dict, object]:
+def replay_settlements(history: Iterable, sl=None, tags=None, thresholds=None,
+                       into=None) -> tuple[dict, dict, object]:
     """Replay a history: (settlement id -> record, (table, seq) -> rejection "reason: message",
     tally); `tags` the tag check before the core (`craps_streams.authenticity.TagCheck`),
-    `thresholds` the surveillance's (None: the defaults)."""
+    `thresholds` the surveillance's (None: the defaults). `into` takes the settlements instead of a
+    new dict (`ReplayedBuckets`: on disk, by wager)."""
     from craps_streams.replay.engine import Replay
     from craps_streams.replay.sources import feed_item
     from craps_streams.surveillance import HoldWatch
 
     replay = Replay(HoldWatch(thresholds) if thresholds is not None else None, tags=tags)
-    settled: dict = {}
+    settled = {} if into is None else into
     rejected: dict = {}
     feeds = sl.feeds if sl is not None and sl.active else None
     keeps = sl.keeps if sl is not None and sl.active else None
@@ -255,6 +265,50 @@ def compare(replayed: dict, recorded: Iterable) -> AuditReport:
     return report
 
 
+def compare_in_buckets(replayed: ReplayedBuckets, recorded: Iterable, directory: Path) -> AuditReport:
+    """`compare` of a history too long to hold: the recorded items split by wager into the replayed
+    settlements' buckets, and each bucket compared on its own (craps_streams/replay/wager_buckets.py
+    says why that finds the same as one comparison). Findings come bucket by bucket."""
+    replayed.close()
+    kept = WagerBuckets(directory, "recorded", replayed.count)
+    for n, item in enumerate(recorded, 1):
+        record, where = item if type(item) is tuple else (item, f"record {n}")
+        kept.add(record.get("wager_id") if _settlement_of(record) else None, (record, where))
+    kept.close()
+    report = AuditReport()
+    for b in range(replayed.count):
+        part = compare(replayed.by_id(b), kept.read(b))
+        report.replayed += part.replayed
+        report.recorded += part.recorded
+        report.findings += part.findings
+    return report
+
+
+def audit_buckets(events: int) -> int:
+    """How many buckets an audit of about `events` table events compares in: one (all in memory)
+    up to BUCKET_EVENTS, then one more for each BUCKET_EVENTS."""
+    return max(1, -(-events // BUCKET_EVENTS))
+
+
+def history_events(history: str | None, cut=None) -> int:
+    """About how many table events a history holds, from what is known before reading it: a cut's
+    offsets, an archive's index, a file's size; 0 when nothing is (stdin, a topic without a cut)."""
+    if cut is not None:
+        return sum(cut.events.values())
+    if history in (None, "-"):
+        return 0
+    path = Path(history)
+    if (path / "index.json").exists():
+        from craps_streams.archive.index import load_index
+
+        return sum(int(f.get("count", 0)) for f in load_index(path)["files"])
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return 0
+    return size // (AVRO_EVENT_BYTES if path.suffix == ".avro" else JSONL_EVENT_BYTES)
+
+
 def explain(report: AuditReport, history: Iterable, rejected: dict) -> None:
     """Attach the table events named by each finding (second pass over the history)."""
     wanted = {}
@@ -325,7 +379,8 @@ def recorded_from_topic(topic: str, bootstrap: str | None,
 def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str | None = None,
               recorded: str | None = None, settlements_topic: str | None = None,
               bootstrap: str | None = None, tags=None, archive_key: bytes | None = None,
-              group: str = DEFAULT_APP_ID, topics: Topics = Topics(), thresholds=None):
+              group: str = DEFAULT_APP_ID, topics: Topics = Topics(), thresholds=None,
+              buckets: int | None = None):
     """Replay `history` (an archive directory, a .jsonl or .avro file, "-"; or with `from_topic`
     the floor's table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
     settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
@@ -336,7 +391,8 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     (`report.cut`); an archive that ends before the cut is a ValueError. An
     archive's hash chain is verified first (its seal with `archive_key` when given)
     (`report.chain`): a tampered archive is a finding, and one that cannot be read as it is gives
-    a report with the chain's findings only. Returns the report (`.clean`, `.lines(limit)`,
+    a report with the chain's findings only. `buckets`: compare in that many buckets on disk
+    (default: from the history's size, `audit_buckets`). Returns the report (`.clean`, `.lines(limit)`,
     `.summary()`); raises OSError or ValueError for a history or recording it cannot read."""
     from craps_streams.replay.sources import open_history
 
@@ -370,20 +426,27 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
         from craps_streams.archive.index import load_index
 
         chain = verify_chain(history, load_index(history), archive_key)
-    try:
-        replayed, rejected, tally = replay_settlements(history_items(), sl, tags, thresholds)
-    except (OSError, ValueError) as e:
-        if chain is None or chain.ok:
-            raise
-        # the tampered archive does not even read: the chain's findings are the report
-        return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
-    if recorded:
-        recorded_items = recorded_from_jsonl(recorded)
-    else:
-        recorded_items = recorded_from_topic(settlements_topic, bootstrap, None if cut is None else cut.settlements)
-    if sl.active:
-        recorded_items = ((r, w) for r, w in recorded_items if not _settlement_of(r) or _in_slice(r, sl))
-    report = compare(replayed, recorded_items)
+    if buckets is None:
+        buckets = audit_buckets(history_events(None if from_topic else history, cut))
+    with tempfile.TemporaryDirectory(prefix="craps-audit-") as spill:
+        into = ReplayedBuckets(Path(spill), "replayed", buckets) if buckets > 1 else None
+        try:
+            replayed, rejected, tally = replay_settlements(history_items(), sl, tags, thresholds, into)
+        except (OSError, ValueError) as e:
+            if chain is None or chain.ok:
+                raise
+            # the tampered archive does not even read: the chain's findings are the report
+            return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
+        if recorded:
+            recorded_items = recorded_from_jsonl(recorded)
+        else:
+            recorded_items = recorded_from_topic(settlements_topic, bootstrap, None if cut is None else cut.settlements)
+        if sl.active:
+            recorded_items = ((r, w) for r, w in recorded_items if not _settlement_of(r) or _in_slice(r, sl))
+        if into is None:
+            report = compare(replayed, recorded_items)
+        else:
+            report = compare_in_buckets(into, recorded_items, Path(spill))
     if cut is not None and not cut.committed and report.recorded:
         raise ValueError(f"worker group {cut.group} has committed no offset on {cut.events_topic}, yet "
                          f"{cut.settlements_topic} holds settlements: name the floor's worker group "
