@@ -36,8 +36,8 @@ from craps_streams.rules import EventRejected, WagerSettled, output_to_record
 from craps_streams.topics import DEFAULT_APP_ID, Topics
 
 # An audit holds the replayed and recorded settlements of this many table events in memory at most
-# (about 300 MB); a longer history is compared bucket by bucket on disk (wager_buckets.py).
-BUCKET_EVENTS = 500_000
+# (about 400 MB at its peak); a longer history is compared bucket by bucket on disk (wager_buckets.py).
+BUCKET_EVENTS = 200_000
 JSONL_EVENT_BYTES = 200  # a simulated floor's table event as a JSON line, about
 AVRO_EVENT_BYTES = 60  # and in an Avro container file
 
