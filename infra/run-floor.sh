@@ -46,6 +46,7 @@ started_postgres=0
 # this run started it, even when stdout is a pipe nobody reads any more (`make run | tee`).
 source infra/run-floor-cleanup.sh
 floor_stop_on_exit
+source infra/run-ledger.sh
 
 infra/kafka/kafka.sh fetch
 if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
@@ -70,31 +71,9 @@ export CRAPS_FLOOR_URL="$scheme://127.0.0.1:$FLOOR_PORT/"
 craps-streams worker --web-port "$WEB_PORT" --loglevel info >"$RUN/worker.log" 2>&1 &
 pids+=($!)
 
-# Finance's ledger (docs/operating/ledger.md): this run's settlements, alerts and rejections in SQL.
-# Each run is a new floor whose ids start again from 1: a new database too. LEDGER=sqlite (the
-# default) a file under .run/; LEDGER=postgres a PostgreSQL of the run's own (infra/postgres/postgres.sh:
-# Debian's package, its data in .run/postgres, TLS, a login per role), stopped with the run if
-# this run started it; CRAPS_LEDGER_DB a database of the operator's.
-if [[ -n "${CRAPS_LEDGER_DB:-}" ]]; then
-  ledger_where="the database of \$CRAPS_LEDGER_DB"
-elif [[ $LEDGER == postgres ]]; then
-  export PG_DIR="${PG_DIR:-$RUN/postgres}"
-  if ! infra/postgres/postgres.sh status >/dev/null 2>&1; then
-    started_postgres=1  # before `up`: a Ctrl-C while it starts stops it too
-    infra/postgres/postgres.sh up
-  fi
-  infra/postgres/postgres.sh database ledger --fresh
-  # The ledger's login in its environment, not on its command line (ps shows every user that).
-  CRAPS_LEDGER_DB="$(infra/postgres/postgres.sh url ledger)"
-  export CRAPS_LEDGER_DB
-  ledger_where="PostgreSQL on 127.0.0.1:$(cat "$PG_DIR/port"), database ledger (finance reads it: infra/postgres/postgres.sh url finance)"
-else
-  export CRAPS_LEDGER_DB="sqlite:///$RUN/ledger.db"
-  rm -f "$RUN/ledger.db" "$RUN/ledger.db-wal" "$RUN/ledger.db-shm"
-  ledger_where="$RUN/ledger.db (sqlite3)"
-fi
-craps-streams ledger --metrics-port "$LEDGER_PORT" --loglevel info >"$RUN/ledger.log" 2>&1 &
-pids+=($!)
+# Finance's ledger (docs/operating/ledger.md) on SQLite, or LEDGER=postgres on a PostgreSQL of the
+# run's own (infra/run-ledger.sh).
+floor_ledger_start
 
 # The floor view (faust-streaming): every table, live, with plots.
 infra/floor/fetch-assets.sh
