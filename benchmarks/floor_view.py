@@ -108,7 +108,8 @@ def percentile(xs: list[float], q: float) -> float:
 
 
 class Committed(threading.Thread):
-    """Settlements as they become readable (read_committed): (table -> [time of k-th settlement])."""
+    """Settlements as they become readable (read_committed): (table -> [time of k-th settlement]),
+    and the time each record became readable ((partition, offset) -> time)."""
 
     def __init__(self, topic: str, bootstrap: str):
         super().__init__(daemon=True)
@@ -121,6 +122,7 @@ class Committed(threading.Thread):
                                       isolation_level="read_committed", auto_offset_reset="earliest",
                                       enable_auto_commit=False, fetch_max_wait_ms=10)
         self.seen: dict[str, list[float]] = {}
+        self.at: dict[tuple[int, int], float] = {}
         self.stop = threading.Event()
 
     def run(self):
@@ -130,6 +132,7 @@ class Committed(threading.Thread):
                 for m in messages:
                     table = self.decode(m.value)["table_id"]
                     self.seen.setdefault(table, []).append(now)
+                    self.at[m.partition, m.offset] = now
         self.consumer.close()
 
 
