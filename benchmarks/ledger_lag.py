@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -40,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 import sqlalchemy  # noqa: E402
 
-from benchmarks.floor_view import Committed, cpu_seconds, percentile  # noqa: E402
+from benchmarks.floor_view import Committed, cpu_seconds, percentile, stop_all  # noqa: E402
 from craps_streams.kafka.topics import delete_floor  # noqa: E402
 from tests.conftest import free_port  # noqa: E402
 
@@ -78,6 +79,21 @@ class Positions(threading.Thread):
         self.engine.dispose()
 
 
+def batch_seconds(metrics_text: str) -> tuple[int, float, float, int]:
+    """From the ledger's craps_ledger_batch_seconds: (batches, the upper bounds of the buckets
+    holding their median and their 99th percentile, batches over 0.5 s) since it started."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    buckets = sorted((float(s.labels["le"]), s.value) for f in text_string_to_metric_families(metrics_text)
+                     for s in f.samples if s.name == "craps_ledger_batch_seconds_bucket")
+    total = buckets[-1][1] if buckets else 0
+
+    def bound(q: float) -> float:
+        return next((le for le, n in buckets if n >= q * total), float("nan")) if total else float("nan")
+    under = dict(buckets).get(0.5, total)
+    return int(total), bound(0.5), bound(0.99), int(total - under)
+
+
 def postgres_env(pg_dir: pathlib.Path, port: int) -> dict:
     return {**os.environ, "PG_DIR": str(pg_dir), "PG_PORT": str(port)}
 
@@ -107,7 +123,8 @@ def one_run(kind: str, args, bootstrap: str, tmp: pathlib.Path, pg: dict | None,
                                   stdout=open(tmp / f"worker-{n}.log", "wb"), stderr=subprocess.STDOUT)
         procs.append(worker)
         # The ledger's login in its environment, as make run passes it.
-        ledger = subprocess.Popen(cli + ["ledger", "--metrics-port", "0"], env={**env, "CRAPS_LEDGER_DB": db},
+        metrics_port = free_port()
+        ledger = subprocess.Popen(cli + ["ledger", "--metrics-port", str(metrics_port)], env={**env, "CRAPS_LEDGER_DB": db},
                                   cwd=ROOT, stdout=open(tmp / f"ledger-{n}.log", "wb"), stderr=subprocess.STDOUT)
         procs.append(ledger)
         committed.start()
@@ -128,17 +145,12 @@ def one_run(kind: str, args, bootstrap: str, tmp: pathlib.Path, pg: dict | None,
         time.sleep(args.drain)  # the last settlements reach the ledger
         if ledger.poll() is not None:
             raise SystemExit(f"the ledger stopped: {tmp / f'ledger-{n}.log'}")
+        writes = batch_seconds(urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30)
+                               .read().decode())
     finally:
         committed.stop.set()
         positions.stop.set()
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_all(procs)
         committed.join(10)
         positions.join(10)
         delete_floor(prefix, bootstrap, timeout_s=10)
@@ -151,7 +163,7 @@ def one_run(kind: str, args, bootstrap: str, tmp: pathlib.Path, pg: dict | None,
         else:
             missing += 1
     return {"lags": lags, "missing": missing, "settled": len(committed.at), "ledger_cpu": ledger_cpu,
-            "load": (load_before, os.getloadavg()[0]),
+            "load": (load_before, os.getloadavg()[0]), "writes": writes,
             "measured_s": args.seconds - args.warmup}
 
 
@@ -186,7 +198,8 @@ def main() -> int:
                 lags = r["lags"]
                 print(f"  {kind} run {n + 1}: {len(lags):,} settlements, lag p50 {statistics.median(lags):.0f} ms, "
                       f"p99 {percentile(lags, 0.99):.0f} ms, max {max(lags):.0f} ms; {r['missing']} not in the ledger "
-                      f"by the end; the ledger's CPU {r['ledger_cpu'] / r['measured_s']:.0%} of a core; "
+                      f"by the end; {r['writes'][0]:,} batches, their write p50 <= {r['writes'][1] * 1000:.0f} ms, "
+                      f"p99 <= {r['writes'][2] * 1000:.0f} ms, {r['writes'][3]} over 500 ms; the ledger's CPU {r['ledger_cpu'] / r['measured_s']:.0%} of a core; "
                       f"load {r['load'][0]:.1f} -> {r['load'][1]:.1f}" if lags else
                       f"  {kind} run {n + 1}: no settlement measured", flush=True)
     finally:

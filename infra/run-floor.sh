@@ -121,6 +121,8 @@ controller_metrics=()
 for ((i = 0; i < (TABLES + 3) / 4; i++)); do
   controller_metrics+=(--metrics-url "http://127.0.0.1:$((CONTROLLER_PORT + i))/metrics")
 done
+ledger_metrics=()  # the ledger's lag on the panel (CRAPS_LEDGER_PORT=0: no /metrics, no line)
+(( LEDGER_PORT )) && ledger_metrics=(--ledger-url "http://127.0.0.1:$LEDGER_PORT/metrics")
 craps-streams status --metrics-url "$scheme://127.0.0.1:$WEB_PORT/metrics" "${controller_metrics[@]}" --floor-url "$CRAPS_FLOOR_URL" \
-  --ledger-url "http://127.0.0.1:$LEDGER_PORT/metrics" \
+  "${ledger_metrics[@]}" \
   --prometheus-url "$prom_api" --note "Ctrl-C stops everything"
