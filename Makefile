@@ -16,7 +16,8 @@ install:
 	PATH="$$PATH:$$HOME/.cargo/bin" $(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
 	infra/floor/fetch-assets.sh
 
-# The main job: Kafka, a worker, the floor view, Prometheus and a simulated floor fed live (infra/run-floor.sh).
+# The main job: Kafka, a worker, the floor view, finance's ledger, Prometheus and a simulated floor fed
+# live (infra/run-floor.sh); LEDGER=postgres keeps the ledger in a PostgreSQL of the run's own.
 # infra/setup.sh installs what a fresh Debian machine lacks (Java, Maven, Prometheus, the jars, Chart.js).
 run:
 	@LEDGER=$(LEDGER) bash infra/setup.sh run

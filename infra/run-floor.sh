@@ -2,6 +2,7 @@
 # The main job: a local Kafka, a settling worker, the floor view, Prometheus (when installed) and a simulated floor
 # fed live; shows a status panel of the floor in the terminal. Ctrl-C stops everything it started.
 # NODES=3: on a local three-node cluster (infra/kafka/kafka.sh --nodes 3), every topic replicated three times.
+# LEDGER=postgres: finance's ledger on a PostgreSQL of the run's own (infra/run-ledger.sh), not SQLite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KAFKA_NODES="${NODES:-${KAFKA_NODES:-1}}"
