@@ -6,6 +6,9 @@ HOURS ?= 2
 SEED ?= 1
 # Kafka nodes for run, kafka-up and kafka-down: 1, or 3 for a local cluster (docs/operating/cluster.md).
 NODES ?= 1
+# The ledger's database for run: sqlite (a file under .run/), or postgres (a PostgreSQL of the run's
+# own from Debian's package, its data in .run/postgres: docs/operating/ledger.md).
+LEDGER ?= sqlite
 
 .PHONY: install run test test-unit explore bench kafka-up kafka-down replay-demo docs clean distclean faults
 
@@ -13,11 +16,12 @@ install:
 	PATH="$$PATH:$$HOME/.cargo/bin" $(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
 	infra/floor/fetch-assets.sh
 
-# The main job: Kafka, a worker, the floor view, Prometheus and a simulated floor fed live (infra/run-floor.sh).
+# The main job: Kafka, a worker, the floor view, finance's ledger, Prometheus and a simulated floor fed
+# live (infra/run-floor.sh); LEDGER=postgres keeps the ledger in a PostgreSQL of the run's own.
 # infra/setup.sh installs what a fresh Debian machine lacks (Java, Maven, Prometheus, the jars, Chart.js).
 run:
-	@bash infra/setup.sh run
-	NODES=$(NODES) bash infra/run-floor.sh
+	@LEDGER=$(LEDGER) bash infra/setup.sh run
+	NODES=$(NODES) LEDGER=$(LEDGER) bash infra/run-floor.sh
 
 # Offline: a simulated floor settled by the rules core, printing the settlement summary.
 replay-demo: install
@@ -62,7 +66,8 @@ docs:
 #                  `make kafka-down` first)
 #   .kafka-cluster the local three-node cluster's data (NODES=3; refused while it runs:
 #                  `make kafka-down NODES=3` first)
-#   .run           `make run`'s logs, floor.env and Prometheus data
+#   .run           `make run`'s logs, floor.env, Prometheus data, the ledger's SQLite file and its
+#                  PostgreSQL (LEDGER=postgres; refused while it runs: infra/postgres/postgres.sh stop)
 #   native/target  the Rust build of the native rules core (the built module in craps_streams/accelerator stays)
 #   benchmarks/kstreams/target  the Kafka Streams contender's jar (built again by the benchmark)
 #   build/ site/   the Python build and the docs site
@@ -73,6 +78,8 @@ clean:
 	  echo "make clean: the Kafka broker is running on its data in .kafka-data: stop it first (make kafka-down)" >&2; exit 2; fi
 	@if infra/kafka/kafka.sh status --nodes 3 >/dev/null 2>&1; then \
 	  echo "make clean: the Kafka cluster is running on its data in .kafka-cluster: stop it first (make kafka-down NODES=3)" >&2; exit 2; fi
+	@if PG_DIR=.run/postgres infra/postgres/postgres.sh status >/dev/null 2>&1; then \
+	  echo "make clean: the ledger's PostgreSQL is running on its data in .run/postgres: stop it first (infra/postgres/postgres.sh stop)" >&2; exit 2; fi
 	rm -rf .kafka-data .kafka-data-* .kafka-cluster .run native/target benchmarks/kstreams/target build site
 	find out -mindepth 1 ! -name .keep -exec rm -rf {} +
 

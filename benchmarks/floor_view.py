@@ -102,13 +102,26 @@ def print_profile(path: pathlib.Path) -> None:
             print(f"  {name:<50}{counts[name] / max(busy, 1):>7.1%}")
 
 
+def stop_all(procs: list[subprocess.Popen], timeout_s: float = 20) -> None:
+    """TERM to every process still running, then KILL to any still running `timeout_s` later."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def percentile(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
 class Committed(threading.Thread):
-    """Settlements as they become readable (read_committed): (table -> [time of k-th settlement])."""
+    """Settlements as they become readable (read_committed): (table -> [time of k-th settlement]),
+    and the time each record became readable ((partition, offset) -> time)."""
 
     def __init__(self, topic: str, bootstrap: str):
         super().__init__(daemon=True)
@@ -121,6 +134,7 @@ class Committed(threading.Thread):
                                       isolation_level="read_committed", auto_offset_reset="earliest",
                                       enable_auto_commit=False, fetch_max_wait_ms=10)
         self.seen: dict[str, list[float]] = {}
+        self.at: dict[tuple[int, int], float] = {}
         self.stop = threading.Event()
 
     def run(self):
@@ -130,6 +144,7 @@ class Committed(threading.Thread):
                 for m in messages:
                     table = self.decode(m.value)["table_id"]
                     self.seen.setdefault(table, []).append(now)
+                    self.at[m.partition, m.offset] = now
         self.consumer.close()
 
 
@@ -230,14 +245,7 @@ def main() -> int:
         sizes = [len(urllib.request.urlopen(f"http://127.0.0.1:{view_port}/api/table?id={t['table_id']}",
                                             timeout=60).read()) for t in floor["tables"][:20]]
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_all(procs)
 
     lags, missing = [], 0
     windows: dict[int, list[float]] = {}  # 20 s of the run -> its lags

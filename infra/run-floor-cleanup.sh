@@ -11,8 +11,11 @@
 # The caller sets:
 #   pids            the background processes it started (stopped with TERM, KILL after STOP_TIMEOUT s)
 #   started_kafka   1 when this run started the broker (then `kafka.sh stop`); anything else: left running
+#   started_postgres  1 when this run started the ledger's PostgreSQL (then `postgres.sh stop`, PG_DIR
+#                   naming it); anything else: left running
 #   RUN             the run's directory (default .run), for stop.log
 #   KAFKA_SH        the broker script (default infra/kafka/kafka.sh)
+#   POSTGRES_SH     the PostgreSQL script (default infra/postgres/postgres.sh)
 #   STOP_TIMEOUT    seconds a process has to end after TERM (default 20)
 
 _floor_alive() {  # a process that still runs (a zombie waiting to be reaped has ended)
@@ -44,6 +47,8 @@ floor_cleanup() {
       sleep 0.2
     done
     ((${#pids[@]})) && wait "${pids[@]}" 2>/dev/null
+    # After the ledger (one of the pids): its last batch is committed or rolled back by then.
+    if [[ ${started_postgres:-0} == 1 ]]; then "${POSTGRES_SH:-infra/postgres/postgres.sh}" stop; fi
     if [[ ${started_kafka:-0} == 1 ]]; then "${KAFKA_SH:-infra/kafka/kafka.sh}" stop; fi
     echo "$(date -u +%FT%TZ) stopped"
   } >>"$log" 2>&1 </dev/null

@@ -2,6 +2,7 @@
 # The main job: a local Kafka, a settling worker, the floor view, Prometheus (when installed) and a simulated floor
 # fed live; shows a status panel of the floor in the terminal. Ctrl-C stops everything it started.
 # NODES=3: on a local three-node cluster (infra/kafka/kafka.sh --nodes 3), every topic replicated three times.
+# LEDGER=postgres: finance's ledger on a PostgreSQL of the run's own (infra/run-ledger.sh), not SQLite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KAFKA_NODES="${NODES:-${KAFKA_NODES:-1}}"
@@ -19,6 +20,12 @@ HOURS="${HOURS:-8}"
 WEB_PORT="${CRAPS_WEB_PORT:-6066}"
 FLOOR_PORT="${CRAPS_FLOOR_PORT:-6070}"
 PROM_PORT="${PROM_PORT:-9090}"
+LEDGER_PORT="${CRAPS_LEDGER_PORT:-6075}"
+LEDGER="${LEDGER:-sqlite}"  # the ledger's database: sqlite, or postgres (a PostgreSQL of the run's own)
+if [[ $LEDGER != sqlite && $LEDGER != postgres ]]; then
+  echo "make run: LEDGER=$LEDGER: sqlite or postgres" >&2
+  exit 2
+fi
 RUN=.run
 KEEP_RUNS="${KEEP_RUNS:-3}"  # the topics of the newest runs are kept for replay and audit
 # Each run is a fresh floor on its own topics: the simulator numbers every table's events from 1,
@@ -35,10 +42,12 @@ ${CRAPS_KAFKA_BOOTSTRAP:+export CRAPS_KAFKA_BOOTSTRAP=$CRAPS_KAFKA_BOOTSTRAP}
 ENV
 pids=()
 started_kafka=0
+started_postgres=0
 # Ctrl-C, TERM, a closed terminal or the end stop every process started below, and the broker if
 # this run started it, even when stdout is a pipe nobody reads any more (`make run | tee`).
 source infra/run-floor-cleanup.sh
 floor_stop_on_exit
+source infra/run-ledger.sh
 
 infra/kafka/kafka.sh fetch
 if ! infra/kafka/kafka.sh status >/dev/null 2>&1; then
@@ -63,12 +72,9 @@ export CRAPS_FLOOR_URL="$scheme://127.0.0.1:$FLOOR_PORT/"
 craps-streams worker --web-port "$WEB_PORT" --loglevel info >"$RUN/worker.log" 2>&1 &
 pids+=($!)
 
-# Finance's ledger (docs/operating/ledger.md): this run's settlements, alerts and rejections in SQL.
-# Each run is a new floor whose ids start again from 1: a new database too (SQLite by default).
-LEDGER_DB="${CRAPS_LEDGER_DB:-sqlite:///$RUN/ledger.db}"
-if [[ -z "${CRAPS_LEDGER_DB:-}" ]]; then rm -f "$RUN/ledger.db" "$RUN/ledger.db-wal" "$RUN/ledger.db-shm"; fi
-craps-streams ledger --db "$LEDGER_DB" --loglevel info >"$RUN/ledger.log" 2>&1 &
-pids+=($!)
+# Finance's ledger (docs/operating/ledger.md) on SQLite, or LEDGER=postgres on a PostgreSQL of the
+# run's own (infra/run-ledger.sh).
+floor_ledger_start
 
 # The floor view (faust-streaming): every table, live, with plots.
 infra/floor/fetch-assets.sh
@@ -110,11 +116,14 @@ craps-streams is running: $TABLES simulated tables at ${SPEED}x real time, on to
 (the newest $KEEP_RUNS runs' topics are kept). Logs: $RUN/*.log. The raw stream: source $RUN/floor.env; craps-streams tail
 Kafka: ${CRAPS_KAFKA_BOOTSTRAP:-127.0.0.1:9092} ($KAFKA_NODES node(s): infra/kafka/kafka.sh status$nodes_option)
 The gaming day's report (HTML, CSV, JSON, PDF): source $RUN/floor.env; craps-streams report --from-topic --pdf --out $RUN/report
-Finance's ledger (SQL): ${CRAPS_LEDGER_DB:+the database of \$CRAPS_LEDGER_DB}${CRAPS_LEDGER_DB:-$RUN/ledger.db (sqlite3)}, docs/operating/ledger.md
+Finance's ledger (SQL): $ledger_where, docs/operating/ledger.md
 TXT
 controller_metrics=()
 for ((i = 0; i < (TABLES + 3) / 4; i++)); do
   controller_metrics+=(--metrics-url "http://127.0.0.1:$((CONTROLLER_PORT + i))/metrics")
 done
+ledger_metrics=()  # the ledger's lag on the panel (CRAPS_LEDGER_PORT=0: no /metrics, no line)
+(( LEDGER_PORT )) && ledger_metrics=(--ledger-url "http://127.0.0.1:$LEDGER_PORT/metrics")
 craps-streams status --metrics-url "$scheme://127.0.0.1:$WEB_PORT/metrics" "${controller_metrics[@]}" --floor-url "$CRAPS_FLOOR_URL" \
+  "${ledger_metrics[@]}" \
   --prometheus-url "$prom_api" --note "Ctrl-C stops everything"

@@ -3,6 +3,7 @@
 # skipped when already done):
 #   infra/setup.sh run    Java and Maven, openssl, Prometheus, the Python package (with its native
 #                         accelerator where cargo is present), the Kafka jars, Chart.js (npm)
+#                         (and PostgreSQL with LEDGER=postgres)
 #   infra/setup.sh test   the same, Chromium for the browser tests, tmux for the status panel's test and
 #                         poppler-utils for the report's PDF test, PostgreSQL for the ledger's tests
 #   infra/setup.sh bench  the run goal's, a JDK (javac) and the Kafka Streams contender of
@@ -23,7 +24,10 @@ if [[ $goal == test ]] && ! command -v tmux >/dev/null 2>&1; then need+=(tmux); 
 if [[ $goal == bench ]] && ! command -v javac >/dev/null 2>&1; then need+=(openjdk-17-jdk-headless); fi
 if [[ $goal == test ]] && ! command -v pdftotext >/dev/null 2>&1; then need+=(poppler-utils); fi  # the report's PDF test
 # The ledger's tests start a PostgreSQL of their own (tests/postgres.py) from Debian's package.
-if [[ $goal == test ]] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then need+=(postgresql); fi
+# So does `make run LEDGER=postgres` (infra/postgres/postgres.sh).
+if [[ $goal == test || ${LEDGER:-} == postgres ]] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+  need+=(postgresql)
+fi
 if ((${#need[@]})); then
   if [[ $(id -u) == 0 ]]; then
     sudo=()

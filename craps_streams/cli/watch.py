@@ -56,7 +56,8 @@ def cmd_status(args, settings) -> int:
         ("follow the stream", "craps-streams tail --topics settlements,alerts,rejections"),
         ("audit the floor", "craps-streams audit --from-topic --settlements-topic")))
     sources = Sources.with_credentials(metrics, floor_url, prometheus_url, username=settings.scrape_username,
-                                       password_file=settings.scrape_password_file, ca_file=settings.scrape_ca_file)
+                                       password_file=settings.scrape_password_file, ca_file=settings.scrape_ca_file,
+                                       ledger_url=args.ledger_url)
     console = Console(highlight=False)
     live_panel = console.is_terminal and not args.plain
     if args.once:
@@ -97,8 +98,8 @@ def register(sub) -> None:
 
     st = sub.add_parser("status", help="a status panel of the running floor, redrawn in place: tables, "
                         "settlements per second, hold against theory, open alerts, lag, the URLs and commands",
-                        description="Reads the workers' /metrics, the floor view's /api/floor and Prometheus' "
-                        "HTTP API. On a terminal the panel is redrawn in place; otherwise (a pipe, a log file, "
+                        description="Reads the workers' /metrics, the floor view's /api/floor, Prometheus' "
+                        "HTTP API and, with --ledger-url, the ledger's /metrics (its lag behind the settlements). On a terminal the panel is redrawn in place; otherwise (a pipe, a log file, "
                         "--plain) one line per interval. Secured web sides are read with CRAPS_SCRAPE_USERNAME, "
                         "CRAPS_SCRAPE_PASSWORD_FILE and CRAPS_SCRAPE_CA_FILE; CRAPS_TOPIC_PREFIX (source "
                         ".run/floor.env) names the run in the title. Exit status with --once: 0 when every "
@@ -112,6 +113,9 @@ def register(sub) -> None:
                     "6070); '' to leave it out")
     st.add_argument("--prometheus-url",
                     help="Prometheus (default $CRAPS_PROMETHEUS_URL or http://127.0.0.1:9090); '' to leave it out")
+    st.add_argument("--ledger-url", default="",
+                    help="the ledger's metrics, for its lag behind the settlements (make run: "
+                    "http://127.0.0.1:6075/metrics; default: not read)")
     st.add_argument("--interval", type=float, help="seconds between two looks (default 2 on a terminal, 10 "
                     "otherwise)")
     st.add_argument("--once", action="store_true", help="one snapshot (two looks a second apart, for the rates)")

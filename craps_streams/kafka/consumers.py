@@ -62,9 +62,9 @@ class PositionedReader:
 
     `positions()` is asked for on every assignment: (topic, partition) -> next offset; a partition
     it does not know is read from its beginning. `instance` names this member for good (two
-    processes of one group never share it). `poll()` gives [(topic, partition, offset, value)]
-    with each partition's position after them (past transaction markers and aborted records, which
-    a read_committed consumer never returns)."""
+    processes of one group never share it). `poll()` gives [(topic, partition, offset, value,
+    timestamp_ms)] (the record's Kafka timestamp) with each partition's position after them (past
+    transaction markers and aborted records, which a read_committed consumer never returns)."""
 
     def __init__(self, topics: list[str], group_id: str, positions, *, instance: str, role: str = "ledger",
                  bootstrap: str | None = None, max_poll_records: int = 5000, session_timeout_ms: int = 10_000):
@@ -105,7 +105,7 @@ class PositionedReader:
     def poll(self, timeout_ms: int) -> tuple[list[tuple], dict[tuple[str, int], int]]:
         records, after = [], {}
         for tp, batch in self.consumer.poll(timeout_ms=timeout_ms).items():
-            records.extend((tp.topic, tp.partition, r.offset, r.value) for r in batch)
+            records.extend((tp.topic, tp.partition, r.offset, r.value, r.timestamp) for r in batch)
             after[(tp.topic, tp.partition)] = self.consumer.position(tp)
         return records, after
 

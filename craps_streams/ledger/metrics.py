@@ -2,7 +2,10 @@
 batches refused, the last committed position and the lag of every partition it reads.
 
 Lag is against the read_committed end offsets (the last stable offsets): records finance could
-read and the ledger has not written yet. Labels stay bounded: table, topic, partition.
+read and the ledger has not written yet. In seconds: 0 for a partition the ledger holds all of,
+otherwise the age of the newest record it has written from it (by the record's Kafka timestamp,
+the worker's clock): the records it lacks all came later, so none of them has waited longer. A
+partition it has written nothing from yet has no age. Labels stay bounded: table, topic, partition.
 """
 from __future__ import annotations
 
@@ -33,6 +36,10 @@ class LedgerMetrics:
         self.lag = Gauge("craps_ledger_lag_records",
                          "Committed records of the partition not yet in the ledger", ["topic", "partition"],
                          registry=r)
+        self.behind = Gauge("craps_ledger_behind_seconds",
+                            "0 when the ledger holds every committed record of the partition; else the age of "
+                            "the newest record it has written from it (an upper bound of the wait)",
+                            ["topic", "partition"], registry=r)
         self.lag_updated = Gauge("craps_ledger_lag_updated_timestamp_seconds",
                                  "When the ledger last measured its lag (a stalled ledger stops moving it)",
                                  registry=r)
@@ -47,11 +54,19 @@ class LedgerMetrics:
                 self.present.labels(table).inc(n)
 
     def positions(self, positions: dict[tuple[str, int], int], ends: dict[tuple[str, int], int] | None = None,
-                  now: float | None = None) -> None:
+                  now: float | None = None, newest_ms: dict[tuple[str, int], int] | None = None) -> None:
         for (topic, partition), offset in positions.items():
             self.position.labels(topic, str(partition)).set(offset)
         if ends is not None:
             for (topic, partition), end in ends.items():
-                self.lag.labels(topic, str(partition)).set(max(0, end - positions.get((topic, partition), 0)))
+                lag = max(0, end - positions.get((topic, partition), 0))
+                self.lag.labels(topic, str(partition)).set(lag)
+                if now is None:
+                    continue
+                newest = (newest_ms or {}).get((topic, partition))
+                if lag == 0:
+                    self.behind.labels(topic, str(partition)).set(0)
+                elif newest is not None:
+                    self.behind.labels(topic, str(partition)).set(max(0.0, now - newest / 1000))
             if now is not None:
                 self.lag_updated.set(now)

@@ -51,12 +51,22 @@ def unreadable_row(topic: str, partition: int, offset: int, value: bytes, error:
         "source_partition": partition, "source_offset": offset})
 
 
+def newest_timestamps(records: list[tuple]) -> dict[tuple[str, int], int]:
+    """Each partition's newest Kafka timestamp (ms) among one poll's records."""
+    newest: dict[tuple[str, int], int] = {}
+    for topic, partition, _, _, timestamp_ms in records:
+        key = (topic, partition)
+        newest[key] = max(newest.get(key, timestamp_ms), timestamp_ms)
+    return newest
+
+
 def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int],
              calendar: GamingCalendar) -> Batch:
-    """One poll's records as a batch: each partition's span from its known position (when the
-    ledger has one) to the reader's position after the poll."""
+    """One poll's records (topic, partition, offset, value[, timestamp_ms]) as a batch: each
+    partition's span from its known position (when the ledger has one) to the reader's position
+    after the poll."""
     batch = Batch()
-    for topic, partition, offset, value in records:
+    for topic, partition, offset, value, *_ in records:
         key = (topic, partition)
         if key in known:
             batch.begin(topic, partition, known[key])
@@ -78,6 +88,9 @@ class LedgerService:
         self.metrics = metrics or LedgerMetrics()
         self.clock = clock
         self.known: dict[tuple[str, int], int] = {}
+        # Each partition's newest record in the database, by its Kafka timestamp: how far behind
+        # the ledger is in seconds (craps_ledger_behind_seconds).
+        self.newest_ms: dict[tuple[str, int], int] = {}
 
     def _positions(self) -> dict[tuple[str, int], int]:
         self.known = self.ledger.positions()
@@ -95,7 +108,8 @@ class LedgerService:
             while not stop():
                 records, after = reader.poll(s.poll_ms)
                 if records:
-                    self._write(reader, batch_of(records, after, self.known, s.calendar))
+                    self._write(reader, batch_of(records, after, self.known, s.calendar),
+                                newest_timestamps(records))
                 if time.monotonic() >= next_lag:
                     next_lag = time.monotonic() + s.lag_every_s
                     try:
@@ -105,11 +119,11 @@ class LedgerService:
                         # timestamp stays old, which the CrapsLedgerStalled alert watches.
                         log.warning("ledger: the partitions' end offsets not read (%s); measuring again later", e)
                         continue
-                    self.metrics.positions(self.known, ends, self.clock())
+                    self.metrics.positions(self.known, ends, self.clock(), self.newest_ms)
         finally:
             reader.close()
 
-    def _write(self, reader: PositionedReader, batch: Batch) -> None:
+    def _write(self, reader: PositionedReader, batch: Batch, newest_ms: dict[tuple[str, int], int]) -> None:
         started = time.perf_counter()
         try:
             written = self.ledger.write(batch)
@@ -126,6 +140,7 @@ class LedgerService:
             return
         self.metrics.written(written, time.perf_counter() - started)
         self.known.update({key: end for key, (_, end) in batch.spans.items()})
+        self.newest_ms.update(newest_ms)
         self.metrics.positions(self.known)
 
     def _reseek_when_reachable(self, reader: PositionedReader) -> None:

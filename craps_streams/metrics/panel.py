@@ -66,6 +66,14 @@ class Alert:
 
 
 @dataclass(frozen=True)
+class LedgerLag:
+    """Finance's ledger against the settlements topic (craps_streams/ledger/metrics.py)."""
+    records: int  # settlements committed to the topic, not yet rows in the ledger's database
+    behind_s: float | None = None  # how long the oldest of them has waited at most (None: no age known)
+    measured_s: float | None = None  # when the ledger last measured (None: not yet)
+
+
+@dataclass(frozen=True)
 class Source:
     """One source and what it answered: `error` is None when it answered."""
     name: str
@@ -88,6 +96,7 @@ class Snapshot:
     prometheus_targets: tuple[int, int] | None = None  # (up, all)
     prometheus_firing: tuple[str, ...] | None = None
     brokers_lost: tuple[tuple[str, float, int], ...] = ()  # (node, since, failed attempts): the workers' clients
+    ledger: LedgerLag | None = None  # None: the ledger's metrics were not read
     # From the previous snapshot: the rates over the interval between the two.
     settlements_per_s: float | None = None
     latency_p99_s: float | None = None  # upper bound of the bucket holding the interval's 99th percentile
@@ -132,11 +141,29 @@ def _samples(texts):
             yield from family.samples
 
 
+def ledger_lag_of(texts: list[str]) -> LedgerLag:
+    """The ledger's lag on the settlements topic from its /metrics: the records of every partition
+    summed, the longest wait of any, the newest measurement."""
+    records, behind, measured = 0, None, None
+    for s in _samples(texts):
+        if s.name == "craps_ledger_lag_updated_timestamp_seconds":
+            measured = max(measured or 0.0, s.value) if s.value else measured
+        elif s.labels.get("topic", "").rsplit(".", 1)[-1] != "settlements":
+            continue
+        elif s.name == "craps_ledger_lag_records":
+            records += int(s.value)
+        elif s.name == "craps_ledger_behind_seconds":
+            behind = max(behind or 0.0, s.value)
+    return LedgerLag(records, behind, measured)
+
+
 def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = None,
                 targets: tuple[int, int] | None = None, firing: tuple[str, ...] | None = None,
-                sources: tuple[Source, ...] = (), previous: Snapshot | None = None) -> Snapshot:
+                sources: tuple[Source, ...] = (), previous: Snapshot | None = None,
+                ledger_texts: list[str] | None = None) -> Snapshot:
     """A snapshot from the workers' metrics (each table is exported by the worker that owns it, so
-    the texts add up), the floor view's /api/floor document and Prometheus' answers."""
+    the texts add up), the floor view's /api/floor document, Prometheus' answers and the ledger's
+    metrics (None: not read)."""
     tables: dict[str, dict] = {}
     lines: dict[tuple[str, str, str], float] = {}
     ps: dict[tuple[str, str, str], float] = {}
@@ -217,7 +244,8 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
         lag_messages=lag, latency_buckets=tuple(sorted(buckets.items())), rejections=rejections,
         open_alerts=open_alerts, last_alert=last_alert, alerts_raised=raised,
         prometheus_targets=targets, prometheus_firing=firing,
-        brokers_lost=tuple(tuple(v) for _, v in sorted(lost.items())))
+        brokers_lost=tuple(tuple(v) for _, v in sorted(lost.items())),
+        ledger=ledger_lag_of(ledger_texts) if ledger_texts else None)
     return with_rates(snap, previous)
 
 
@@ -269,6 +297,39 @@ def held_at_table(t: TableLine) -> str:
     age = t.at_table_oldest_s
     oldest = f"{age:.0f} s" if age < 120 else f"{age / 60:.0f} min"
     return f"{t.at_table:,} event{'s' if t.at_table != 1 else ''} held at the table, oldest {oldest}"
+
+
+# The ledger measures its lag every second: a measurement older than this is a stalled ledger (or
+# one cut off from the broker). Behind by more than BEHIND_S it is falling behind; by more than
+# FAR_S, or by more records than the CrapsLedgerBehind alert allows, finance's figures are stale.
+LEDGER_STALE_S = 10.0
+LEDGER_BEHIND_S = 5.0
+LEDGER_FAR_S = 60.0
+LEDGER_FAR_RECORDS = 1_000  # infra/prometheus/alert_rules.yml, CrapsLedgerBehind
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.1f} s" if s < 10 else f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
+
+
+def ledger_words(lag: LedgerLag, now_s: float) -> tuple[str, str]:
+    """What the ledger's lag means, in words, and how much it matters: "ok", "behind" or "far"."""
+    if lag.measured_s is None:
+        return "lag not measured yet (starting, or no broker)", "behind"
+    age = now_s - lag.measured_s
+    if age > LEDGER_STALE_S:
+        return (f"lag last measured {_seconds(age)} ago: stalled or cut off from the broker "
+                "(its log; docs/operating/ledger.md)", "far")
+    if lag.records == 0:
+        return "caught up with the settlements", "ok"
+    waited = "" if lag.behind_s is None else f", {_seconds(lag.behind_s)}"
+    figures = f"{lag.records:,} settlement{'s' if lag.records != 1 else ''} behind{waited}"
+    behind = lag.behind_s or 0.0
+    if behind > LEDGER_FAR_S or lag.records > LEDGER_FAR_RECORDS:
+        return f"{figures}: far behind, finance's figures are stale (docs/operating/ledger.md)", "far"
+    if behind > LEDGER_BEHIND_S:
+        return f"{figures}: falling behind", "behind"
+    return f"{figures}: keeping up", "ok"
 
 
 def _state(t: TableLine) -> Text:
@@ -353,6 +414,10 @@ def summary(snap: Snapshot) -> list[Text]:
             a = snap.last_alert
             raised.append(f", the last: {a.table_id} {a.alert} seq {a.seq} at {_clock(a.ts_ms / 1000)}")
     lines = [head, hold, extreme, alerts, raised, _sources_line(snap)]
+    if snap.ledger is not None:
+        words, level = ledger_words(snap.ledger, snap.taken_s)
+        lines.insert(1, Text.assemble(("ledger ", "bold"), (words, {"ok": "green", "behind": "bold yellow",
+                                                                     "far": "bold red"}[level])))
     holding = sorted((t for t in tables if t.at_table), key=lambda t: -t.at_table_oldest_s)
     if holding:
         lines.insert(1, Text.assemble(("held at the tables ", "bold"), (
@@ -440,6 +505,8 @@ def plain_line(snap: Snapshot) -> str:
     if snap.prometheus_targets is not None:
         parts.append(f"prometheus {snap.prometheus_targets[0]}/{snap.prometheus_targets[1]} up"
                      f" firing {len(snap.prometheus_firing or ())}")
+    if snap.ledger is not None:
+        parts.append("ledger " + ledger_words(snap.ledger, snap.taken_s)[0])
     for node, since, attempts in snap.brokers_lost:
         parts.append(f"Kafka broker node {node} lost since {_clock(since)} UTC ({attempts} failed connections)")
     down = [s.name for s in snap.sources if s.error is not None]

@@ -1,5 +1,5 @@
-"""The status panel's sources, read over HTTP: the workers' /metrics, the floor view's /api/floor and
-Prometheus' HTTP API (its active targets and firing alerts). A thin shell over
+"""The status panel's sources, read over HTTP: the workers' /metrics, the floor view's /api/floor,
+Prometheus' HTTP API (its active targets and firing alerts) and the ledger's /metrics. A thin shell over
 craps_streams/metrics/panel.py: each read is answered or named unreachable, never raised.
 
 Secured web sides (CRAPS_WEB_CONFIG on the workers and the view) are read with the credentials
@@ -27,6 +27,7 @@ class Sources:
     metrics_urls: tuple[str, ...]
     floor_url: str = ""  # the floor view's base URL ("" : not read)
     prometheus_url: str = ""  # Prometheus' base URL ("" : not read)
+    ledger_url: str = ""  # the ledger's /metrics ("" : not read)
     username: str = ""
     password: str = ""
     ca_file: str = ""
@@ -35,9 +36,10 @@ class Sources:
     @classmethod
     def with_credentials(cls, metrics_urls, floor_url: str = "", prometheus_url: str = "", *,
                          username: str | None = None, password_file: pathlib.Path | str | None = None,
-                         ca_file: pathlib.Path | str | None = None, timeout_s: float = 2.0) -> "Sources":
+                         ca_file: pathlib.Path | str | None = None, timeout_s: float = 2.0,
+                         ledger_url: str = "") -> "Sources":
         """The sources, read with the scrape's user, the password in `password_file` and `ca_file`."""
-        return cls(tuple(metrics_urls), floor_url, prometheus_url, username or "",
+        return cls(tuple(metrics_urls), floor_url, prometheus_url, ledger_url, username or "",
                    pathlib.Path(password_file).read_text().strip() if password_file else "",
                    str(ca_file or ""), timeout_s)
 
@@ -97,7 +99,14 @@ def take(sources: Sources, now_s: float, previous: Snapshot | None = None) -> Sn
             answered.append(Source("Prometheus", url))
         except (OSError, ValueError, KeyError) as e:
             answered.append(Source("Prometheus", url, _why(e)))
-    return snapshot_of(now_s, texts, floor, targets, firing, tuple(answered), previous)
+    ledger_texts = None
+    if sources.ledger_url:
+        try:
+            ledger_texts = [_get(sources, sources.ledger_url, secured=False).decode()]
+            answered.append(Source("ledger", sources.ledger_url))
+        except (OSError, ValueError) as e:
+            answered.append(Source("ledger", sources.ledger_url, _why(e)))
+    return snapshot_of(now_s, texts, floor, targets, firing, tuple(answered), previous, ledger_texts)
 
 
 def watch(sources: Sources, interval_s: float, window_s: float = 10.0, clock=time.time,

@@ -6,7 +6,7 @@ from prometheus_client import generate_latest
 
 from craps_streams.codec import encode_output
 from craps_streams.ledger.metrics import LedgerMetrics
-from craps_streams.ledger.service import UNREADABLE, batch_of
+from craps_streams.ledger.service import UNREADABLE, batch_of, newest_timestamps
 from craps_streams.ledger.store import Batch, Written
 from craps_streams.report.calendar import GamingCalendar
 
@@ -59,6 +59,24 @@ def test_metrics_show_rows_positions_and_lag():
     assert "craps_ledger_lag_updated_timestamp_seconds 1000.0" in text
 
 
+def test_seconds_behind_are_the_age_of_the_newest_record_written_while_records_wait():
+    metrics = LedgerMetrics()
+    # p0: 30 records wait, the newest written was made at 990 s; p1: nothing waits; p2: records
+    # wait and none was written yet (no age to tell); p3 caught up without any record written
+    metrics.positions({("s", 0): 120, ("s", 1): 9, ("s", 2): 0}, {("s", 0): 150, ("s", 1): 9, ("s", 2): 4, ("s", 3): 0},
+                      now=1000.0, newest_ms={("s", 0): 990_000, ("s", 1): 999_500})
+    text = generate_latest(metrics.registry).decode()
+    assert 'craps_ledger_behind_seconds{partition="0",topic="s"} 10.0' in text
+    assert 'craps_ledger_behind_seconds{partition="1",topic="s"} 0.0' in text
+    assert 'craps_ledger_behind_seconds{partition="2",topic="s"}' not in text
+    assert 'craps_ledger_behind_seconds{partition="3",topic="s"} 0.0' in text
+
+
+def test_newest_timestamps_per_partition():
+    assert newest_timestamps([("s", 0, 1, b"", 5), ("s", 0, 2, b"", 9), ("s", 1, 0, b"", 7), ("s", 0, 3, b"", 8)]) \
+        == {("s", 0): 9, ("s", 1): 7}
+
+
 def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypatch):
     """The end offsets time out (a loaded or away broker): the ledger writes on, and measures the
     lag again at its next turn."""
@@ -69,8 +87,8 @@ def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypa
 
     class Reader:  # the adapter's PositionedReader, as the loop sees it: two polls, then quiet
         def __init__(self, *args, **kw):
-            self.polls = [([("craps.settlements", 0, 0, settled(1))], {("craps.settlements", 0): 1}),
-                          ([("craps.settlements", 0, 1, settled(2))], {("craps.settlements", 0): 2})]
+            self.polls = [([("craps.settlements", 0, 0, settled(1), 1_000)], {("craps.settlements", 0): 1}),
+                          ([("craps.settlements", 0, 1, settled(2), 2_000)], {("craps.settlements", 0): 2})]
             self.asked = 0
 
         def poll(self, timeout_ms):
@@ -95,5 +113,6 @@ def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypa
     ledger = service.LedgerService(Ledger(open_engine(f"sqlite:///{tmp_path / 'l.db'}")), settings, metrics)
     ledger.run(lambda: next(turns, None) is None)
     assert ledger.known == {("craps.settlements", 0): 2}
+    assert ledger.newest_ms == {("craps.settlements", 0): 2_000}
     text = generate_latest(metrics.registry).decode()
     assert 'craps_ledger_lag_records{partition="0",topic="craps.settlements"} 0.0' in text

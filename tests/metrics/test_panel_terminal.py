@@ -228,3 +228,31 @@ def test_the_panel_names_the_least_probable_line_by_the_reports_p_in_words(tmp_p
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
         served.close()
+
+
+def test_the_ledgers_lag_is_read_from_its_metrics(served):
+    """`status --ledger-url`: the ledger's /metrics, served as `craps-streams ledger` serves them,
+    read beside the worker's; its lag in the plain line, and a ledger that does not answer named so."""
+    from prometheus_client import start_http_server
+
+    from craps_streams.ledger.metrics import LedgerMetrics
+
+    ledger = LedgerMetrics()
+    now = time.time()
+    ledger.positions({("craps.run-test.settlements", 0): 10}, {("craps.run-test.settlements", 0): 25}, now,
+                     {("craps.run-test.settlements", 0): int((now - 7.5) * 1000)})
+    port = free_port()
+    server, thread = start_http_server(port, addr="127.0.0.1", registry=ledger.registry)
+    try:
+        once = subprocess.run([sys.executable, "-m", "craps_streams.cli", "status", "--once", *served.args(),
+                               "--ledger-url", f"http://127.0.0.1:{port}/metrics"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT)})
+    finally:
+        server.shutdown()
+        thread.join(10)
+    assert once.returncode == 0, once.stderr
+    assert "· ledger 15 settlements behind, 7.5 s: falling behind" in once.stdout
+    gone = subprocess.run([sys.executable, "-m", "craps_streams.cli", "status", "--once", *served.args(),
+                           "--ledger-url", f"http://127.0.0.1:{port}/metrics"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT)})
+    assert gone.returncode == 1 and gone.stdout.rstrip().endswith("unreachable: ledger")

@@ -71,3 +71,15 @@ def test_distclean_removes_the_secrets_only_when_asked(tree):
     r = make(tree, "distclean", "YES=1")
     assert r.returncode == 0, r.stderr
     assert [f for f in MADE + KEPT if (tree / f).exists()] == ["out/.keep"]
+
+
+def test_clean_refuses_while_the_ledgers_postgres_runs(tree):
+    """`make run LEDGER=postgres` keeps its PostgreSQL's data in .run/postgres: not removed under it."""
+    broker(tree, running=False)
+    script = tree / "infra" / "postgres" / "postgres.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/usr/bin/env bash\n[[ $1 == status && $PG_DIR == .run/postgres ]] && exit 0\nexit 3\n")
+    script.chmod(0o755)
+    r = make(tree, "clean")
+    assert r.returncode != 0 and "stop it first (infra/postgres/postgres.sh stop)" in r.stderr
+    assert (tree / ".run/worker.log").exists()
