@@ -124,6 +124,24 @@ def cmd_key_file(args, settings) -> int:
 def cmd_simulate(args, settings) -> int:
     """A simulated floor entered through controllers: one controller per --per-controller tables
     (in this process, each with its own journal and socket), the simulator as their dealers."""
+    logging.basicConfig(level=getattr(logging, args.loglevel.upper()), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    return floor_through_controllers(
+        settings, tables=args.tables, hours=args.hours, seed=args.seed, bad_rate=args.bad_rate, speed=args.speed,
+        per_controller=args.per_controller, journal_dir=Path(args.journal_dir), http_port=args.http_port,
+        key_file=args.key_file, bootstrap=args.bootstrap, topic=args.topic)
+
+
+def floor_through_controllers(settings, *, tables: int, hours: float, seed: int, bad_rate: float, speed: float,
+                              per_controller: int, journal_dir: Path, http_port: int | None = None,
+                              key_file=None, bootstrap: str | None = None, topic: str | None = None,
+                              faults: dict | None = None) -> int:
+    """Run the controllers of a simulated floor in this process and enter the floor's events at
+    them in real time (`speed` times faster), as the tables' equipment does (the simulator plays
+    the dealers and dice readers: craps_streams/sim/dealers.py); return once every journal is
+    forwarded. `controller simulate` and `simulate --live` both run this: every live floor takes
+    the controllers' path. -> the exit code."""
     import time
 
     from craps_streams.authenticity import KeyRingError, TableSigner
@@ -132,31 +150,27 @@ def cmd_simulate(args, settings) -> int:
     from craps_streams.sim.dealers import deal
     from craps_streams.sim.floor import floor_events
 
-    logging.basicConfig(level=getattr(logging, args.loglevel.upper()), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
-    tables = keyfile.dev_floor_tables(args.tables)
+    ids = keyfile.dev_floor_tables(tables)
     try:
-        ring, _ = keyfile.init(args.key_file or settings.key_ring_path)
+        ring, _ = keyfile.init(key_file or settings.key_ring_path)
     except KeyRingError as e:
         print(f"controller simulate: {e}", file=sys.stderr)
         return 4
-    directory = Path(args.journal_dir)
-    groups = [tables[i:i + args.per_controller] for i in range(0, len(tables), args.per_controller)]
+    groups = [ids[i:i + per_controller] for i in range(0, len(ids), per_controller)]
     configs = [ControllerConfig(
-        tables=frozenset(group), journal=directory / f"{group[0]}-{group[-1]}.sqlite",
-        signer=TableSigner(ring.only(group)), topic=args.topic or settings.topics.table_events, bootstrap=args.bootstrap or settings.kafka_bootstrap,
-        socket=directory / f"{group[0]}-{group[-1]}.sock",
-        http_port=None if args.http_port is None else args.http_port + i) for i, group in enumerate(groups)]
+        tables=frozenset(group), journal=journal_dir / f"{group[0]}-{group[-1]}.sqlite",
+        signer=TableSigner(ring.only(group)), topic=topic or settings.topics.table_events,
+        bootstrap=bootstrap or settings.kafka_bootstrap, socket=journal_dir / f"{group[0]}-{group[-1]}.sock",
+        http_port=None if http_port is None else http_port + i) for i, group in enumerate(groups)]
     sockets = {t: str(c.socket) for c in configs for t in c.tables}
-    directory.mkdir(parents=True, exist_ok=True)
+    journal_dir.mkdir(parents=True, exist_ok=True)
 
     async def floor():
         ready = [asyncio.Event() for _ in configs]
         controllers = [asyncio.create_task(serve(c, lambda _info, e=e: e.set())) for c, e in zip(configs, ready)]
         await asyncio.gather(*(e.wait() for e in ready))
-        records = floor_events(args.tables, args.hours, args.seed, args.bad_rate, time.time_ns() // 1_000_000)
-        entered = await deal(records, sockets, args.speed)
+        records = floor_events(tables, hours, seed, bad_rate, time.time_ns() // 1_000_000, faults=faults or {})
+        entered = await deal(records, sockets, speed)
         print(f"entered: {sum(entered.acknowledged.values()):,} events acknowledged, "
               f"{sum(entered.refused.values()):,} refused ({dict(entered.refused)}), {entered.repeated:,} entered "
               "again and answered with their seq", file=sys.stderr, flush=True)
