@@ -28,7 +28,7 @@ def _controller(tmp_path, keys, n: int) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-m", "craps_streams.cli", "controller", "--tables", ",".join(TABLES),
          "--journal", str(tmp_path / "journal.sqlite"), "--socket", str(tmp_path / "c.sock"), "--key-file", str(keys),
-         "--bootstrap", f"127.0.0.1:{free_port()}", "--loglevel", "warning"],
+         "--bootstrap", f"127.0.0.1:{free_port()}", "--new-tables", "--loglevel", "warning"],
         cwd=ROOT, env=env, stdout=open(log_path, "ab"), stderr=subprocess.STDOUT)
     proc.log_path = log_path  # type: ignore[attr-defined]
     return proc
