@@ -26,7 +26,7 @@ from typing import Protocol
 from aiohttp import web
 
 from craps_streams.app.web_security import WebConfig, secure
-from craps_streams.floor.folding import at_table_fields, exact_distributions, floor_row
+from craps_streams.floor.folding import at_table_fields, exact_distributions, floor_row, table_detail
 from craps_streams.floor.hub import ChangeHub
 
 STATIC = pathlib.Path(__file__).with_name("static")
@@ -66,6 +66,12 @@ def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None
             out.append({**r, **at_table_fields(at.get(t))})
         return out
 
+    def detail(table_id: str) -> dict | None:
+        d, at = reader.detail(table_id), held().get(table_id)
+        if d is None and at is not None and at.events:
+            d = table_detail(table_id, None, None, None, None)  # held at its controller before anything reached the floor
+        return None if d is None else {**d, **at_table_fields(at)}
+
     def table_ids() -> list[str]:
         return sorted(set(reader.table_ids()) | {t for t, h in held().items() if h.events})
 
@@ -100,10 +106,10 @@ def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None
 
     async def api_table(request):
         table_id = table_id_of(request)
-        detail = reader.detail(table_id)
-        if detail is None:
+        shown = detail(table_id)
+        if shown is None:
             raise web.HTTPNotFound(text="no such table\n")
-        return web.json_response({**detail, **at_table_fields(held().get(table_id)), "exact": exact_distributions()}, dumps=_dumps)
+        return web.json_response({**shown, "exact": exact_distributions()}, dumps=_dumps)
 
     async def api_observed(request):
         return web.json_response({"observed": reader.observed(), "exact": exact_distributions(),
@@ -165,12 +171,12 @@ def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None
 
         def current():
             return {"table_id": table_id, "sent_ms": int(time.time() * 1000),
-                    "detail": reader.detail(table_id), "exact": exact_distributions()}
+                    "detail": detail(table_id), "exact": exact_distributions()}
 
         def following(changed):
             if table_id not in changed:
                 return None
-            return {"table_id": table_id, "sent_ms": int(time.time() * 1000), "detail": reader.detail(table_id)}
+            return {"table_id": table_id, "sent_ms": int(time.time() * 1000), "detail": detail(table_id)}
         return await stream(request, current, following)
 
     app = web.Application()

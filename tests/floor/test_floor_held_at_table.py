@@ -107,6 +107,8 @@ async def _watch(tmp_path, shot_path) -> dict:
                 seen["held"] = await until(lambda s: s["note"] is not None)
                 async with http.get(f"http://127.0.0.1:{port}/api/floor") as r:
                     seen["doc"] = await r.json()
+                async with http.get(f"http://127.0.0.1:{port}/api/table?id=T001") as r:
+                    seen["table"] = await r.json()
                 shot = await dt.call("Page.captureScreenshot", format="png")
                 shot_path.write_bytes(base64.b64decode(shot["data"]))
                 # The broker acknowledged them (the journal marked): the figures say 0, the note goes.
@@ -137,6 +139,7 @@ def test_the_floor_page_shows_the_events_held_at_a_table(tmp_path):
     assert "1 with events held at the table" in seen["held"]["meta"]
     t1 = next(t for t in seen["doc"]["tables"] if t["table_id"] == "T001")
     assert t1["at_table"]["events"] == 12 and t1["at_table"]["words"] == note
+    assert seen["table"]["at_table"]["events"] == 12  # the table's own page says it too
     # T002 is served by the controller too and holds nothing; T003 has no controller answering.
     t2 = next(t for t in seen["doc"]["tables"] if t["table_id"] == "T002")
     t3 = next(t for t in seen["doc"]["tables"] if t["table_id"] == "T003")
