@@ -96,6 +96,7 @@ class _Link:
         self.reading = None
         self.closing = False
         self.failed: BaseException | None = None  # the controller did not come back
+        self._reconnecting: set = set()  # held: the event loop keeps only weak references to tasks
         self.lock = asyncio.Lock()
 
     async def _open(self) -> None:
@@ -123,6 +124,11 @@ class _Link:
             pass  # gone again: the new reader sees the end and connects once more
         self.reading = asyncio.create_task(self._answers(reader, writer))
 
+    def _again(self, old) -> None:
+        task = asyncio.create_task(self._reconnect(old))
+        self._reconnecting.add(task)
+        task.add_done_callback(self._reconnecting.discard)
+
     async def _reconnect(self, old) -> None:
         async with self.lock:
             if self.writer is not old:  # already connected again
@@ -142,14 +148,14 @@ class _Link:
                 line = b""
             if not line:
                 if self.pending:  # ended before the answers: the controller went away
-                    asyncio.create_task(self._reconnect(writer))
+                    self._again(writer)
                 elif self.writer is writer:  # nothing awaited: the next entry connects again
                     writer.close()
                     self.writer = None
                 return
             answer = json.loads(line)
             if answer.get("refused") in RETRIED:
-                asyncio.create_task(self._reconnect(writer))  # this entry and the ones after it, again
+                self._again(writer)  # this entry and the ones after it, again
                 return
             sent, _ = self.pending.popleft()  # answers come in the lines' order
             self.entered.waits.append(time.monotonic() - sent)
