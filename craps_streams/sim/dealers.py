@@ -147,14 +147,15 @@ class _Link:
             except OSError:
                 line = b""
             if not line:
+                writer.close()  # entries from here on wait in `pending` for the next connection
                 if self.pending:  # ended before the answers: the controller went away
                     self._again(writer)
                 elif self.writer is writer:  # nothing awaited: the next entry connects again
-                    writer.close()
                     self.writer = None
                 return
             answer = json.loads(line)
             if answer.get("refused") in RETRIED:
+                writer.close()
                 self._again(writer)  # this entry and the ones after it, again
                 return
             sent, _ = self.pending.popleft()  # answers come in the lines' order
@@ -166,6 +167,8 @@ class _Link:
             if self.writer is None:
                 await self._open()
             self.pending.append((time.monotonic(), line))
+            if self.writer.is_closing():
+                return  # the connection ended: the reconnection enters it with the other pending lines
             try:
                 self.writer.write(line)
                 await self.writer.drain()
