@@ -76,6 +76,7 @@ class Settings(BaseSettings):
     floor_instance: str = Field("1", description="the floor view's instance name: the default of `floor --instance`")
     floor_datadir: Optional[Path] = Field(None, description="the floor view's local state (default a new temporary directory)")
     floor_session_timeout_ms: int = Field(10_000, gt=0, description="the floor view's Kafka group session timeout, ms")
+    floor_controllers: Optional[str] = Field(None, description="the table controllers' /metrics URLs, comma-separated: the floor view shows the events held at each table (default: none)")
 
     # The status panel
     prometheus_url: str = Field("http://127.0.0.1:9090", description="Prometheus, read by `status`: the default of --prometheus-url")

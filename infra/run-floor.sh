@@ -76,9 +76,15 @@ pids+=($!)
 # run's own (infra/run-ledger.sh).
 floor_ledger_start
 
+# The table controllers' /metrics, from CONTROLLER_PORT up (one port per controller, 4 tables each):
+# read by the status panel and by the floor view for the events held at each table.
+CONTROLLER_PORT="${CONTROLLER_PORT:-6080}"
+controller_urls=()
+for ((i = 0; i < (TABLES + 3) / 4; i++)); do controller_urls+=("http://127.0.0.1:$((CONTROLLER_PORT + i))/metrics"); done
+
 # The floor view (faust-streaming): every table, live, with plots.
 infra/floor/fetch-assets.sh
-craps-streams floor --port "$FLOOR_PORT" --instance "run-$RUN_ID" --loglevel info >"$RUN/floor-view.log" 2>&1 &
+CRAPS_FLOOR_CONTROLLERS="$(IFS=,; echo "${controller_urls[*]}")" craps-streams floor --port "$FLOOR_PORT" --instance "run-$RUN_ID" --loglevel info >"$RUN/floor-view.log" 2>&1 &
 pids+=($!)
 
 if command -v prometheus >/dev/null 2>&1; then
@@ -99,9 +105,7 @@ fi
 # The simulated floor enters its events as a real table's equipment does: at the tables'
 # controllers (4 tables each), which journal, number, stamp, sign and forward them
 # (docs/operating/controller.md); their journals are this run's, as its topics are.
-# Their /metrics (held events, answers, refusals) from CONTROLLER_PORT up, one port per controller,
-# read by the status panel beside the worker's.
-CONTROLLER_PORT="${CONTROLLER_PORT:-6080}"
+# Their /metrics (held events, answers, refusals) from CONTROLLER_PORT up, one port per controller.
 craps-streams controller simulate --tables "$TABLES" --hours "$HOURS" --speed "$SPEED" --bad-rate 0.01 \
   --per-controller 4 --journal-dir "$RUN/controllers-$RUN_ID" --http-port "$CONTROLLER_PORT" >"$RUN/floor.log" 2>&1 &
 pids+=($!)
@@ -119,9 +123,7 @@ The gaming day's report (HTML, CSV, JSON, PDF): source $RUN/floor.env; craps-str
 Finance's ledger (SQL): $ledger_where, docs/operating/ledger.md
 TXT
 controller_metrics=()
-for ((i = 0; i < (TABLES + 3) / 4; i++)); do
-  controller_metrics+=(--metrics-url "http://127.0.0.1:$((CONTROLLER_PORT + i))/metrics")
-done
+for url in "${controller_urls[@]}"; do controller_metrics+=(--metrics-url "$url"); done
 ledger_metrics=()  # the ledger's lag on the panel (CRAPS_LEDGER_PORT=0: no /metrics, no line)
 (( LEDGER_PORT )) && ledger_metrics=(--ledger-url "http://127.0.0.1:$LEDGER_PORT/metrics")
 craps-streams status --metrics-url "$scheme://127.0.0.1:$WEB_PORT/metrics" "${controller_metrics[@]}" --floor-url "$CRAPS_FLOOR_URL" \

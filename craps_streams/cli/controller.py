@@ -62,9 +62,15 @@ def cmd_controller(args, settings) -> int:
     except KeyRingError as e:
         print(f"controller: {e}", file=sys.stderr)
         return 4
+    topic = args.topic or settings.topics.table_events
+    bootstrap = args.bootstrap or settings.kafka_bootstrap
+    if not args.new_tables:
+        logging.getLogger("kafka").setLevel(logging.CRITICAL)
+        for table in _started_after_topic(Path(args.journal), tables, topic, bootstrap, args.seed_from_topic):
+            print(f"controller: {table}", file=sys.stderr, flush=True)
     config = ControllerConfig(
-        tables=tables, journal=Path(args.journal), signer=signer, topic=args.topic or settings.topics.table_events,
-        bootstrap=args.bootstrap or settings.kafka_bootstrap, http_host=args.http_host, http_port=args.http_port,
+        tables=tables, journal=Path(args.journal), signer=signer, topic=topic,
+        bootstrap=bootstrap, http_host=args.http_host, http_port=args.http_port,
         socket=Path(args.socket) if args.socket else None, stdin=args.stdin, retention_s=args.retention_h * 3600,
         max_pages=None if args.journal_max_mb is None else int(args.journal_max_mb * 1024 * 1024 // PAGE_BYTES))
 
@@ -79,6 +85,62 @@ def cmd_controller(args, settings) -> int:
         asyncio.run(serve(config, ready))
     except KeyboardInterrupt:
         pass
+    return 0
+
+
+def _started_after_topic(journal: Path, tables, topic: str, bootstrap: str, seed_them: bool) -> list[str]:
+    """The journal's tables checked against the topic before the controller numbers anything
+    (craps_streams/controller/seed.py): seeded when `seed_them`, else a CommandError naming the
+    tables the journal holds nothing of while the topic has their events. -> what was seeded, in words."""
+    from craps_streams.cli.errors import CommandError
+    from craps_streams.controller.seed import JournalBehind, NotSeeded, check, seed
+    from craps_streams.kafka.errors import broker_problem, preflight
+
+    try:
+        if seed_them or _unnumbered(journal, tables):
+            preflight("controller", bootstrap)  # an answer in seconds, where a consumer waits 30 s to bootstrap
+        if seed_them:
+            return [_seeded_words(e) for e in seed(journal, tables, topic, bootstrap)]
+        check({journal: tables}, topic, bootstrap)
+        return []
+    except (NotSeeded, JournalBehind) as e:
+        raise CommandError(str(e)) from None
+    except Exception as e:
+        if broker_problem(e) is not None:
+            print(f"controller: cannot read {topic} for the last seq of the tables the journal {journal} holds "
+                  "nothing of (a new host's journal starts after them); with --new-tables for tables that never "
+                  "played on this topic", file=sys.stderr)
+        raise
+
+
+def _unnumbered(journal: Path, tables) -> bool:
+    """Whether the journal holds nothing of some of `tables` (so the topic must be looked at)."""
+    from craps_streams.controller.journal import Journal
+
+    j = Journal(journal, sync_full=False)
+    try:
+        return any(j.last_seq(t) == 0 for t in tables)
+    finally:
+        j.close()
+
+
+def _seeded_words(e) -> str:
+    return f"{e.table_id}: the journal numbers on after seq {e.seq:,} (ts {e.ts}), the topic's last"
+
+
+def cmd_seed(args, settings) -> int:
+    """Start a new host's journal after what table-events holds of its tables."""
+    tables = _tables(args.tables)
+    if not tables:
+        print("controller seed: --tables T001[,T002...] is needed", file=sys.stderr)
+        return 2
+    seeded = _started_after_topic(Path(args.journal), tables, args.topic or settings.topics.table_events,
+                                  args.bootstrap or settings.kafka_bootstrap, True)
+    for line in seeded:
+        print(line)
+    done = {line.split(":", 1)[0] for line in seeded}
+    for table in sorted(tables - done):
+        print(f"{table}: nothing to seed (the journal numbers it already, or the topic has none of its events)")
     return 0
 
 
@@ -124,39 +186,63 @@ def cmd_key_file(args, settings) -> int:
 def cmd_simulate(args, settings) -> int:
     """A simulated floor entered through controllers: one controller per --per-controller tables
     (in this process, each with its own journal and socket), the simulator as their dealers."""
+    logging.basicConfig(level=getattr(logging, args.loglevel.upper()), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    return floor_through_controllers(
+        settings, tables=args.tables, hours=args.hours, seed=args.seed, bad_rate=args.bad_rate, speed=args.speed,
+        per_controller=args.per_controller, journal_dir=Path(args.journal_dir), http_port=args.http_port,
+        key_file=args.key_file, bootstrap=args.bootstrap, topic=args.topic)
+
+
+def floor_through_controllers(settings, *, tables: int, hours: float, seed: int, bad_rate: float, speed: float,
+                              per_controller: int, journal_dir: Path, http_port: int | None = None,
+                              key_file=None, bootstrap: str | None = None, topic: str | None = None,
+                              faults: dict | None = None) -> int:
+    """Run the controllers of a simulated floor in this process and enter the floor's events at
+    them in real time (`speed` times faster), as the tables' equipment does (the simulator plays
+    the dealers and dice readers: craps_streams/sim/dealers.py); return once every journal is
+    forwarded. `controller simulate` and `simulate --live` both run this: every live floor takes
+    the controllers' path. -> the exit code."""
     import time
 
     from craps_streams.authenticity import KeyRingError, TableSigner
     from craps_streams.authenticity import keyfile
+    from craps_streams.controller.seed import NotSeeded, check
     from craps_streams.controller.service import ControllerConfig, journal_depth, serve
     from craps_streams.sim.dealers import deal
     from craps_streams.sim.floor import floor_events
 
-    logging.basicConfig(level=getattr(logging, args.loglevel.upper()), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
-    tables = keyfile.dev_floor_tables(args.tables)
+    ids = keyfile.dev_floor_tables(tables)
     try:
-        ring, _ = keyfile.init(args.key_file or settings.key_ring_path)
+        ring, _ = keyfile.init(key_file or settings.key_ring_path)
     except KeyRingError as e:
         print(f"controller simulate: {e}", file=sys.stderr)
         return 4
-    directory = Path(args.journal_dir)
-    groups = [tables[i:i + args.per_controller] for i in range(0, len(tables), args.per_controller)]
+    groups = [ids[i:i + per_controller] for i in range(0, len(ids), per_controller)]
     configs = [ControllerConfig(
-        tables=frozenset(group), journal=directory / f"{group[0]}-{group[-1]}.sqlite",
-        signer=TableSigner(ring.only(group)), topic=args.topic or settings.topics.table_events, bootstrap=args.bootstrap or settings.kafka_bootstrap,
-        socket=directory / f"{group[0]}-{group[-1]}.sock",
-        http_port=None if args.http_port is None else args.http_port + i) for i, group in enumerate(groups)]
+        tables=frozenset(group), journal=journal_dir / f"{group[0]}-{group[-1]}.sqlite",
+        signer=TableSigner(ring.only(group)), topic=topic or settings.topics.table_events,
+        bootstrap=bootstrap or settings.kafka_bootstrap, socket=journal_dir / f"{group[0]}-{group[-1]}.sock",
+        http_port=None if http_port is None else http_port + i) for i, group in enumerate(groups)]
     sockets = {t: str(c.socket) for c in configs for t in c.tables}
-    directory.mkdir(parents=True, exist_ok=True)
+    journal_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        check({c.journal: c.tables for c in configs}, configs[0].topic, configs[0].bootstrap)
+    except NotSeeded as e:
+        # A simulated floor numbers its tables from 1: on topics that already hold them, all of it
+        # would be duplicates.
+        print(f"controller simulate: the topic {configs[0].topic} already holds events of "
+              f"{', '.join(t.table_id for t in e.unseeded[:10])}: a simulated floor starts on topics of its own "
+              "(a new CRAPS_TOPIC_PREFIX)", file=sys.stderr)
+        return 2
 
     async def floor():
         ready = [asyncio.Event() for _ in configs]
         controllers = [asyncio.create_task(serve(c, lambda _info, e=e: e.set())) for c, e in zip(configs, ready)]
         await asyncio.gather(*(e.wait() for e in ready))
-        records = floor_events(args.tables, args.hours, args.seed, args.bad_rate, time.time_ns() // 1_000_000)
-        entered = await deal(records, sockets, args.speed)
+        records = floor_events(tables, hours, seed, bad_rate, time.time_ns() // 1_000_000, faults=faults or {})
+        entered = await deal(records, sockets, speed)
         print(f"entered: {sum(entered.acknowledged.values()):,} events acknowledged, "
               f"{sum(entered.refused.values()):,} refused ({dict(entered.refused)}), {entered.repeated:,} entered "
               "again and answered with their seq", file=sys.stderr, flush=True)
@@ -212,6 +298,12 @@ def register(subparsers) -> None:
     c.add_argument("--journal-max-mb", type=float, help="refuse new events beyond this journal size (default: the disk)")
     c.add_argument("--bootstrap", help="Kafka bootstrap servers (default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
     c.add_argument("--topic", help="the table-events topic (default: $CRAPS_TOPIC_PREFIX + table-events)")
+    c.add_argument("--seed-from-topic", action="store_true",
+                   help="a new host's journal: start each table the journal holds nothing of after its last seq on "
+                        "the topic (as `controller seed` does) before taking events")
+    c.add_argument("--new-tables", action="store_true",
+                   help="do not look at the topic for tables the journal holds nothing of: they never played on it "
+                        "(without it, such a table with events on the topic stops the start)")
     c.add_argument("--loglevel", default="info", choices=("debug", "info", "warning", "error"),
                    help="log level on stderr (default info)")
     c.set_defaults(run=cmd_controller, broker_role=None)
@@ -225,6 +317,17 @@ def register(subparsers) -> None:
     r.add_argument("--from", dest="from_seq", type=int, required=True, help="the first seq to send again")
     r.add_argument("--to", dest="to_seq", type=int, required=True, help="the last seq to send again (inclusive)")
     r.set_defaults(run=cmd_resend)
+    sd = cs.add_parser("seed", help="start a new host's journal after the tables' last seq on the topic",
+                       description="On a host that replaces a dead one (its journal empty): read the last seq and ts "
+                                   "of each table from table-events (read_committed, with the controller's login) "
+                                   "and start the journal's numbering after them, so the tables' seq stays gapless "
+                                   "across hosts (docs/operating/controller.md). Tables the journal numbers already "
+                                   "are left as they are; a journal numbering a table below the topic is refused.")
+    sd.add_argument("--journal", metavar="PATH", required=True, help="the new host's journal (made if missing)")
+    sd.add_argument("--tables", required=True, help="the tables the controller will serve: T001[,T002...]")
+    sd.add_argument("--bootstrap", help="Kafka bootstrap servers (default $CRAPS_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
+    sd.add_argument("--topic", help="the table-events topic (default: $CRAPS_TOPIC_PREFIX + table-events)")
+    sd.set_defaults(run=cmd_seed, broker_role="controller")
     sm = cs.add_parser("simulate", help="a simulated floor entered through controllers (the simulator as dealers)",
                        description="Run controllers for a simulated floor's tables in this process (one per "
                                    "--per-controller tables, journals and sockets in --journal-dir) and enter the "

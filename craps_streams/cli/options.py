@@ -17,7 +17,7 @@ RULES = ("core", "hold_tail_alert", "hold_check_z", "position_tail_alert", "dice
 WEB = ("web_host", "web_config")
 WORKER = ("web_port", "floor_url", "session_timeout_ms", "heartbeat_interval_ms", "transaction_timeout_ms",
           "max_poll_interval_ms", "retry_backoff_ms")
-FLOOR_VIEW = ("floor_port", "floor_instance", "floor_datadir", "floor_session_timeout_ms")
+FLOOR_VIEW = ("floor_port", "floor_instance", "floor_datadir", "floor_session_timeout_ms", "floor_controllers")
 TOPICS = ("replication_factor",)
 REPORT = ("report_tz", "report_day_start", "report_shifts", "chromium")
 LEDGER = ("ledger_db", "ledger_port", "ledger_instance", "report_tz", "report_day_start", "report_shifts")

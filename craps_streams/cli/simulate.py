@@ -90,30 +90,24 @@ def _faults(args) -> dict:
 
 
 def _simulate_live(args, settings, faults: dict) -> int:
-    import time
+    """The floor entered live through table controllers, as `controller simulate` (and `make run`)
+    enter it: the simulator is the tables' dealers and dice readers; the controllers number,
+    stamp, sign, journal and forward each event (docs/operating/controller.md)."""
+    import tempfile
+    from pathlib import Path
 
-    from craps_streams.ingest.producer import make_producer, paced, produce
-    from craps_streams.sim.floor import floor_events
+    from craps_streams.cli.controller import floor_through_controllers
 
-    def stamped(records):
-        # A live feed: the event time is when the floor sends the event.
-        for record in records:
-            if type(record) is dict:
-                record["ts"] = time.time_ns() // 1_000_000
-            yield record
-
-    start_ms = time.time_ns() // 1_000_000
-    records = stamped(paced(floor_events(args.tables, args.hours, args.seed, args.bad_rate, start_ms, faults=faults),
-                            args.speed))
-    if not args.no_tags:
-        records = _tagged(records, _dev_signer(args, settings))
-    producer = make_producer(args.bootstrap, live=True)
-    try:
-        produce(records, producer, settings.topics.table_events,
-                progress=Progress(True, "floor sent", after_s=0.0, every=1, interval_s=0.5))
-    finally:
-        producer.close()
-    return 0
+    if args.no_tags:
+        raise CommandError("--no-tags: a live floor is entered through the tables' controllers, which sign every "
+                           "event; untagged history is written without --live, or sent with `produce`")
+    journal_dir = Path(args.journal_dir or tempfile.mkdtemp(prefix="craps-controllers-"))
+    if not args.journal_dir:
+        note(args, f"the controllers' journals: {journal_dir}")
+    return floor_through_controllers(
+        settings, tables=args.tables, hours=args.hours, seed=args.seed, bad_rate=args.bad_rate, speed=args.speed,
+        per_controller=args.per_controller, journal_dir=journal_dir, http_port=args.http_port,
+        bootstrap=args.bootstrap, faults=faults)
 
 
 def cmd_produce(args, settings) -> int:
@@ -141,7 +135,8 @@ def register(sub) -> None:
     s = sub.add_parser("simulate", help="write a simulated floor's event history as JSON Lines",
                        formatter_class=Formatter,
                        description="A simulated floor: each table's shooters, throws and side wagers as table "
-                                   "events, JSON Lines on stdout (or -o), or fed to Kafka live (--live).",
+                                   "events, JSON Lines on stdout (or -o), or entered live (--live) at table "
+                                   "controllers that journal and forward them to Kafka, as `make run` does.",
                        epilog=epilog(KAFKA, KEYS))
     s.add_argument("--tables", type=int, default=10, help="how many tables, T001.. (default 10)")
     s.add_argument("--hours", type=float, default=1.0, help="hours of play per table (default 1)")
@@ -149,9 +144,14 @@ def register(sub) -> None:
     s.add_argument("--bad-rate", type=float, default=0.0,
                    help="chance per window of a bad input (default 0: none)")
     s.add_argument("--output", "-o", metavar="FILE", help="write here (default: stdout)")
-    s.add_argument("--live", action="store_true", help="feed the floor to Kafka in real time instead")
+    s.add_argument("--live", action="store_true",
+                   help="enter the floor in real time at table controllers run here, which forward it to Kafka")
     s.add_argument("--speed", type=float, default=1.0,
                    help="with --live: times faster than real time (default 1)")
+    s.add_argument("--journal-dir", help="with --live: the controllers' journals and sockets (default: a new temporary directory)")
+    s.add_argument("--per-controller", type=int, default=10, help="with --live: tables per controller (default 10)")
+    s.add_argument("--http-port", type=int,
+                   help="with --live: the first controller's HTTP port (/metrics, /status); the next ones count up from it")
     add_bootstrap(s)
     s.add_argument("--no-tags", action="store_true",
                    help="write untagged events (history as before tags; rejected unless --accept-untagged)")

@@ -10,4 +10,5 @@ to the table-events topic in order (store and forward; docs/operating/controller
     metrics   its Prometheus metrics
     http      the local HTTP/JSON input (and /metrics, /status, /resend)
     lines     the line protocol on stdin or a Unix socket
+    seed      a new host's journal started after its tables' last seq on the topic
 """

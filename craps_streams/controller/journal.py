@@ -13,7 +13,8 @@ Tables:
              acknowledged it (`sent_ns`, NULL while held at the table), and the equipment's
              `request_id` for the entry when it gave one (a retry after a lost answer finds it)
     tables   per table the last seq and ts ever journaled: the gapless numbering and the
-             monotone clock resume from here after a restart, even once the rows are purged
+             monotone clock resume from here after a restart, even once the rows are purged;
+             on a new host, seeded from what the topic already holds (`seed`)
 
 Pure of Kafka: the sender (craps_streams/controller/sender.py) reads `unsent` and calls `mark_sent`.
 One process writes a journal at a time; `resend` may be called from another process (WAL lets
@@ -143,6 +144,26 @@ class Journal:
                 raise JournalFull(f"the journal {self.path} is full ({e}): free space on its disk") from None
             raise JournalError(f"the journal {self.path} could not be written: {e}") from None
         self._last = last
+
+    def seed(self, starts: list[tuple[str, int, int]]) -> None:
+        """Start the numbering of tables this journal holds nothing of after (last seq, last ts)
+        (craps_streams/controller/seed.py: what the topic already holds, on a new host). A table
+        the journal already numbers is a ValueError: nothing is written."""
+        numbered = [t for t, _, _ in starts if self.last_seq(t)]
+        if numbered:
+            raise ValueError(f"the journal {self.path} already numbers {', '.join(numbered)}")
+        if not starts:
+            return
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("INSERT INTO tables (table_id, last_seq, last_ts) VALUES (?,?,?) ON CONFLICT (table_id) "
+                           "DO UPDATE SET last_seq = excluded.last_seq, last_ts = excluded.last_ts", starts)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._last.update({t: (seq, ts) for t, seq, ts in starts})
 
     def answered(self, table_id: str, request_id: str) -> tuple[int, int] | None:
         """(seq, ts) of the table's event journaled for `request_id`, None if there is none (or it

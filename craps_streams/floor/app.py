@@ -22,7 +22,8 @@ view does not want (it writes no outputs); ReadCommittedTransport sets it for th
 Settings (craps_streams/settings.py): the Faust app is built when this module is imported (`faust -A`
 imports it), so the module is the view's edge and reads the settings once, here: CRAPS_KAFKA_BOOTSTRAP,
 CRAPS_TOPIC_PREFIX, CRAPS_APP_ID (the floor's; the view's app id is "<it>-floor-<instance>"),
-CRAPS_FLOOR_INSTANCE, CRAPS_FLOOR_PORT, CRAPS_WEB_HOST, CRAPS_WEB_CONFIG (TLS and basic auth,
+CRAPS_FLOOR_INSTANCE, CRAPS_FLOOR_PORT, CRAPS_FLOOR_CONTROLLERS (the controllers' /metrics: the events
+held at each table, craps_streams/floor/controllers.py), CRAPS_WEB_HOST, CRAPS_WEB_CONFIG (TLS and basic auth,
 craps_streams/app/web_security.py), CRAPS_FLOOR_DATADIR (Faust's data dir; default a temp dir: the
 tables live in memory and are rebuilt from their changelogs), CRAPS_FLOOR_SESSION_TIMEOUT_MS.
 """
@@ -39,6 +40,7 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from craps_streams.app.web_security import load_web_config, start_site
 from craps_streams.codec import CodecError, decode_output
 from craps_streams.floor import folding
+from craps_streams.floor.controllers import ControllerWatch, urls_of
 from craps_streams.floor.broker import faust_broker_settings, view_client_settings
 from craps_streams.floor.hub import ChangeHub
 from craps_streams.floor.web import make_floor_web
@@ -180,6 +182,7 @@ SETTINGS = use(load())
 TOPICS = SETTINGS.topics
 app = make_app(SETTINGS)
 hub = ChangeHub()
+controllers = ControllerWatch(urls_of(SETTINGS.floor_controllers), hub)
 
 
 def _source(name: str):
@@ -365,6 +368,10 @@ class TablesReader:
     def observed(self) -> dict:
         return folding.observed_floor(settlement_books.table.data.values())
 
+    def held_at_tables(self) -> dict:
+        """Per table, the events its controller holds (craps_streams/floor/controllers.py)."""
+        return controllers.held
+
     def lost_brokers(self) -> list[dict]:
         """The broker nodes this view's Kafka clients fail to reach now (craps_streams/kafka/client_logs.py)."""
         return [{"node": n.node, "since_ms": int(n.since_s * 1000), "attempts": n.attempts, "error": n.error}
@@ -376,8 +383,11 @@ class FloorWeb(faust.Service):
     """The pages, started with the worker."""
 
     runner = None
+    watch = None
 
     async def on_start(self) -> None:
+        if controllers.urls:
+            self.watch = asyncio.create_task(controllers.run(), name="controllers")
         port, host = SETTINGS.floor_port, SETTINGS.web_host
         config = load_web_config(SETTINGS.web_config)
         self.runner = await start_site(make_floor_web(TablesReader(), hub, config, SETTINGS.floor_instance), port,
@@ -385,6 +395,8 @@ class FloorWeb(faust.Service):
         log.info("floor view %s on %s://%s:%s/", view_app_id(SETTINGS), config.scheme, host, port)  # news, not a warning
 
     async def on_stop(self) -> None:
+        if self.watch is not None:
+            self.watch.cancel()
         if self.runner is not None:
             await self.runner.cleanup()
 

@@ -369,6 +369,15 @@ def floor_row(table_id: str, shooter: dict | None, settlements: dict | None, ale
             "alerts_raised": alerts["count"] if alerts else 0}
 
 
+def at_table_fields(held) -> dict:
+    """A row's events held at the table from its controller's figures (a HeldAtTable,
+    craps_streams/metrics/at_table.py), with the status panel's words; None when no controller
+    said (none configured, or it does not answer)."""
+    if held is None:
+        return {"at_table": None}
+    return {"at_table": {"events": held.events, "oldest_s": round(held.oldest_s, 1), "words": held.words()}}
+
+
 def table_detail(table_id: str, shooter, settlements, layout, alerts) -> dict:
     """Everything the table's own page shows, the codes of its markers and settlements with their words."""
     return {**floor_row(table_id, shooter, settlements, alerts),

@@ -1,7 +1,8 @@
 """The floor view's web server: the pages, their data as JSON, and the pushed updates (SSE).
 
 Thin: everything it serves comes from a `reader` (the Faust tables behind craps_streams/floor/app.py, or
-anything with the same four methods) and the ChangeHub the agents mark. The pages are static files
+anything with the same four methods, and `held_at_tables` and `lost_brokers` when it has them) and
+the ChangeHub the agents mark. The pages are static files
 with their scripts beside them (the Content-Security-Policy allows no inline script), and render
 every string from an event as text.
 
@@ -25,7 +26,7 @@ from typing import Protocol
 from aiohttp import web
 
 from craps_streams.app.web_security import WebConfig, secure
-from craps_streams.floor.folding import exact_distributions
+from craps_streams.floor.folding import at_table_fields, exact_distributions, floor_row, table_detail
 from craps_streams.floor.hub import ChangeHub
 
 STATIC = pathlib.Path(__file__).with_name("static")
@@ -50,13 +51,29 @@ def _dumps(obj) -> str:
 
 def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None = None,
                    instance: str = "") -> web.Application:
+    def held() -> dict:
+        """The events held at each table's controller (a reader without controllers has none)."""
+        return dict(getattr(reader, "held_at_tables", lambda: {})())
+
     def rows(ids) -> list[dict]:
-        out = []
+        out, at = [], held()
         for t in ids:
             r = reader.row(t)
-            if r is not None:
-                out.append(r)
+            if r is None:
+                if t not in at:
+                    continue
+                r = floor_row(t, None, None, None)  # held at its controller before anything reached the floor
+            out.append({**r, **at_table_fields(at.get(t))})
         return out
+
+    def detail(table_id: str) -> dict | None:
+        d, at = reader.detail(table_id), held().get(table_id)
+        if d is None and at is not None and at.events:
+            d = table_detail(table_id, None, None, None, None)  # held at its controller before anything reached the floor
+        return None if d is None else {**d, **at_table_fields(at)}
+
+    def table_ids() -> list[str]:
+        return sorted(set(reader.table_ids()) | {t for t, h in held().items() if h.events})
 
     def brokers() -> list[dict]:
         """The broker nodes the view's Kafka clients are failing to reach (a reader without
@@ -65,7 +82,7 @@ def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None
 
     def floor_doc() -> dict:
         return {"instance": instance, "version": hub.version, "sent_ms": int(time.time() * 1000),
-                "tables": rows(sorted(reader.table_ids())), "brokers_lost": brokers()}
+                "tables": rows(table_ids()), "brokers_lost": brokers()}
 
     def table_id_of(request) -> str:
         table_id = request.query.get("id", "")
@@ -89,10 +106,10 @@ def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None
 
     async def api_table(request):
         table_id = table_id_of(request)
-        detail = reader.detail(table_id)
-        if detail is None:
+        shown = detail(table_id)
+        if shown is None:
             raise web.HTTPNotFound(text="no such table\n")
-        return web.json_response({**detail, "exact": exact_distributions()}, dumps=_dumps)
+        return web.json_response({**shown, "exact": exact_distributions()}, dumps=_dumps)
 
     async def api_observed(request):
         return web.json_response({"observed": reader.observed(), "exact": exact_distributions(),
@@ -154,12 +171,12 @@ def make_floor_web(reader: FloorReader, hub: ChangeHub, config: WebConfig | None
 
         def current():
             return {"table_id": table_id, "sent_ms": int(time.time() * 1000),
-                    "detail": reader.detail(table_id), "exact": exact_distributions()}
+                    "detail": detail(table_id), "exact": exact_distributions()}
 
         def following(changed):
             if table_id not in changed:
                 return None
-            return {"table_id": table_id, "sent_ms": int(time.time() * 1000), "detail": reader.detail(table_id)}
+            return {"table_id": table_id, "sent_ms": int(time.time() * 1000), "detail": detail(table_id)}
         return await stream(request, current, following)
 
     app = web.Application()

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Iterable, Iterator
 
 from craps_streams.codec import CodecError, encode_event, read_container
 from craps_streams.kafka.producers import DeliveryError, feed_producer, send_all
 from craps_streams.topics import Topics
 
-__all__ = ["DeliveryError", "make_producer", "wire_message", "records_of", "produce", "paced"]
+__all__ = ["DeliveryError", "make_producer", "wire_message", "records_of", "produce"]
 
 
-def make_producer(bootstrap: str | None = None, live: bool = False):
-    """The floor's feed producer (role "controller": it sends table events in); `live` for a feed
-    paced in real time (no linger)."""
-    return feed_producer("controller", bootstrap, live=live)
+def make_producer(bootstrap: str | None = None):
+    """The feed producer of history files (role "controller": it sends table events in, as the
+    table controllers do; a live floor goes through the controllers themselves)."""
+    return feed_producer("controller", bootstrap)
 
 
 def wire_message(record) -> tuple[bytes, bytes]:
@@ -63,17 +62,3 @@ def produce(records: Iterable, producer, topic: str = Topics().table_events, pro
     if progress is not None:
         progress.done()
     return n
-
-
-def paced(records: Iterable, speed: float) -> Iterator:
-    """Records released in real time (speed 1) or faster, by their event time `ts`."""
-    wall0 = ts0 = None
-    for record in records:
-        ts = record.get("ts") if type(record) is dict else None
-        if type(ts) is int:
-            if ts0 is None:
-                wall0, ts0 = time.monotonic(), ts
-            delay = (ts - ts0) / 1000.0 / speed - (time.monotonic() - wall0)
-            if delay > 0:
-                time.sleep(delay)
-        yield record

@@ -63,9 +63,10 @@ def floor_grants(prefix: str, app_id: str) -> list[Grant]:
     def topic(role, names, *ops, pattern="LITERAL"):
         g.extend(Grant(role, "TOPIC", n, op, pattern) for n in names for op in ops)
 
-    # Table controllers: write the table events, nothing else (an idempotent producer needs no more
-    # since Kafka 2.8, KIP-679).
-    topic("controller", [events], "WRITE", "DESCRIBE")
+    # Table controllers: write the table events (an idempotent producer needs no more since Kafka
+    # 2.8, KIP-679), and read them back without a group: a new host's journal starts after its
+    # tables' last seq there (craps_streams/controller/seed.py).
+    topic("controller", [events], "WRITE", "DESCRIBE", "READ")
     # Settling workers: read the events in their group, write outputs and states in transactions of
     # their own ids, read the states back to recover a partition.
     topic("worker", [events], "READ", "DESCRIBE")

@@ -17,12 +17,11 @@ class DeliveryError(RuntimeError):
     """Records the producer gave up on (the broker away longer than the delivery timeout)."""
 
 
-def feed_producer(role: str = "controller", bootstrap: str | None = None, live: bool = False) -> KafkaProducer:
-    """An idempotent producer with acks=all: a retried send is never written twice. `live`: a table
-    controller sending each event as it happens (no linger: a live event waits for nothing); a
-    file sent in bulk lingers 5 ms so its records travel in batches."""
+def feed_producer(role: str = "controller", bootstrap: str | None = None) -> KafkaProducer:
+    """An idempotent producer with acks=all: a retried send is never written twice. A file sent in
+    bulk lingers 5 ms so its records travel in batches."""
     return KafkaProducer(**client_settings(role, bootstrap), enable_idempotence=True, acks="all",
-                         linger_ms=0 if live else 5, batch_size=256 * 1024, max_in_flight_requests_per_connection=5,
+                         linger_ms=5, batch_size=256 * 1024, max_in_flight_requests_per_connection=5,
                          retries=2**31 - 1)
 
 

@@ -74,3 +74,44 @@ def end_offsets(topic: str, role: str, *, bootstrap: str | None = None) -> dict[
         return {tp.partition: offset for tp, offset in consumer.end_offsets(tps).items()}
     finally:
         consumer.close()
+
+
+def partition_of(key: bytes, partitions: int) -> int:
+    """The partition a keyed record goes to: the producers' default partitioner (murmur2 of the
+    key, as Kafka's Java client and aiokafka compute it)."""
+    from kafka.partitioner.default import murmur2
+
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+def offset_ranges(topic: str, role: str, *, bootstrap: str | None = None) -> dict[int, tuple[int, int]]:
+    """partition -> (beginning offset, end offset under read_committed) of every partition of
+    `topic`; {} when it does not exist."""
+    consumer = KafkaConsumer(**client_settings(role, bootstrap), group_id=None, enable_auto_commit=False,
+                             isolation_level="read_committed")
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        if not tps:
+            return {}
+        begin, end = consumer.beginning_offsets(tps), consumer.end_offsets(tps)
+        return {tp.partition: (begin[tp], end[tp]) for tp in tps}
+    finally:
+        consumer.close()
+
+
+def read_backwards(topic: str, role: str, partition: int, offsets: tuple[int, int], enough, *,
+                   bootstrap: str | None = None, first_chunk: int = 2000, stall_timeout_s: float = 60.0) -> None:
+    """Read one partition's committed records between `offsets` (beginning, end: `offset_ranges`)
+    from the end towards the beginning, a chunk at a time (each chunk in offset order, each four
+    times longer than the one after it), calling `enough(chunk)` after each; stop once it returns
+    true or the beginning is read. What a look for the last records of a few keys costs: the end
+    of the partition, not all of it."""
+    begin, end = offsets
+    step = first_chunk
+    while end > begin:
+        start = max(begin, end - step)
+        chunk = list(read_committed(topic, role, bootstrap=bootstrap, partitions=[partition], starts={partition: start},
+                                    ends={partition: end}, stall_timeout_s=stall_timeout_s))
+        if enough(chunk):
+            return
+        end, step = start, step * 4

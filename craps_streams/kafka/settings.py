@@ -4,7 +4,8 @@ A role names who the client acts for; it is the unit a secured broker grants rig
 principal per role), so every call site passes its role even while the settings of the roles
 are the same:
 
-    controller  feeds table events in (`controller`, `produce`, `simulate --live`)
+    controller  feeds table events in (`controller`, `produce`, `simulate --live`); reads them back
+                for a new host's seed (`controller seed`)
     worker      the settling worker: consumes table events, writes outputs transactionally
     archive     copies the table-events topic into Avro container files
     audit       reads history and recorded settlements back (`replay --from-topic`, `audit`)

@@ -25,6 +25,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from craps_streams.metrics.at_table import HeldAtTable, held_at_tables
 from craps_streams.metrics.unusual import INVESTIGATION_LEVEL, meaning, p_text
 
 
@@ -213,10 +214,9 @@ def snapshot_of(taken_s: float, metrics_texts: list[str], floor: dict | None = N
             buckets[le] = buckets.get(le, 0) + value
         elif name == "craps_rejections_total":
             rejections += int(value)
-        elif name == "craps_controller_held_events":
-            table(labels["table"])["at_table"] = int(value)
-        elif name == "craps_controller_oldest_held_seconds":
-            table(labels["table"])["at_table_oldest_s"] = value
+
+    for t, held in held_at_tables(metrics_texts).items():
+        table(t).update(at_table=held.events, at_table_oldest_s=held.oldest_s)
 
     open_alerts = last_alert = raised = None
     if floor is not None:
@@ -294,9 +294,7 @@ def _latency(seconds: float | None) -> str:
 
 def held_at_table(t: TableLine) -> str:
     """ "340 events held at the table, oldest 2 min" (the controller could not forward them)."""
-    age = t.at_table_oldest_s
-    oldest = f"{age:.0f} s" if age < 120 else f"{age / 60:.0f} min"
-    return f"{t.at_table:,} event{'s' if t.at_table != 1 else ''} held at the table, oldest {oldest}"
+    return HeldAtTable(t.at_table, t.at_table_oldest_s).words()
 
 
 # The ledger measures its lag every second: a measurement older than this is a stalled ledger (or

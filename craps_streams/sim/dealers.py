@@ -4,7 +4,8 @@ A real table's equipment sends an event without `seq`, `ts`, `key_id` and `tag` 
 gives them) over the controller's line protocol (docs/operating/controller.md); so do these. Each
 event of the simulated history is entered when its time comes (`speed` times real time), with a
 request id naming its table and simulated seq, so an entry re-sent after a lost answer is never
-taken twice. The simulator's bad inputs (torn lines, malformed events) are entered too: the
+taken twice: a controller killed and started again is waited for, and the entries it had not
+answered are entered again with their request ids. The simulator's bad inputs (torn lines, malformed events) are entered too: the
 controller refuses them at the input, with the reason, and they never reach the topic.
 """
 from __future__ import annotations
@@ -27,8 +28,21 @@ class Entered:
     acknowledged: Counter = field(default_factory=Counter)
     refused: Counter = field(default_factory=Counter)
     repeated: int = 0
+    reconnects: int = 0  # times a controller went away and the dealers connected again
+    reentered: int = 0  # entries entered again because their answer never came
     waits: list = field(default_factory=list)  # seconds from entering a line to its answer
     _seen: set = field(default_factory=set)
+
+    def count(self, answer: dict) -> None:
+        if "seq" in answer:
+            key = (answer["table_id"], answer["seq"])
+            if key in self._seen:
+                self.repeated += 1
+            else:
+                self._seen.add(key)
+                self.acknowledged[answer["table_id"]] += 1
+        else:
+            self.refused[answer["refused"]] += 1
 
 
 class Pace:
@@ -60,47 +74,139 @@ def entry_of(record) -> bytes:
     return json.dumps(entry, separators=(",", ":")).encode() + b"\n"
 
 
-async def deal(records: Iterable, sockets: dict[str, str], speed: float = 1.0, default: str | None = None) -> Entered:
+RETRIED = ("journal_error",)  # answers that say the entry may not be taken: entered again, as the controller asks
+RETRY_S = 0.2
+
+
+class _Link:
+    """The dealers' connection to one controller's socket. The entries written and not yet answered
+    are kept, in order; when the connection ends before their answers (the controller was killed,
+    or stopped, or answered that it could not journal an entry), the dealers connect again, waiting
+    up to `patience_s` for the controller to be back, and enter those entries again in the same
+    order with the same request ids: the controller answers an entry it had journaled with the seq
+    it already has, so nothing is entered twice and nothing is lost."""
+
+    def __init__(self, path: str, entered: Entered, patience_s: float):
+        self.path = path
+        self.entered = entered
+        self.patience_s = patience_s
+        self.pending: deque = deque()  # (when entered, the line)
+        self.writer = None
+        self.opened = 0
+        self.reading = None
+        self.closing = False
+        self.failed: BaseException | None = None  # the controller did not come back
+        self._reconnecting: set = set()  # held: the event loop keeps only weak references to tasks
+        self.lock = asyncio.Lock()
+
+    async def _open(self) -> None:
+        deadline = time.monotonic() + self.patience_s
+        while True:
+            try:
+                reader, writer = await asyncio.open_unix_connection(self.path)
+                break
+            except OSError:  # not listening (yet, or again): the controller is starting
+                if time.monotonic() > deadline:
+                    raise ConnectionError(f"the controller at {self.path} did not come back in {self.patience_s:g} s") from None
+                await asyncio.sleep(RETRY_S)
+        if self.opened:
+            self.entered.reconnects += 1
+            self.entered.reentered += len(self.pending)
+        self.opened += 1
+        self.writer = writer
+        try:
+            for _, line in self.pending:
+                writer.write(line)
+            if self.closing:
+                writer.write_eof()
+            await writer.drain()
+        except OSError:
+            pass  # gone again: the new reader sees the end and connects once more
+        self.reading = asyncio.create_task(self._answers(reader, writer))
+
+    def _again(self, old) -> None:
+        task = asyncio.create_task(self._reconnect(old))
+        self._reconnecting.add(task)
+        task.add_done_callback(self._reconnecting.discard)
+
+    async def _reconnect(self, old) -> None:
+        async with self.lock:
+            if self.writer is not old:  # already connected again
+                return
+            old.close()
+            await asyncio.sleep(RETRY_S)
+            try:
+                await self._open()
+            except ConnectionError as e:
+                self.failed = e
+
+    async def _answers(self, reader, writer) -> None:
+        while True:
+            try:
+                line = await reader.readline()
+            except OSError:
+                line = b""
+            if not line:
+                writer.close()  # entries from here on wait in `pending` for the next connection
+                if self.pending:  # ended before the answers: the controller went away
+                    self._again(writer)
+                elif self.writer is writer:  # nothing awaited: the next entry connects again
+                    self.writer = None
+                return
+            answer = json.loads(line)
+            if answer.get("refused") in RETRIED:
+                writer.close()
+                self._again(writer)  # this entry and the ones after it, again
+                return
+            sent, _ = self.pending.popleft()  # answers come in the lines' order
+            self.entered.waits.append(time.monotonic() - sent)
+            self.entered.count(answer)
+
+    async def send(self, line: bytes) -> None:
+        async with self.lock:
+            if self.writer is None:
+                await self._open()
+            self.pending.append((time.monotonic(), line))
+            if self.writer.is_closing():
+                return  # the connection ended: the reconnection enters it with the other pending lines
+            try:
+                self.writer.write(line)
+                await self.writer.drain()
+            except OSError:
+                pass  # the reader sees the end and enters the pending lines again
+
+    async def finish(self) -> None:
+        """No more entries: wait for every answer."""
+        async with self.lock:
+            self.closing = True
+            if self.writer is not None:
+                try:
+                    self.writer.write_eof()
+                except OSError:
+                    pass
+        while self.pending or (self.reading is not None and not self.reading.done()):
+            if self.failed is not None:
+                raise self.failed
+            await asyncio.sleep(0.05)
+        if self.writer is not None:
+            self.writer.close()
+
+
+async def deal(records: Iterable, sockets: dict[str, str], speed: float = 1.0, default: str | None = None,
+               patience_s: float = 120.0) -> Entered:
     """Enter every record at its table's controller (`sockets`: table id -> the controller's Unix
     socket), paced by the records' `ts` at `speed`; a record of no known table goes to `default`'s
-    controller. -> what was acknowledged and refused."""
+    controller. A controller that goes away is waited for, up to `patience_s`, and the entries it
+    had not answered entered again (`_Link`). -> what was acknowledged and refused."""
     entered = Entered()
-    connections: dict[str, tuple] = {}
-    readers = []
-
-    async def answers(reader, sent: deque):
-        while line := await reader.readline():
-            entered.waits.append(time.monotonic() - sent.popleft())  # answers come in the lines' order
-            answer = json.loads(line)
-            if "seq" in answer:
-                key = (answer["table_id"], answer["seq"])
-                if key in entered._seen:
-                    entered.repeated += 1
-                else:
-                    entered._seen.add(key)
-                    entered.acknowledged[answer["table_id"]] += 1
-            else:
-                entered.refused[answer["refused"]] += 1
-
-    async def connection(path: str):
-        if path not in connections:
-            reader, writer = await asyncio.open_unix_connection(path)
-            connections[path] = (writer, deque())
-            readers.append(asyncio.create_task(answers(reader, connections[path][1])))
-        return connections[path]
-
+    links: dict[str, _Link] = {}
     pace = Pace(speed)
     for record in records:
         await asyncio.sleep(pace.wait(record.get("ts") if type(record) is dict else None))
         table = record.get("table_id") if type(record) is dict else None
         path = sockets.get(table) if type(table) is str else None
-        writer, sent = await connection(path or sockets[default or next(iter(sockets))])
-        sent.append(time.monotonic())
-        writer.write(entry_of(record))
-        await writer.drain()
-    for writer, _ in connections.values():
-        writer.write_eof()
-    await asyncio.gather(*readers)
-    for writer, _ in connections.values():
-        writer.close()
+        path = path or sockets[default or next(iter(sockets))]
+        link = links.get(path) or links.setdefault(path, _Link(path, entered, patience_s))
+        await link.send(entry_of(record))
+    await asyncio.gather(*(link.finish() for link in links.values()))
     return entered

@@ -26,13 +26,13 @@ pytestmark = pytest.mark.kafka
 TABLES = ("T001", "T002", "T003")
 
 
-def start(pipeline, journal, port, bootstrap=None):
+def start(pipeline, journal, port, bootstrap=None, *options):
     log = open(pipeline.tmp / "controller.log", "ab")
     args = [sys.executable, "-m", "craps_streams.cli", "controller", "--tables", ",".join(TABLES),
             "--journal", str(journal), "--http-port", str(port), "--shared-key-file", "--loglevel", "info"]
     if bootstrap:
         args += ["--bootstrap", bootstrap]
-    proc = subprocess.Popen(args, env=pipeline.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(args + list(options), env=pipeline.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     wait_for(lambda: status(port) is not None, 60, "the controller's HTTP input")
     return proc
 
@@ -145,7 +145,8 @@ def test_killed_mid_stream_then_restarted_its_topic_holds_exactly_what_it_acknow
 def test_events_held_through_an_unreachable_broker_drain_in_order(pipeline, tmp_path):
     journal, port = tmp_path / "journal.sqlite", free_port()
     nowhere = f"127.0.0.1:{free_port()}"  # nothing listens: the broker is away
-    proc = start(pipeline, journal, port, bootstrap=nowhere)
+    # A first start with the broker away: the tables are new (nothing to look up on the topic).
+    proc = start(pipeline, journal, port, nowhere, "--new-tables")
     acked = {t: set() for t in TABLES}
     try:
         for i in range(90):

@@ -102,3 +102,18 @@ def test_a_full_disk_refuses_the_group_and_keeps_every_acknowledged_event(tmp_pa
     assert [s for s, *_ in j.events("T001")] == list(range(1, acked + 1))
     j.append(entries("T001", acked + 1, 10, size=1000))
     assert j.last_seq("T001") == acked + 10
+
+
+def test_a_seeded_journal_numbers_on_from_the_seed_and_refuses_a_second_seed(tmp_path):
+    j = Journal(tmp_path / "j.sqlite")
+    j.seed([("T001", 4512, 1_700_000_000_000)])
+    assert j.last_seq("T001") == 4512 and j.last_ts() == 1_700_000_000_000
+    with pytest.raises(ValueError, match="seq 1 does not follow 4512"):
+        j.append([Entry("T001", 1, 1, b"T001", b"v")])
+    j.append([Entry("T001", 4513, 1_700_000_000_001, b"T001", b"v")])
+    with pytest.raises(ValueError, match="already numbers T001"):
+        j.seed([("T001", 9000, 0)])
+    j.close()
+    again = Journal(tmp_path / "j.sqlite")  # the seed is durable: a restart numbers on from it
+    assert again.last_seq("T001") == 4513 and again.last_seq("T002") == 0
+    again.close()

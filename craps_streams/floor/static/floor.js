@@ -9,12 +9,16 @@ function card(t) {
   const last = t.last_alert;
   const board = boardOf(t);
   return el("div", {class: ["table", t.closed ? "closed" : "", t.suspended ? "suspended" : "",
+                            t.at_table && t.at_table.events ? "holding" : "",
                             (t.alerts_open || []).length ? "alerting" : ""].join(" "),
                     data: {table: t.table_id, seq: t.last_seq ?? ""}},
     el("a", {class: "id", href: tableHref(t.table_id)}, t.table_id),
     el("span", {class: "kind", data: {field: "kind"}}, t.kind_words ?? "", t.closed ? " · closed" : ""),
     t.suspended ? el("div", {class: "suspended-note", data: {field: "suspended"}},
                      "SUSPENDED: sequence gap, ", t.held_events, " events held") : null,
+    // The table's controller holds what the broker has not acknowledged (the status panel's words).
+    t.at_table && t.at_table.events ? el("div", {class: "at-table-note", data: {field: "at_table"}},
+                                         t.at_table.words) : null,
     el("div", {class: "row", title: TIPS.shooter}, "shooter ", el("span", {data: {field: "shooter"}}, t.shooter ?? "—"),
        " · position ", el("span", {data: {field: "position"}}, t.position || "—"), " · hand ",
        el("span", {data: {field: "hand"}}, t.hand ?? "—"), " · throws this hand ",
@@ -60,9 +64,11 @@ function put(t) {
 function meta() {
   const suspended = [...rows.values()].filter(t => t.suspended).length;
   const alerting = [...rows.values()].filter(t => (t.alerts_open || []).length).length;
+  const holding = [...rows.values()].filter(t => t.at_table && t.at_table.events).length;
   const raised = [...rows.values()].reduce((n, t) => n + (t.alerts_raised || 0), 0);
   document.getElementById("meta").textContent =
-    `${rows.size} tables · ${suspended} suspended · ${alerting} with open alerts (${raised} raised) · view ${instance} · ${status}` +
+    `${rows.size} tables · ${suspended} suspended · ` +
+    (holding ? `${holding} with events held at the table · ` : "") + `${alerting} with open alerts (${raised} raised) · view ${instance} · ${status}` +
     (lastPush ? ` · last push ${timeOf(lastPush)}` : "");
 }
 

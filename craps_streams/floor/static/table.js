@@ -16,6 +16,7 @@ function now(t) {
                     data: {table: t.table_id, seq: t.last_seq ?? ""}},
     t.suspended ? el("div", {class: "suspended-note", data: {field: "suspended"}},
       "SUSPENDED: sequence gap, ", t.held_events, " events held (seq ", (t.held_seqs || []).join(", "), ")") : null,
+    t.at_table && t.at_table.events ? el("div", {class: "at-table-note", data: {field: "at_table"}}, t.at_table.words) : null,
     el("div", {class: "row big"}, el("span", {data: {field: "kind"}}, t.kind_words || "—"), " table · shooter ",
        el("b", {data: {field: "shooter"}}, t.shooter ?? "—"),
        " at position ", el("b", {data: {field: "position"}}, t.position || "—"),
