@@ -67,7 +67,7 @@ def sasl_credentials(role: str) -> dict | None:
             "ssl_context": s["ssl_context"], "mechanism": s["sasl_mechanism"]}
 
 
-CLIENT_TIMEOUTS = {"request_timeout_ms": 12_000, "metadata_max_age_ms": 15_000, "connections_max_idle_ms": 60_000}
+CLIENT_TIMEOUTS = {"request_timeout_ms": 5_000, "metadata_max_age_ms": 5_000, "connections_max_idle_ms": 60_000}
 
 
 def _role_settings(role: str) -> dict:

@@ -16,11 +16,13 @@ import time
 
 from tests.faults.cluster import Cluster
 from tests.faults.harness import (
+    PARTITIONS,
     FaultRun,
     Feeder,
     GroupWatch,
     Verdict,
     check,
+    http_json,
     log,
     make_floor,
     owned_partitions,
@@ -221,18 +223,30 @@ def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int
             progress = Progress(run)
             progress.start()
             wait_until(lambda: watch.settled_count() > 500, 60, "settlements flowing", interval=0.1)
-            recovery, notes = fault(cluster, run, progress)
+            # The fault hits a steady floor: every partition owned by one worker (the workers'
+            # start-up takeovers done), as a kill -9 or a cut in the middle of a shift would.
+            wait_until(lambda: _steady(run), 120, "every partition owned by exactly one worker", interval=0.5)
+            # A fault may also give the seconds from it to the next settlement committed (drills.py
+            # holds some of them to a bound).
+            recovery, notes, *next_s = fault(cluster, run, progress)
             feeder.wait(timeout=600)
             settle_everything(run, floor, collector, watch, timeout=300)
             dead = [w.log_path.name for w in started if w.poll() is not None]
             if dead:
                 notes.append(f"workers exited: {dead}")
-            return check(run, floor, collector, name, recovery, notes)
+            v = check(run, floor, collector, name, recovery, notes)
+            v.next_settlement_s = next_s[0] if next_s else None  # type: ignore[attr-defined]
+            return v
         finally:
             for thing in (progress, feeder, watch):
                 if thing is not None:
                     (thing.stop if thing is progress else thing.kill if thing is feeder else thing.close)()
             run.close()
+
+
+def _steady(run: FaultRun) -> bool:
+    owned = sorted(p for w in run.live_workers() for p in http_json(w.web_port, "/state")["partitions"])
+    return owned == list(range(PARTITIONS))
 
 
 def controller_kill(cluster: Cluster, run: FaultRun, progress: Progress):
@@ -352,7 +366,7 @@ def partition(seconds: float = 30.0):
                  "while cut: " + ", ".join(f"{k} {'answered' if v else 'did not answer'}" for k, v in answers.items()),
                  f"longest pause {gap:.1f} s", f"in sync {back:.1f} s after the heal",
                  f"node {node} {'kept running' if alive_in_cut and still else 'EXITED'}; its log while cut: "
-                 f"{during or 'nothing of note'}; after the heal: {after or 'nothing of note'}"])
+                 f"{during or 'nothing of note'}; after the heal: {after or 'nothing of note'}"], next_s)
     return fault
 
 
