@@ -138,7 +138,14 @@ def followed(consumer: KafkaConsumer, notice=lambda message: None, bootstrap: st
     lost_at = lost_wall = None
     said = False
     while True:
-        for records in consumer.poll(timeout_ms=POLL_MS).values():
+        try:
+            batches = consumer.poll(timeout_ms=POLL_MS)
+        except (SyncKafkaError, OSError):
+            # Every node of a cluster gone at once: the poll's metadata refresh raises (each refused
+            # it). The broker is away, waited for as below, not given up on at once.
+            batches = {}
+            time.sleep(POLL_MS / 1000)
+        for records in batches.values():
             yield from records
         if _connected(consumer):
             if said:
