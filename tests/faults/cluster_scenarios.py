@@ -194,23 +194,26 @@ class LiveSize:
 
 
 def live_drill(tmp, size: LiveSize, name: str, fault, prepare=None, workers: int = 2,
-               cuttable: bool = False) -> Verdict:
+               cuttable: bool = False, production_timeouts: bool = False) -> Verdict:
     """A floor fed at `size.rate` into a three-node cluster, two workers settling; `fault(cluster,
     run, progress)` is done a few seconds in and returns (recovery text, notes). `prepare(cluster)`
     runs before the cluster starts (a node's data directory on a small disk, unmounted at the end).
-    `cuttable`: each node in a cgroup of its own, for `cluster.cut_off(node)`."""
+    `cuttable`: each node in a cgroup of its own, for `cluster.cut_off(node)`. `production_timeouts`:
+    the workers' group session and transaction timeouts are the settings' defaults (a floor as
+    deployed), not the fault tests' short ones."""
     cluster = Cluster(tmp, cuttable=cuttable)
     try:
         if prepare is not None:
             prepare(cluster)
-        return _drill(cluster, tmp, size, name, fault, workers)
+        return _drill(cluster, tmp, size, name, fault, workers, production_timeouts)
     finally:
         unmount(cluster)
 
 
-def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int) -> Verdict:
+def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int,
+           production_timeouts: bool) -> Verdict:
     with cluster:
-        run = FaultRun(tmp, cluster.bootstrap)
+        run = FaultRun(tmp, cluster.bootstrap, **(_PRODUCTION if production_timeouts else {}))
         watch = progress = feeder = None
         try:
             run.create_topics()
@@ -242,6 +245,15 @@ def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int
                 if thing is not None:
                     (thing.stop if thing is progress else thing.kill if thing is feeder else thing.close)()
             run.close()
+
+
+def _default(field: str) -> int:
+    from craps_streams.settings import Settings
+
+    return Settings.model_fields[field].default
+
+
+_PRODUCTION = {"session_ms": _default("session_timeout_ms"), "transaction_ms": _default("transaction_timeout_ms")}
 
 
 def _steady(run: FaultRun) -> bool:

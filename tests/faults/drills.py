@@ -27,7 +27,7 @@ DRILLS = {
     "disk": lambda tmp: cs.live_drill(tmp, LIVE, f"cluster: node 3's disk full ({cs.DISK_MB} MB)", cs.disk_full(3),
                                       prepare=cs.small_disk(3)),
     "partition": lambda tmp: cs.live_drill(tmp, LIVE, "cluster: a node cut off by the network 30 s",
-                                           cs.partition(30.0), cuttable=True),
+                                           cs.partition(30.0), cuttable=True, production_timeouts=True),
 }
 
 # Seconds from the fault to the next settlement committed, at most: a node cut off by the network
