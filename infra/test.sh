@@ -34,7 +34,7 @@ if [[ $# == 0 ]]; then
   # the two cores halve their time. The broker's tests run after them, one at a time, alone: they
   # time sessions, transactions and kills, and share the one broker.
   python3 -m pytest -ra -p no:cacheprovider -m 'not kafka' -n 2 || status=$?
-  python3 -m pytest -ra -p no:cacheprovider -m kafka || status=$?
+  python3 -m pytest -ra -p no:cacheprovider -m 'kafka and not faults' || status=$?
   # `craps_streams.rules.apply` is the native core where it is built (docs/native-core.md): the rules,
   # golden and authenticity suites run once more on the Python code (its rules core and its tag
   # check, the references), so both stay tested through them (besides tests/native/,

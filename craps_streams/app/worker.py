@@ -15,7 +15,11 @@ Ownership is taken as soon as the group assigns a partition, in a fixed order: i
 first (it fences the previous owner and finishes or aborts its open transaction), then one
 aborted transaction over every output partition and the offsets (`abort_hanging`: it ends records
 a stopping broker left open, which this owner's first commit would otherwise commit), then the
-tables from the changelog, then the committed offset, read again. A batch is settled only if it starts at
+tables from the changelog, then the committed offset, read again. Each partition is taken over
+in a task of its own while the loop goes on settling the partitions already owned (the partition
+paused in the consumer meanwhile): a takeover waiting on a broker node that stopped answering (a
+network cut: its requests wait out the request timeout, then the coordinator's move) holds up
+only its own partition. A batch is settled only if it starts at
 the offset the tables are at (records fetched before the fencing may start below or above it). A
 revoked partition is released only once its in-flight batch has committed or aborted. Broker outages
 (connection errors, timeouts) never stop the worker: the batch is re-read and ownership retried.
@@ -149,6 +153,7 @@ class SettlingWorker:
         # consumer has heard it was dropped from the group, and rejoined)
         self.fenced: dict[int, tuple[int, float]] = {}
         self.fenced_hold_off_s = self.session_timeout_ms / 1000
+        self.takeovers: dict[int, asyncio.Task] = {}  # partition -> its takeover under way
         self.drains: set[asyncio.Task] = set()  # the partitions' drain tasks still running
         self.drain_errors: list[BaseException] = []  # raised by drain tasks, for the loop to raise
 
@@ -207,9 +212,10 @@ class SettlingWorker:
         return owner
 
     async def own_assigned(self) -> None:
-        """Take over every assigned partition not owned yet, records or not: fences the previous
-        owner at once and exports the recovered tables."""
-        for partition in sorted(self.assigned - self.owners.keys()):
+        """Start taking over every assigned partition neither owned nor being taken over, records or
+        not: fences the previous owner at once and exports the recovered tables. Each takeover is a
+        task (`takeovers`); this returns without waiting for them."""
+        for partition in sorted(self.assigned - self.owners.keys() - self.takeovers.keys()):
             if self.stopping.is_set():
                 return
             fence = self.fenced.get(partition)
@@ -218,20 +224,45 @@ class SettlingWorker:
                 if generation == self.generation and time.monotonic() - at < self.fenced_hold_off_s:
                     continue  # wait for the rebalance that tells whether the partition is still ours
                 del self.fenced[partition]
-            try:
-                await self.own(TopicPartition(self.topics.table_events, partition))
-            except ProducerFenced:
-                # Another worker took it over while this one did (a rebalance under way): taking
-                # it back at once would fence that one in turn. Wait as after a fenced batch.
-                log.warning("partition %s: fenced while taking it over; left to the rebalance", partition)
-                self.fenced[partition] = (self.generation, time.monotonic())
-            except (*TRANSIENT, IllegalOperation) as e:
-                # IllegalOperation: the producer left its transaction under the takeover's aborted
-                # one (cut off or fenced meanwhile, aiokafka's "not in transaction"): a new
-                # producer at the next round, as for a broker away.
-                log.warning("partition %s: cannot take it over yet (%r); retrying", partition, e)
-                await asyncio.sleep(1)
-                return
+            task = self.takeovers[partition] = asyncio.create_task(self._take_over(partition))
+            # A takeover that raises past its handling (a bug) stops the worker, as a drain's does.
+            self.drains.add(task)
+            task.add_done_callback(self._drain_ended)
+            task.add_done_callback(lambda t, p=partition: self.takeovers.pop(p) if self.takeovers.get(p) is t else None)
+
+    async def _take_over(self, partition: int) -> None:
+        tp = TopicPartition(self.topics.table_events, partition)
+        self._pause(tp, True)  # its records wait in the log, not fetched and rewound again and again
+        try:
+            await self.own(tp)
+        except ProducerFenced:
+            # Another worker took it over while this one did (a rebalance under way): taking
+            # it back at once would fence that one in turn. Wait as after a fenced batch.
+            log.warning("partition %s: fenced while taking it over; left to the rebalance", partition)
+            self.fenced[partition] = (self.generation, time.monotonic())
+        except (*TRANSIENT, IllegalOperation) as e:
+            # IllegalOperation: the producer left its transaction under the takeover's aborted
+            # one (cut off or fenced meanwhile, aiokafka's "not in transaction"): a new
+            # producer at the next round, as for a broker away.
+            log.warning("partition %s: cannot take it over yet (%r); retrying", partition, e)
+            await asyncio.sleep(1)
+        finally:
+            self._pause(tp, False)
+
+    def _pause(self, tp: TopicPartition, paused: bool) -> None:
+        """Stop or resume fetching `tp` (nothing to do once the group took it away)."""
+        try:
+            (self.consumer.pause if paused else self.consumer.resume)(tp)
+        except Exception:  # noqa: BLE001 - not assigned any more: its next owner fetches it
+            pass
+
+    async def _cancel_takeovers(self, partitions) -> None:
+        """Stop the takeovers of `partitions` (revoked, or the worker stopping) and wait for them:
+        a takeover finishing after the revocation would fence the partition's next owner."""
+        tasks = [t for p, t in list(self.takeovers.items()) if p in partitions]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def release(self, partition: int) -> None:
         owner = self.owners.get(partition)
@@ -266,6 +297,7 @@ class SettlingWorker:
                 worker.generation += 1
                 for tp in revoked:
                     worker.assigned.discard(tp.partition)
+                await worker._cancel_takeovers({tp.partition for tp in revoked})
                 for tp in revoked:
                     await worker.release(tp.partition)
 
@@ -293,7 +325,7 @@ class SettlingWorker:
                         continue  # fetched before a rebalance took the partition away
                     owner = self.owners.get(tp.partition)
                     if owner is None:
-                        self._rewind(tp, messages[0].offset)  # owned at the next round, then settled
+                        self._rewind(tp, messages[0].offset)  # settled once its takeover is done
                         continue
                     resume = owner.next_offset
                     if resume is not None and messages[0].offset != resume:
@@ -306,6 +338,7 @@ class SettlingWorker:
                     if owner.drain is None or owner.drain.done():
                         self._start_drain(owner, tp)
         finally:
+            await self._cancel_takeovers(set(self.takeovers))
             await self.consumer.stop()
             for partition in list(self.owners):
                 await self.release(partition)

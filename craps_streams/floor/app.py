@@ -159,9 +159,14 @@ def view_app_id(settings: Settings) -> str:
 
 def make_app(settings: Settings) -> FloorApp:
     datadir = settings.floor_datadir or tempfile.mkdtemp(prefix="craps-floor-")
+    session_s = settings.floor_session_timeout_ms / 1000
+    broker = faust_broker_settings(view_client_settings())
+    # Faust refuses a consumer request timeout below the session timeout: the view's consumer
+    # waits that long on a cut-off node; its producer keeps the clients' timeout (settings.py).
+    broker["broker_request_timeout"] = max(broker.get("broker_request_timeout", 0.0), session_s)
     return FloorApp(
         view_app_id(settings),
-        **faust_broker_settings(view_client_settings()),
+        **broker,
         store="memory://",
         datadir=datadir,
         web_enabled=False,  # the pages are served by craps_streams/floor/web.py (CSP, TLS, basic auth)
@@ -171,8 +176,8 @@ def make_app(settings: Settings) -> FloorApp:
         topic_replication_factor=replication_factor(settings.replication_factor),
         broker_commit_interval=1.0,
         # A restarted instance rejoins its own group: the dead member's session must end first.
-        broker_session_timeout=settings.floor_session_timeout_ms / 1000,
-        broker_heartbeat_interval=settings.floor_session_timeout_ms / 5000,
+        broker_session_timeout=session_s,
+        broker_heartbeat_interval=session_s / 5,
         table_standby_replicas=0,
         producer_linger=0.005,
     )

@@ -37,10 +37,13 @@ def group_consumer(group_id: str, *, session_timeout_ms: int, heartbeat_interval
                    bootstrap: str | None = None) -> AIOKafkaConsumer:
     """A consumer group member reading committed records only, committing offsets itself (in the
     worker's transactions, never automatically)."""
+    # The request timeout is every client's (settings.py), not stretched to the session: a heartbeat
+    # to a coordinator cut off by the network, and a coordinator lookup sent to the cut node, are
+    # abandoned after it, so the member finds the group's new coordinator before its session there
+    # runs out. A JoinGroup the broker holds longer (a rebalance waiting for a dead member, up to
+    # the session timeout) times out and is sent again to the same member id: it joins the same
+    # rebalance.
     settings = client_settings(role, bootstrap)
-    # aiokafka sends JoinGroup with the request timeout: it must outlast the session timeout, or a
-    # longer session (CRAPS_SESSION_TIMEOUT_MS) would time its own rebalances out (settings.py).
-    settings["request_timeout_ms"] = max(settings.get("request_timeout_ms", 0), session_timeout_ms + 2_000)
     return AIOKafkaConsumer(**settings, group_id=group_id, isolation_level="read_committed",
                             enable_auto_commit=False, auto_offset_reset="earliest",
                             session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
@@ -135,7 +138,14 @@ def followed(consumer: KafkaConsumer, notice=lambda message: None, bootstrap: st
     lost_at = lost_wall = None
     said = False
     while True:
-        for records in consumer.poll(timeout_ms=POLL_MS).values():
+        try:
+            batches = consumer.poll(timeout_ms=POLL_MS)
+        except (SyncKafkaError, OSError):
+            # Every node of a cluster gone at once: the poll's metadata refresh raises (each refused
+            # it). The broker is away, waited for as below, not given up on at once.
+            batches = {}
+            time.sleep(POLL_MS / 1000)
+        for records in batches.values():
             yield from records
         if _connected(consumer):
             if said:

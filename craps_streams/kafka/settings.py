@@ -24,18 +24,31 @@ over by its edge from the settings (CRAPS_KAFKA_BOOTSTRAP, craps_streams/setting
 
 Timeouts (every role but admin, `CLIENT_TIMEOUTS`): a broker killed -9 resets its TCP connections
 at once, so its clients notice in milliseconds; a node cut off by the network sends nothing back,
-and a request in flight to it waits out `request_timeout_ms` before the client drops the connection,
-refreshes its metadata and finds the new leader or coordinator. aiokafka's defaults (40 s request
-timeout, metadata 5 minutes old at most, idle connections kept 9 minutes) made a 30 s cut stop the
-floor for 41 s. Here:
+and a request in flight to it, or a connection being made to it, waits out `request_timeout_ms`
+before the client gives it up, refreshes its metadata and finds the new leader or coordinator. The
+cluster fences a node that stopped heartbeating after 6 s (`broker.session.timeout.ms`,
+infra/kafka/server.properties) and moves its leaderships; the clients are set to follow as fast:
 
-    request_timeout_ms       12,000  just past KRaft's broker.session.timeout.ms (9 s), when the
-                                     controller has moved the cut node's leaderships, and above the
-                                     consumers' session timeout (10 s): a JoinGroup (which aiokafka
-                                     sends with this timeout) outlasts an ordinary rebalance
-    metadata_max_age_ms      15,000  a client that sends nothing to the cut node (a producer with
+    request_timeout_ms        5,000  a request to the cut node (a produce, a fetch, a transaction's
+                                     or the group's coordinator call, a metadata or coordinator
+                                     lookup sent to it) is abandoned about when the node is fenced;
+                                     the retry goes to the new leader. Also a group member's (the
+                                     worker's consumer, craps_streams/kafka/consumers.py): its
+                                     heartbeat to a cut-off coordinator and its lookups fail well
+                                     within its session (10 s), so it reaches the new coordinator
+                                     while its membership still holds there, with no rebalance.
+                                     Margin: the slowest requests of a normal floor are a transaction's
+                                     writes acknowledged by two nodes, 0.3 s at the p99 on the
+                                     loaded 2-core cluster (docs/reliability/cluster.md), over 15
+                                     times less
+    metadata_max_age_ms       5,000  a client that sends nothing to the cut node (a producer with
                                      nothing for its partitions yet) still learns the new leaders
+                                     within seconds of the move
     connections_max_idle_ms  60,000  above the request timeout (kafka-python requires it)
+
+aiokafka's defaults (40 s request timeout, metadata 5 minutes old at most, idle connections kept 9
+minutes) made a 30 s cut stop the floor for 41 s; these settle it again within 15 s
+(docs/reliability/cluster.md, the partition drill).
 """
 from __future__ import annotations
 
@@ -68,7 +81,7 @@ def sasl_credentials(role: str) -> dict | None:
             "ssl_context": s["ssl_context"], "mechanism": s["sasl_mechanism"]}
 
 
-CLIENT_TIMEOUTS = {"request_timeout_ms": 12_000, "metadata_max_age_ms": 15_000, "connections_max_idle_ms": 60_000}
+CLIENT_TIMEOUTS = {"request_timeout_ms": 5_000, "metadata_max_age_ms": 5_000, "connections_max_idle_ms": 60_000}
 
 
 def _role_settings(role: str) -> dict:

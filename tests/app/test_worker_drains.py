@@ -28,6 +28,13 @@ class Consumer:
     def __init__(self, fetches: list[dict[int, list[int]]]):
         self.fetches = list(fetches)
         self.listener = None
+        self.paused: set[int] = set()  # partitions being taken over: their records wait in the log
+
+    def pause(self, tp):
+        self.paused.add(tp.partition)
+
+    def resume(self, tp):
+        self.paused.discard(tp.partition)
 
     def subscribe(self, topics, listener):
         self.listener = listener
@@ -49,7 +56,12 @@ class Consumer:
         if not self.fetches:
             await asyncio.sleep(timeout_ms / 1000)
             return {}
-        fetch = self.fetches.pop(0)
+        fetch = {p: o for p, o in self.fetches[0].items() if p not in self.paused}
+        held = {p: o for p, o in self.fetches[0].items() if p in self.paused}
+        if held:  # the fetches after it wait too: each partition's records stay in order
+            self.fetches[0] = held
+        else:
+            self.fetches.pop(0)
         return {TopicPartition(TABLE_EVENTS, p): [Message(p, o) for o in offsets] for p, offsets in fetch.items()}
 
 
@@ -215,8 +227,8 @@ def test_a_takeover_fenced_by_another_worker_leaves_the_partition_and_keeps_the_
     w.assigned = {0, 1}
 
     async def scenario():
-        await w.own_assigned()
-        await w.own_assigned()  # at once again: held off, not retaken
+        await taken_over(w)
+        await taken_over(w)  # at once again: held off, not retaken
 
     asyncio.run(scenario())
     assert w.owners == {}
@@ -239,12 +251,18 @@ def test_a_takeover_whose_transaction_ends_under_it_is_retried_and_keeps_the_wor
     monkeypatch.setattr(worker_module.asyncio, "sleep", _no_wait)
     w = SettlingWorker(bootstrap="127.0.0.1:1", tags=TagCheck(KeyRing()))
     w.assigned = {0}
-    asyncio.run(w.own_assigned())
+    asyncio.run(taken_over(w))
     assert w.owners == {} and w.fenced == {}  # not owned, not held off: retried at the next round
 
 
 async def _no_wait(seconds):
     return None
+
+
+async def taken_over(w) -> None:
+    """own_assigned, and the takeovers it started, to their end."""
+    await w.own_assigned()
+    await asyncio.gather(*w.takeovers.values())
 
 
 def test_a_partition_marked_event_by_event_is_taken_over_without_quiet_runs(monkeypatch):

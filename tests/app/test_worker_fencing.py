@@ -14,6 +14,7 @@ from craps_streams.topics import Topics
 
 TABLE_EVENTS, SETTLEMENTS, TABLE_STATE = Topics().table_events, Topics().settlements, Topics().table_state
 from tests.app.batch_shell import OneByOne
+from tests.app.test_worker_drains import taken_over
 
 
 class FencedProducer:
@@ -90,7 +91,7 @@ def test_a_fenced_partition_is_released_and_the_worker_keeps_running(monkeypatch
 def test_not_taken_over_again_in_the_same_generation_before_the_hold_off(monkeypatch):
     w, _ = fenced_worker(monkeypatch)
     taken = recording_takeovers(w)
-    asyncio.run(w.own_assigned())
+    asyncio.run(taken_over(w))
     assert taken == [5]  # the other assigned partition only
 
 
@@ -98,7 +99,7 @@ def test_taken_over_again_after_a_rebalance(monkeypatch):
     w, _ = fenced_worker(monkeypatch)
     taken = recording_takeovers(w)
     w.generation += 2  # revoked and assigned again: the group says it is ours
-    asyncio.run(w.own_assigned())
+    asyncio.run(taken_over(w))
     assert taken == [3, 5]
     assert 3 not in w.fenced
 
@@ -108,7 +109,7 @@ def test_taken_over_again_after_the_hold_off_without_a_rebalance(monkeypatch):
     taken = recording_takeovers(w)
     generation, at = w.fenced[3]
     w.fenced[3] = (generation, at - w.fenced_hold_off_s - 0.1)  # a session timeout ago
-    asyncio.run(w.own_assigned())
+    asyncio.run(taken_over(w))
     assert taken == [3, 5]
 
 

@@ -92,22 +92,24 @@ def test_every_clients_settings_install_the_filter():
 
 def test_every_client_notices_a_dead_connection_within_its_timeouts(monkeypatch):
     """The timeouts of craps_streams/kafka/settings.py: a request to a node cut off by the network is
-    abandoned 12 s on (past KRaft's 9 s broker session, when its leaderships have moved), not
-    aiokafka's 40 s; metadata at most 15 s old; kafka-python's order fetch wait < request < idle; a
-    group member's request timeout outlasts its session; the floor view's faust gets the same."""
+    abandoned 5 s on, not aiokafka's 40 s (by then the controller fences the node, 6 s: a retry finds
+    its new leaders); metadata at most 5 s old; kafka-python's order fetch wait < request < idle; a
+    group member's requests (its heartbeats, its coordinator lookups) are abandoned within its
+    session, so it finds a new coordinator in time; the floor view's faust gets the same."""
     from craps_streams.floor.broker import faust_broker_settings
     from craps_streams.kafka import consumers, settings
 
     monkeypatch.setattr(settings, "security_settings", lambda role: {"security_protocol": "PLAINTEXT"})
     for role in ("controller", "worker", "archive", "audit", "viewer", "floor"):
         s = settings.client_settings(role)
-        assert (s["request_timeout_ms"], s["metadata_max_age_ms"], s["connections_max_idle_ms"]) == (12_000, 15_000, 60_000)
+        assert (s["request_timeout_ms"], s["metadata_max_age_ms"], s["connections_max_idle_ms"]) == (5_000, 5_000, 60_000)
         assert 500 < s["request_timeout_ms"] < s["connections_max_idle_ms"]
     import asyncio
 
-    async def made():
-        return consumers.group_consumer("g", session_timeout_ms=30_000, heartbeat_interval_ms=6_000,
+    async def made(session_ms):
+        return consumers.group_consumer("g", session_timeout_ms=session_ms, heartbeat_interval_ms=session_ms // 5,
                                         max_poll_interval_ms=120_000, bootstrap="127.0.0.1:1")
-    assert asyncio.run(made())._client._request_timeout_ms == 32_000
+    for session_ms in (6_000, 10_000, 30_000):
+        assert asyncio.run(made(session_ms))._client._request_timeout_ms == 5_000 < session_ms
     faust = faust_broker_settings(settings.client_settings("floor"))
-    assert faust["broker_request_timeout"] == faust["producer_request_timeout"] == 12.0
+    assert faust["broker_request_timeout"] == faust["producer_request_timeout"] == 5.0
