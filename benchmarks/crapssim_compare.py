@@ -22,7 +22,14 @@ each ratio both of the medians and as the median of the rounds' own ratios ("by 
      child. The history is signed with a key ring of the benchmark's own (`tagged_history.py`,
      written to a temporary directory), so this runs from a fresh clone, with the tag check on;
   4. the same command over the same history untagged, with `--accept-untagged`: history as it
-     was before events carried tags (the difference is the tag check's cost).
+     was before events carried tags (the difference is the tag check's cost);
+  5. the command's start: the same command over the history's first line alone (the interpreter,
+     the imports, the settings, the key ring, the exit), printed as a share of row 3.
+
+The package is compiled to bytecode first (`python -m compileall craps_streams`, into the
+`__pycache__` directories an installed wheel carries): where PYTHONDONTWRITEBYTECODE is set, every
+command would otherwise compile the package's sources again at its start, a cost no installation
+pays.
 
 Before the timings, both engines settle the history once more, instrumented, and the totals are
 compared per wager kind (count, wins, losses, amount won, net to the players): the rules coincide
@@ -228,6 +235,16 @@ def command(path: str, out: str, keys: str | None) -> list[str]:
             "--no-progress", *tags]
 
 
+def compile_package() -> None:
+    """The package's bytecode written beside its sources, as installing a wheel writes it, so the
+    command's start is measured as an installation runs it (PYTHONDONTWRITEBYTECODE, where set,
+    would have each run compile every module again)."""
+    import compileall
+
+    if not compileall.compile_dir(str(ROOT / "craps_streams"), quiet=1):
+        raise SystemExit("compileall failed on craps_streams/")
+
+
 def run_command(path: str, keys: str | None) -> float:
     """User + system CPU seconds of the whole `craps-streams replay` command."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -271,10 +288,12 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="crapssim-compare-")
     path = args.file or os.path.join(work, "history.jsonl")  # tagged
     untagged_path = os.path.join(work, "untagged.jsonl")
+    start_path = os.path.join(work, "start.jsonl")  # the opening alone: the command's fixed cost
     ring = bench_ring({TABLE})
     keys = str(write_ring(ring, work))
     dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
-    for name, history in ((path, signed(records, ring)), (untagged_path, records)):
+    for name, history in ((path, signed(records, ring)), (untagged_path, records),
+                          (start_path, list(signed(records[:1], ring)))):
         with open(name, "w") as f:
             for r in history:
                 f.write(dumps(r) + "\n")
@@ -288,6 +307,7 @@ def main() -> int:
     table.fixed_run(dice, verbose=False)
     # Ours: the real command, every tag checked (a forged or unchecked event would be a rejection,
     # not a settlement); the untagged replay must settle the same.
+    compile_package()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     settled = {}
     for name, (history, ring_path) in {"tagged": (path, keys), "untagged": (untagged_path, None)}.items():
@@ -327,12 +347,14 @@ def main() -> int:
     print(f"the worker's and replay's core (CRAPS_CORE) is the "
           f"{native.rules_core(os.environ.get('CRAPS_CORE') or 'auto').name} core")
     rates: dict[str, list[float]] = {"crapssim": [], **{f"core-{c}": [] for c in cores}, "command": [], "untagged": []}
+    starts: list[float] = []  # CPU seconds of the command over the one-line history
     for _ in range(args.rounds):  # interleaved: all see the same machine noise
         rates["crapssim"].append(throws / run_crapssim(dice, args.players))
         for c in cores:
             rates[f"core-{c}"].append(throws / run_core(events, c))
         rates["command"].append(throws / run_command(path, keys))
         rates["untagged"].append(throws / run_command(untagged_path, None))
+        starts.append(run_command(start_path, keys))
     base = statistics.median(rates["crapssim"])
     labels = {"crapssim": "crapssim, in memory, no I/O",
               "core-python": "craps-streams rules core, Python, in memory (pre-decoded events)",
@@ -351,6 +373,11 @@ def main() -> int:
         by_round = statistics.median(x / c for x, c in zip(rates[key], rates["crapssim"]))
         print(f"{label:<70}{m:>10,.0f}{m * len(records) / throws:>11,.0f}{m / base:>7.1f}x{by_round:>9.1f}x   "
               f"{', '.join(f'{x:,.0f}' for x in rates[key])}")
+    start, whole = statistics.median(starts), throws / statistics.median(rates["command"])
+    rest = whole - start
+    print(f"the command's start (its history's first line alone): {start:.3f} of the tagged command's {whole:.3f} "
+          f"CPU s ({100 * start / whole:.0f} %); the rest settles the history at {throws / rest:,.0f} throws/s "
+          f"({throws / rest / base:.1f}x crapssim)")
     shutil.rmtree(work, ignore_errors=True)
     return 0 if agree else 1
 

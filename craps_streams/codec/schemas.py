@@ -18,11 +18,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import fastavro
-from fastavro.schema import fingerprint as _fastavro_fingerprint
-from fastavro.schema import to_parsing_canonical_form
-
 from craps_streams.codec.errors import CodecError
+
+# fastavro is imported where a schema is parsed or fingerprinted, not here: every command's edge
+# imports this module (`settings.use` names the schema directory), and a JSON Lines replay never
+# parses a schema.
 
 NAMESPACE = "casino.craps.v1"
 PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
@@ -60,7 +60,9 @@ class LoadedSchema:
 def fingerprint64(canonical: str) -> bytes:
     """CRC-64-AVRO (Rabin) fingerprint of a Parsing Canonical Form, as the 8 little-endian bytes
     that the Avro single-object encoding puts after its ``C3 01`` marker."""
-    return bytes.fromhex(_fastavro_fingerprint(canonical, "CRC-64-AVRO"))
+    from fastavro.schema import fingerprint
+
+    return bytes.fromhex(fingerprint(canonical, "CRC-64-AVRO"))
 
 
 def _fullname(name: str, namespace: str | None) -> str:
@@ -135,6 +137,9 @@ def _inline(schema, namespace: str | None, defs: dict, seen: set[str]):
 
 def make_loaded(source: dict, path: Path | None = None) -> LoadedSchema:
     """Parse one self-contained schema (a JSON object) into a LoadedSchema."""
+    import fastavro
+    from fastavro.schema import to_parsing_canonical_form
+
     try:
         parsed = fastavro.parse_schema(copy.deepcopy(source), _force=True)
         canonical = to_parsing_canonical_form(parsed)

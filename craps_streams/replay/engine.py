@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Iterable, Iterator
 
 from craps_streams.accelerator.rules import RulesCore, chosen
@@ -60,7 +61,7 @@ class Replay:
         self.watch = with_native_watch(watch)
         self._tally = ReplayTally()
         self._quiet = quiet_run(tags)  # None: every event through `settle_event`
-        self._lane = lane_run(tags)  # None: a LineBatch read line by line (`LineBatch.items`)
+        self._lane = lane_run(tags, self.watch)  # None: a LineBatch read line by line (`LineBatch.items`)
 
     @property
     def tally(self) -> ReplayTally:
@@ -122,15 +123,16 @@ class Replay:
         The replay's hot loop: `feed_event` with the lookups bound once and the counts summed per
         batch; with the native code in use, each run of quiet events (wagers placed, shooters
         changed: nothing to output) is settled in one native call (craps_streams/settle/quiet.py), and
-        a `LineBatch` of raw JSON lines goes through the native lane, every line it stops at read
+        a `LineBatch` of raw JSON lines goes through the native lane (its throws booked and
+        watched there too, their outputs appended to the batch's), every line it stops at read
         by `LineBatch.item` and settled here as any other item."""
         tables, books, watch, tags, apply = self.tables, self.books, self.watch, self.tags, self.core.apply
         out: list = []
         extend = out.extend
         events = applied = duplicates = held = 0
         if type(items) is LineBatch:  # raw JSON lines: through the lane, each other line read here
-            if self._lane is not None:
-                quiet, seq, item_at = self._lane, items.lines, items.item
+            if self._lane is not None:  # its throws' outputs appended to `out` as it finishes them
+                quiet, seq, item_at = partial(self._lane, out=out), items.lines, items.item
             else:
                 items = items.items()
         if type(items) is not LineBatch:

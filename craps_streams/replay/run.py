@@ -127,9 +127,10 @@ def batch_gc(threshold: int = 50_000):
     (events, states, outputs are freed by reference counting), but with the default threshold
     (700 allocations) the collector walks every batch's young objects many times over, about a
     tenth of a replay's time. A larger first-generation threshold still collects any cycle, so
-    memory stays bounded; objects from before the replay are frozen out of the collector's walks."""
+    memory stays bounded; objects from before the replay are frozen out of the collector's walks,
+    as they are (no full collection first: it walked every object the imports made, about a
+    twentieth of a short replay's command, to free next to nothing)."""
     old = gc.get_threshold()
-    gc.collect()
     gc.freeze()
     gc.set_threshold(threshold, old[1], old[2])
     try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from craps_streams.accelerator import lane, quiet
 from craps_streams.accelerator.rules import in_use
+from craps_streams.surveillance.hold_watch import HoldWatch
 
 
 def _native_check(tags):
@@ -45,12 +46,19 @@ def quiet_run(tags):
     return None if check is None else quiet.settle_quiet(*check)
 
 
-def lane_run(tags):
-    """`run(tables, books, lines, start) -> (stop, applied, untagged, thrown)`: `quiet_run` for the
-    raw JSON lines of a `craps_streams.replay.jsonread.LineBatch` (native/src/lane.rs: a quiet line is
-    read, checked against the contract, authenticated and applied without becoming a Python
-    event; a throw is read, authenticated and applied, and handed back as `thrown`, its event and
-    outputs, for the rest of its step, `craps_streams.settle.step.settled`), or None where the native
-    code is not in use."""
+def lane_run(tags, watch=None):
+    """`run(tables, books, lines, start, out=None) -> (stop, applied, untagged, thrown)`: `quiet_run`
+    for the raw JSON lines of a `craps_streams.replay.jsonread.LineBatch` (native/src/lane.rs: a
+    quiet line is read, checked against the contract, authenticated and applied without becoming a
+    Python event; a throw is read, authenticated and applied, and handed back as `thrown`, its event
+    and outputs, for the rest of its step, `craps_streams.settle.step.settled`), or None where the
+    native code is not in use.
+
+    `watch`: the replay's `HoldWatch`. Where it is that class itself (its booking is
+    `HoldWatch.watch`), the rest of a throw's step is done in the lane too, when its table's
+    surveillance is the native watch: `settled`'s `book_observe`, natively, the throw's outputs and
+    alerts appended to `out` (the batch's outputs), with no trip through Python."""
     check = _native_check(tags)
-    return None if check is None else lane.settle_lines(*check)
+    if check is None:
+        return None
+    return lane.settle_lines(*check, new_line=watch.new_line if type(watch) is HoldWatch else None)

@@ -60,7 +60,13 @@ def settled(tables: dict, books: dict, watch: HoldWatch, event, state, outputs: 
     """The rest of `settle_event` once the core has applied an authentic `event` (-> `state`,
     `outputs`, `verdict`; `waiting`: the events its table held before it): the table filed, the
     settlements booked, the table watched. Also where the JSON Lines lane
-    (craps_streams/settle/quiet.py `lane_run`) hands over a throw it authenticated and applied."""
+    (craps_streams/settle/quiet.py `lane_run`) hands over a throw it authenticated and applied
+    and could not finish itself.
+
+    Where the table's surveillance is the native watch, a watched event's settlements are booked
+    and watched by it in one call (`book_observe`, native/src/watch.rs: `watch.watch`, then the
+    watch's `observe`, over one reading of the outputs; held to the two in lockstep,
+    tests/native/test_lockstep.py `watch`); the lane makes the same call for its throws."""
     table_id = event.table_id
     if state is None:
         return verdict, None, outputs
@@ -70,23 +76,30 @@ def settled(tables: dict, books: dict, watch: HoldWatch, event, state, outputs: 
     book = books.get(table_id)
     if book is None:
         book = books[table_id] = HoldBook(watch=watch.table_watch())
-    # The settlements grouped by decision once, for the hold book and the surveillance both
-    # (`settled_groups`: each grouped them on its own before).
+    table = book.watch
+    kind = type(event)
+    # Surveillance reads throws and what they decide (and a table's opening): a wager, a shooter
+    # change or a close alone gives it nothing to see (the hot path: most events).
+    watched = waiting or kind is DiceThrown or kind is TableOpened
+    if watched:
+        applied = [] if verdict is REJECTED else [event]
+        if waiting:
+            rejected = {o.seq for o in outputs if type(o) is EventRejected}
+            held = state.held
+            applied += [e for seq, e in sorted(waiting.items()) if seq not in held and seq not in rejected]
+        if type(table) is not TableWatch and type(watch) is HoldWatch:
+            # The native watch books and watches in one reading of the outputs (`book_observe`:
+            # `watch.watch`, then `observe`, below); None: declined, nothing booked or changed.
+            alerts = table.book_observe(book.lines, watch.new_line, state, applied, outputs)
+            if alerts is not None:
+                return verdict, state, outputs + alerts if alerts else outputs
+    # The settlements grouped by decision once, for the hold book and the surveillance both.
     groups: dict = {}
     if outputs:
         groups = settled_groups(outputs)
         watch.watch(book, state, outputs, groups)
-    kind = type(event)
-    if not waiting and kind is not DiceThrown and kind is not TableOpened:
-        # Surveillance reads throws and what they decide (and a table's opening): a wager, a
-        # shooter change or a close alone gives it nothing to see (the hot path: most events).
+    if not watched:
         return verdict, state, outputs
-    applied = [] if verdict is REJECTED else [event]
-    if waiting:
-        rejected = {o.seq for o in outputs if type(o) is EventRejected}
-        held = state.held
-        applied += [e for seq, e in sorted(waiting.items()) if seq not in held and seq not in rejected]
-    table = book.watch
     if type(table) is TableWatch:
         alerts = observe(watch.thresholds, table, state, applied, outputs, groups)
     else:  # the native watch (craps_streams/surveillance/native_watch.py): the same alerts and state

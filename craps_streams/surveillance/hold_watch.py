@@ -100,8 +100,14 @@ class HoldWatch:
             key = (wager, paytable)
             line = lines.get(key)
             if line is None:
-                odds = wager_odds(wager, state.rules)
-                line = lines[key] = HoldLine(house_edge=float(odds.house_edge), std_dev_per_unit=odds.std_dev)
+                line = lines[key] = self.new_line(state, wager)
             stakes = line.add_all(group)
             line.stake_squares += stakes * stakes  # the wagers of one decision: one outcome
+
+    @staticmethod
+    def new_line(state, wager: str) -> HoldLine:
+        """A wager kind's first line in a table's book, its theory under the table's rules (the
+        native booking, native/src/watch.rs `book_observe`, makes its lines here too)."""
+        odds = wager_odds(wager, state.rules)
+        return HoldLine(house_edge=float(odds.house_edge), std_dev_per_unit=odds.std_dev)
 

@@ -5,8 +5,10 @@
 //! checks, applies and files (quiet.rs). Decoding each into a Python event first (msgspec, then
 //! the ids' characters) costs about as much again as settling it. Here such a line is read, checked, authenticated and applied in one pass, and it becomes a Python
 //! event only when this lane stops at it. A throw is read, checked, authenticated and applied here
-//! too, then handed back as the event msgspec would have read, with its outputs: the table's
-//! surveillance (craps_streams/settle/step.py `settled`) reads them in Python.
+//! too; where the table's surveillance is the native watch, the rest of its step
+//! (craps_streams/settle/step.py `settled`: the hold book and the watch) is done here as well,
+//! by the watch's `book_observe`, and its outputs join the batch's; else it is handed back as the
+//! event msgspec would have read, with its outputs, and `settled` finishes it in Python.
 //!
 //! The lane says yes only where the plain path is certain to say the same:
 //! - the line is plain printable ASCII and of a strict subset of JSON: one object, keys and
@@ -344,11 +346,21 @@ type LaneRun = (usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>);
 /// `untagged`: the caller finishes its step with the table's surveillance, `settled`), or None
 /// when the core left it to Python (the caller settles the event by `settle_event`). `keys` None:
 /// no tag check (tests of the rules alone).
+///
+/// With `out` (a list) and `new_line` (`HoldWatch.new_line`, given only where the step's watch is
+/// the plain `HoldWatch`), a throw the native core applied on a table whose surveillance is the
+/// native `Watch` is finished here as step.py `settled` finishes it: its settlements booked into
+/// the table's hold book and the table watched (`Watch.book_observe`), its outputs and then the
+/// alerts appended to `out`, counted in `applied` (and `untagged`), and the lane goes on. Where the
+/// watch declines, the throw is handed back as `thrown`, and the step's Python finishes it.
 #[pyfunction]
-#[pyo3(signature = (keys, accept_untagged, tables, books, lines, start))]
+#[pyo3(signature = (keys, accept_untagged, tables, books, lines, start, out=None, new_line=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
-                    books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize)
+                    books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize, out: Option<&Bound<PyList>>,
+                    new_line: Option<&Bound<PyAny>>)
                     -> PyResult<LaneRun> {
+    let finish = out.zip(new_line);
     let keys = keys.map(|k| k.get());
     // Each kind's canonical format, looked up once per call (indexed by `Kind`).
     let formats = keys.map_or([None; 3], |k| {
@@ -401,6 +413,7 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                     }
                 };
                 let valid = !matches!(f.get(VALID), Val::Bool(false));
+                let table_ptr = table_id.p(); // `args` holds it for the rest of the throw
                 let args = [table_id, seq_o, O::owned(ffi::PyLong_FromLongLong(ts))?,
                             O::owned(ffi::PyLong_FromLongLong(f.int(DIE1)))?,
                             O::owned(ffi::PyLong_FromLongLong(f.int(DIE2)))?,
@@ -410,11 +423,22 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                 let event = call(c.t_dice, &ptrs)?;
                 let judged = table.try_borrow_mut()?.step(&c, event.p())?;
                 let outputs = match judged {
-                    Some(out) => {
+                    Some(outs) => {
+                        let outs = list_of(outs)?;
+                        if let Some((out, new_line)) = finish {
+                            if finish_throw(py, books, table_ptr, &table, event.p(), outs.p(), out, new_line)? {
+                                applied += 1;
+                                if was_untagged {
+                                    untagged += 1;
+                                }
+                                i += 1;
+                                continue;
+                            }
+                        }
                         if was_untagged {
                             untagged += 1;
                         }
-                        list_of(out)?.into_ptr()
+                        outs.into_ptr()
                     }
                     None => {
                         ffi::Py_INCREF(ffi::Py_None());
@@ -447,6 +471,36 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
         }
     }
     Ok((i, applied, untagged, None))
+}
+
+/// A throw the native core applied (its `outputs`, a list), booked and watched by its table's
+/// native `Watch` (`book_observe`, as step.py `settled` calls it, with `applied = [event]`): its
+/// outputs, then the alerts, appended to `out`; true when done, false when the book's watch is not
+/// the native one or it declined (nothing booked, nothing appended: the caller hands it back).
+///
+/// # Safety
+/// The GIL is held; `table_id`, `event` and `outputs` are live objects.
+#[allow(clippy::too_many_arguments)]
+unsafe fn finish_throw(py: Python<'_>, books: &Bound<PyDict>, table_id: Obj, table: &Bound<crate::table::Table>,
+                       event: Obj, outputs: Obj, out: &Bound<PyList>, new_line: &Bound<PyAny>) -> PyResult<bool> {
+    let Some(book) = books.get_item(Bound::from_borrowed_ptr(py, table_id))? else { return Ok(false) };
+    let watch = book.getattr(pyo3::intern!(py, "watch"))?;
+    let Ok(watch) = watch.downcast_exact::<crate::watch::Watch>() else { return Ok(false) };
+    let lines = book.getattr(pyo3::intern!(py, "lines"))?;
+    let Ok(lines) = lines.downcast_exact::<PyDict>() else { return Ok(false) };
+    let applied = PyList::new(py, [Bound::from_borrowed_ptr(py, event)])?;
+    let outputs = Bound::from_borrowed_ptr(py, outputs).downcast_into_exact::<PyList>()?;
+    let Some(alerts) = watch.try_borrow_mut()?.book_and_watch(py, lines, new_line, table.as_any(), &applied, &outputs)?
+    else {
+        return Ok(false);
+    };
+    for o in outputs.iter() {
+        out.append(o)?;
+    }
+    for a in alerts.bind(py).downcast::<PyList>()?.iter() {
+        out.append(a)?;
+    }
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -483,6 +483,133 @@ impl Watch {
         Some((seen, decisions))
     }
 
+    /// `book_observe`, for the JSON Lines lane too (lane.rs: a throw it applied, booked and watched
+    /// without a trip through Python).
+    pub(crate) fn book_and_watch(&mut self, py: Python<'_>, lines: &Bound<PyDict>, new_line: &Bound<PyAny>,
+                                 state: &Bound<PyAny>, applied: &Bound<PyList>, outputs: &Bound<PyList>)
+                                 -> PyResult<Option<Py<PyAny>>> {
+        let Some(x) = crate::slots::current(py) else { return Ok(None) };
+        // SAFETY: as in `observe`; `book` reads only what `read` checked.
+        unsafe {
+            let Some((seen, decisions)) = self.read(&x, applied.as_ptr(), outputs.as_ptr()) else {
+                return Ok(None);
+            };
+            self.book(py, lines, new_line, state, &decisions)?;
+            self.watch_read(py, state, &seen, &decisions).map(Some)
+        }
+    }
+
+    /// The decisions booked into a hold book's lines: `HoldWatch.watch` with `HoldLine.add_all`,
+    /// in the decisions' order, the counts and cents added as Python ints (a line holds Python's
+    /// numbers, of any size) and the stake squares of each decision's summed stakes.
+    ///
+    /// # Safety
+    /// The GIL is held, and `decisions` were read by `read` from outputs live for the call.
+    unsafe fn book(&self, py: Python<'_>, lines: &Bound<PyDict>, new_line: &Bound<PyAny>, state: &Bound<PyAny>,
+                   decisions: &[Decision]) -> PyResult<()> {
+        for d in decisions {
+            let (mut handle, mut collected, mut returned, mut won) = (0i128, 0i128, 0i128, 0i128);
+            let (mut losses, mut wins) = (0i64, 0i64);
+            for s in &d.wagers {
+                let cents = s.stake as i128;
+                handle += cents;
+                if s.outcome == 0 {
+                    collected += cents;
+                    losses += 1;
+                } else {
+                    returned += cents;
+                    won += s.won as i128;
+                    if s.outcome == 1 {
+                        wins += 1;
+                    }
+                }
+            }
+            let n = d.wagers.len() as i64;
+            let kind = &self.kinds[d.kind];
+            let wager = Bound::from_borrowed_ptr(py, kind.wager.p());
+            let key = PyTuple::new(py, [wager.clone(), Bound::from_borrowed_ptr(py, kind.paytable.p())])?;
+            let line = match lines.get_item(&key)? {
+                Some(line) => line,
+                None => {
+                    let line = new_line.call1((state, wager))?;
+                    lines.set_item(&key, &line)?;
+                    line
+                }
+            };
+            let add = |name: &Bound<'_, pyo3::types::PyString>, delta: Bound<'_, PyAny>| -> PyResult<()> {
+                line.setattr(name, line.getattr(name)?.add(delta)?)
+            };
+            let h = handle.into_pyobject(py)?.into_any();
+            add(pyo3::intern!(py, "settled"), n.into_pyobject(py)?.into_any())?;
+            add(pyo3::intern!(py, "handle_cents"), h.clone())?;
+            add(pyo3::intern!(py, "collected_cents"), collected.into_pyobject(py)?.into_any())?;
+            add(pyo3::intern!(py, "losses"), losses.into_pyobject(py)?.into_any())?;
+            add(pyo3::intern!(py, "returned_cents"), returned.into_pyobject(py)?.into_any())?;
+            add(pyo3::intern!(py, "won_cents"), won.into_pyobject(py)?.into_any())?;
+            add(pyo3::intern!(py, "wins"), wins.into_pyobject(py)?.into_any())?;
+            add(pyo3::intern!(py, "pushes"), (n - losses - wins).into_pyobject(py)?.into_any())?;
+            // The wagers of one decision are one outcome: their stakes added, then squared.
+            add(pyo3::intern!(py, "stake_squares"), h.mul(&h)?)?;
+        }
+        Ok(())
+    }
+
+    /// `observe` once its inputs are read: the throws watched and the decisions checked.
+    ///
+    /// # Safety
+    /// The GIL is held; `state` and the objects `seen` and `decisions` borrow are live for the call.
+    unsafe fn watch_read(&mut self, py: Python<'_>, state: &Bound<PyAny>, seen: &[Seen], decisions: &[Decision])
+                         -> PyResult<Py<PyAny>> {
+        {
+            let c = self.c.clone();
+            let state = state.as_ptr();
+            let mut alerts: Vec<(Obj, O)> = Vec::new();
+            let mut crossed: Vec<usize> = Vec::new();
+            for s in seen {
+                let (e, seq, (die1, die2)) = match *s {
+                    Seen::Opened => {
+                        for k in self.kinds.iter_mut() {
+                            k.unit = None;
+                        }
+                        continue;
+                    }
+                    Seen::Other => continue,
+                    Seen::Thrown { dice: None, .. } => {
+                        self.dice.invalid += 1;
+                        continue;
+                    }
+                    Seen::Thrown { e, seq, dice: Some(d) } => (e, seq, d),
+                };
+                crossed.clear();
+                self.dice.throw(&c, die1, die2, &mut crossed);
+                self.prev_throw_seq = self.last_throw_seq;
+                self.last_throw_seq = seq;
+                if !crossed.is_empty() {
+                    let names: Vec<String> = crossed.iter().map(|&i| cusum_name(i)).collect();
+                    let since = self.dice.cells_since.to_vec();
+                    let alert = Bound::from_borrowed_ptr(py, c.dice_alert.p())
+                        .call1((Bound::from_borrowed_ptr(py, state), Bound::from_borrowed_ptr(py, e), names,
+                                self.dice.invalid, since))?;
+                    alerts.push((c.k_dice.p(), O(alert.into_ptr())));
+                    self.dice.since = self.dice.throws;
+                    self.dice.cells_since = [0; 36];
+                }
+                for d in decisions.iter().filter(|d| d.seq == seq) {
+                    self.settled(state, d, &mut alerts)?;
+                }
+            }
+            let list = O::owned(ffi::PyList_New(alerts.len() as ffi::Py_ssize_t))?;
+            for (i, (kind, alert)) in alerts.into_iter().enumerate() {
+                match self.raised.iter_mut().find(|(k, _)| same_str(k.p(), kind)) {
+                    Some(e) => e.1 += 1,
+                    None => self.raised.push((O::new_ref(kind), 1)),
+                }
+                ffi::PyList_SET_ITEM(list.p(), i as ffi::Py_ssize_t, alert.into_ptr());
+            }
+            Ok(Py::from_owned_ptr(py, list.into_ptr()))
+        }
+    }
+
     /// The kind's unit under the table's rules (`_settled`'s `units`), read from Python once.
     ///
     /// # Safety
@@ -749,53 +876,19 @@ impl Watch {
             let Some((seen, decisions)) = self.read(&x, applied.as_ptr(), outputs.as_ptr()) else {
                 return Ok(None);
             };
-            let c = self.c.clone();
-            let state = state.as_ptr();
-            let mut alerts: Vec<(Obj, O)> = Vec::new();
-            let mut crossed: Vec<usize> = Vec::new();
-            for s in &seen {
-                let (e, seq, (die1, die2)) = match *s {
-                    Seen::Opened => {
-                        for k in self.kinds.iter_mut() {
-                            k.unit = None;
-                        }
-                        continue;
-                    }
-                    Seen::Other => continue,
-                    Seen::Thrown { dice: None, .. } => {
-                        self.dice.invalid += 1;
-                        continue;
-                    }
-                    Seen::Thrown { e, seq, dice: Some(d) } => (e, seq, d),
-                };
-                crossed.clear();
-                self.dice.throw(&c, die1, die2, &mut crossed);
-                self.prev_throw_seq = self.last_throw_seq;
-                self.last_throw_seq = seq;
-                if !crossed.is_empty() {
-                    let names: Vec<String> = crossed.iter().map(|&i| cusum_name(i)).collect();
-                    let since = self.dice.cells_since.to_vec();
-                    let alert = Bound::from_borrowed_ptr(py, c.dice_alert.p())
-                        .call1((Bound::from_borrowed_ptr(py, state), Bound::from_borrowed_ptr(py, e), names,
-                                self.dice.invalid, since))?;
-                    alerts.push((c.k_dice.p(), O(alert.into_ptr())));
-                    self.dice.since = self.dice.throws;
-                    self.dice.cells_since = [0; 36];
-                }
-                for d in decisions.iter().filter(|d| d.seq == seq) {
-                    self.settled(state, d, &mut alerts)?;
-                }
-            }
-            let list = O::owned(ffi::PyList_New(alerts.len() as ffi::Py_ssize_t))?;
-            for (i, (kind, alert)) in alerts.into_iter().enumerate() {
-                match self.raised.iter_mut().find(|(k, _)| same_str(k.p(), kind)) {
-                    Some(e) => e.1 += 1,
-                    None => self.raised.push((O::new_ref(kind), 1)),
-                }
-                ffi::PyList_SET_ITEM(list.p(), i as ffi::Py_ssize_t, alert.into_ptr());
-            }
-            Ok(Some(Py::from_owned_ptr(py, list.into_ptr())))
+            self.watch_read(py, state, &seen, &decisions).map(Some)
         }
+    }
+
+    /// `HoldWatch.watch(book, state, outputs)` then `observe(state, applied, outputs)`, the settling
+    /// step's booking and watching of a throw (craps_streams/settle/step.py `settled`), over one
+    /// reading of the outputs: every settlement booked into the hold book's `lines` ((wager kind,
+    /// paytable) -> `HoldLine`, a new line made by Python's `new_line(state, wager)`, where the
+    /// theory's facts are) as `HoldLine.add_all` books a decision, then the table watched; the
+    /// alerts, or None when it declines, with nothing booked and nothing watched.
+    fn book_observe(&mut self, py: Python<'_>, lines: &Bound<PyDict>, new_line: &Bound<PyAny>, state: &Bound<PyAny>,
+                    applied: &Bound<PyList>, outputs: &Bound<PyList>) -> PyResult<Option<Py<PyAny>>> {
+        self.book_and_watch(py, lines, new_line, state, applied, outputs)
     }
 
     /// The state as plain values: (dice book record, holds, positions, prev throw seq, last throw

@@ -50,7 +50,7 @@ from craps_streams.authenticity.native_tags import formats
 from craps_streams.accelerator.rules import chosen
 from craps_streams.rules import ContractError, event_to_record, output_to_record, record_to_event
 from craps_streams.accelerator import rules as native
-from craps_streams.rules.events import DiceThrown, SurveillanceAlerted, TableOpened, WagerPlaced
+from craps_streams.rules.events import DiceThrown, SurveillanceAlerted, TableOpened, WagerPlaced, WagerSettled
 from craps_streams.rules.table import apply as python_apply
 from craps_streams.rules.verdict import APPLIED
 from craps_streams.sim.floor import Fault, floor_events
@@ -441,7 +441,8 @@ def normal(dump) -> tuple:
 
 class WatchSide:
     """`settle_event` with a hold watch (the Python `TableWatch` or the native watch); the step's
-    result: (the outputs, the table's watch as a normalized dump after a throw or an opening)."""
+    result: (the outputs, the table's watch as a normalized dump after a throw or an opening, the
+    table's hold book as its record)."""
 
     def __init__(self, thresholds: Thresholds, native_watch: bool):
         from craps_streams.surveillance.native_watch import watch_factory
@@ -468,7 +469,12 @@ class WatchSide:
                 dump = normal(dump_of(watch))
             else:
                 dump = normal(watch.dump())
-        return out, [output_to_record(o) for o in out], dump
+                if type(event) is DiceThrown and any(type(o) is WagerSettled for o in out):
+                    self.counts["booked natively"] += 1  # the throw's settlements, by `book_observe`
+        # The table's hold book: booked by `HoldWatch.watch` on the Python side, by the native
+        # watch's `book_observe` (a throw's settlements) on the native side.
+        book = self.books.get(event.table_id)
+        return out, [output_to_record(o) for o in out], dump, None if book is None else book.to_record()
 
 
 def _watch_path(name: str, thresholds: Thresholds) -> NativePath:
@@ -557,10 +563,15 @@ WATCH = HoldWatch(Thresholds(tail_alert=0.05, check_z=0.5, position_alert=0.3, d
 
 def counted(run, ran: list):
     """`run` (a quiet run or the lane) counting into `ran`: [events or lines it settled, throws it
-    applied natively, throws it left to the Python core]."""
-    def counting(tables, books, chunk, start):
-        stop, applied, untagged, thrown = run(tables, books, chunk, start)
+    applied natively (finished in the lane, or handed back with their outputs), throws it left to
+    the Python core, throws the lane finished itself]."""
+    def counting(tables, books, chunk, start, **kw):
+        stop, applied, untagged, thrown = run(tables, books, chunk, start, **kw)
         ran[0] += applied
+        if kw:  # the lane: the throws among the lines it settled, it finished (booked and watched)
+            finished = sum(1 for line in chunk[start:stop] if '"DiceThrown"' in line)
+            ran[1] += finished
+            ran[3] += finished
         if thrown is not None:
             ran[1 if thrown[1] is not None else 2] += 1
         return stop, applied, untagged, thrown
@@ -578,7 +589,7 @@ class ReplaySide:
         from craps_streams.replay.engine import Replay
 
         self.replay = Replay(WATCH, tags=TagCheck(floor.ring, accept_untagged=floor.accept_untagged))
-        self.ran = [0, 0, 0]
+        self.ran = [0, 0, 0, 0]
         for name, on in (("_quiet", quiet), ("_lane", lane)):
             if on:
                 assert getattr(self.replay, name) is not None, f"no native {name[1:]} run to compare"
@@ -596,6 +607,7 @@ class ReplaySide:
         (`rejected <reason>`); the alerts by name (`alert <name>`)."""
         tally = self.replay.tally
         return Counter(settled=self.ran[0], throws_native=self.ran[1], throws_python=self.ran[2],
+                       throws_finished=self.ran[3],
                        untagged=tally.untagged, duplicates=tally.duplicates,
                        **{f"rejected {r}": n for r, n in tally.rejections_by_reason.items()},
                        **{f"alert {a}": n for a, n in self.alerts.items()})
@@ -696,7 +708,7 @@ class ShellSide:
 
         self.shell = SettlementShell(lambda table_id: None, WATCH,
                                      tags=TagCheck(floor.ring, accept_untagged=floor.accept_untagged))
-        self.ran = [0, 0, 0]
+        self.ran = [0, 0, 0, 0]
         if quiet:
             assert self.shell.quiet is not None, "no native quiet run to compare"
             self.shell.quiet = counted(self.shell.quiet, self.ran)

@@ -118,6 +118,8 @@ def _core(counts, floor):
 
 def _watch(counts, floor):
     assert counts["native"]["python watches"] == 0, counts  # the native watch never declined
+    if floor != "contract-corpus":  # throws' settlements booked natively, held to `HoldWatch.watch`
+        assert counts["native"]["booked natively"] > 10, counts
     if floor == "faults":
         assert counts["python"]["dice_bias"] >= 1 and counts["python"]["position_anomaly"] >= 1, counts
 
@@ -165,6 +167,7 @@ def _lane(counts, floor):
     _replay(counts, floor)
     if floor != "contract-corpus":
         assert counts["native"]["throws_native"] > 100, counts  # throws applied natively
+        assert counts["native"]["throws_finished"] > 100, counts  # and booked and watched in the lane
     if floor.startswith("odd-lines"):
         assert counts["native"]["throws_python"] > 0, counts  # and some the Python core's
 
