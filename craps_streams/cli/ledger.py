@@ -26,7 +26,7 @@ def run_ledger(args, settings) -> int:
         calendar=calendar_of(args.tz or settings.report_tz, args.day_start or settings.report_day_start,
                              args.shifts or settings.report_shifts),
         instance=args.instance or settings.ledger_instance, bootstrap=settings.kafka_bootstrap,
-        max_batch_records=args.batch)
+        max_batch_records=args.batch, events_topic=settings.topics.table_events)
     metrics = LedgerMetrics()
     port = settings.ledger_port if args.metrics_port is None else args.metrics_port
     if port:

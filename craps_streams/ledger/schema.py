@@ -8,6 +8,10 @@ them, this module is what the code reads and writes through. Money is integer ce
     rejections         one row per EventRejected (the rejections topic), raw bytes kept
     alerts             one row per SurveillanceAlerted (the surveillance topic)
     alert_wagers       the wagers an alert names, one row each
+    table_openings     one row per TableOpened of the table-events topic: the Rules Submission a
+                       table opened with (the rules, as sent), so the report's lines can be keyed by
+                       the paytable and reading in force (an opening the worker rejected has a
+                       rejections row of the same table and seq, and is not in force)
     consumed_offsets   per topic partition, the next offset to read: written in the same
                        transaction as the rows the records before it made
     calendar           the one calendar the gaming days were computed with (zone, day start, shifts)
@@ -88,6 +92,16 @@ alert_wagers = Table(
     Column("wager_id", String(200), primary_key=True),
 )
 
+table_openings = Table(
+    "table_openings", metadata,
+    Column("table_id", String(64), primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
+    Column("ts", BigInteger, nullable=False),
+    Column("table_kind", String(64), nullable=False),
+    Column("rules", Text),  # the TableOpened's rules object as JSON text; NULL: docs/rules.md's defaults
+    *_source(),
+)
+
 consumed_offsets = Table(
     "consumed_offsets", metadata,
     Column("topic", String(255), primary_key=True),
@@ -104,4 +118,4 @@ calendar = Table(
 )
 
 # The record tables in the order a batch writes them (alerts before the wagers they name).
-RECORD_TABLES = (settlements, rejections, alerts, alert_wagers)
+RECORD_TABLES = (settlements, rejections, alerts, alert_wagers, table_openings)
