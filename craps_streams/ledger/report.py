@@ -29,10 +29,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import BigInteger, and_, case, cast, exists, func, not_, or_, select
+from sqlalchemy import BigInteger, and_, case, cast, func, not_, or_, select
 from sqlalchemy.engine import Engine
 
-from craps_streams.ledger import schema
+from craps_streams.ledger import schema, views
 from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, Line
 from craps_streams.report.build import HOUR_MS, Collected, HistorySeen, ReportSettings
 from craps_streams.report.calendar import GamingCalendar
@@ -85,10 +85,9 @@ def check_calendar(conn, calendar: GamingCalendar) -> None:
 
 
 def openings_in_force(conn, tables: frozenset | None) -> list[Opening]:
-    """Every opening the worker applied (no rejection of its table and seq), by table and seq."""
-    o, r = schema.table_openings, schema.rejections
-    query = select(o.c.table_id, o.c.seq, o.c.ts, o.c.table_kind, o.c.rules).where(
-        not_(exists().where(and_(r.c.table_id == o.c.table_id, r.c.seq == o.c.seq))))
+    """Every opening the worker applied (the view openings_in_force), by table and seq."""
+    o = views.openings_in_force.subquery()
+    query = select(o)
     if tables is not None:
         query = query.where(o.c.table_id.in_(sorted(tables)))
     return [Opening(*row) for row in conn.execute(query.order_by(o.c.table_id, o.c.seq))]
@@ -293,6 +292,27 @@ def ledger_block(engine: Engine) -> dict:
                      for row in conn.execute(select(t).order_by(t.c.topic, t.c.partition))}
     return {"kind": "ledger", "database": engine.url.render_as_string(hide_password=True),
             "next_offsets": positions}
+
+
+class LedgerUnreadable(ValueError):
+    """The ledger's database could not be read (away, refused, not a ledger)."""
+
+
+def report_from_url(url: str, settings: ReportSettings, provenance: dict) -> dict:
+    """`report_from_ledger` on the ledger database at `url`. LedgerUnreadable when it cannot be
+    read, LedgerCalendarMismatch when its calendar is not the report's."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from craps_streams.ledger.store import open_engine
+
+    engine = open_engine(url)
+    try:
+        return report_from_ledger(engine, settings, provenance)
+    except SQLAlchemyError as e:
+        raise LedgerUnreadable(f"cannot read the ledger {engine.url.render_as_string(hide_password=True)}: "
+                               f"{getattr(e, 'orig', None) or e}") from None
+    finally:
+        engine.dispose()
 
 
 def report_from_ledger(engine: Engine, settings: ReportSettings, provenance: dict) -> dict:

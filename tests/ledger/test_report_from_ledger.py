@@ -35,11 +35,10 @@ def history_lines() -> list[str]:
     first = list(floor_events(3, 7, 5, 0.03, start_ms=START))
     second = list(floor_events(3, 7, 6, 0.03, start_ms=START + 8 * HOUR, rules=REOPENED_RULES))
     shift: dict = {}
+    top_seq: dict = {}
     out = []
     for part, records in enumerate((first, second)):
-        if part == 1:
-            shift = {t: top for t, top in top_seq.items()}
-        top_seq: dict = {}
+        shift, top_seq = dict(top_seq), {}  # the second part's seqs run on from the first's
         refused = False
         for r in records:
             if type(r) is dict and type(r.get("seq")) is int and type(r.get("table_id")) is str:

@@ -1,11 +1,14 @@
 """The tables' openings (table_openings): the Rules Submission each table opened with, read from
-the table-events topic, so the report's lines carry the paytable and reading in force.
+the table-events topic, so the report's lines carry the paytable and reading in force; and the
+openings_in_force view.
 
 Revision ID: 0002
 Revises: 0001
 """
 from alembic import op
 import sqlalchemy as sa
+
+from craps_streams.ledger.views import create_view_sql
 
 
 revision = '0002'
@@ -25,7 +28,9 @@ def upgrade() -> None:
     sa.Column('source_offset', sa.BigInteger(), nullable=False),
     sa.PrimaryKeyConstraint('table_id', 'seq', name=op.f('pk_table_openings'))
     )
+    op.execute(create_view_sql("openings_in_force", op.get_bind().dialect))
 
 
 def downgrade() -> None:
+    op.execute("DROP VIEW openings_in_force")
     op.drop_table('table_openings')
