@@ -41,9 +41,10 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "ledger", help="finance's ledger: settlements, rejections and alerts as SQL rows, exactly once",
         formatter_class=Formatter,
-        description="Read the floor's settlements, surveillance alerts and rejections (read_committed) into a "
-                    "SQL database, each record once: the partitions' positions are stored in the same transaction "
-                    "as the rows (docs/operating/ledger.md).",
+        description="Read the floor's settlements, surveillance alerts and rejections, and the tables' openings "
+                    "(read_committed) into a SQL database, each record once: the partitions' positions are stored "
+                    "in the same transaction as the rows (docs/operating/ledger.md). `report --from-ledger` "
+                    "reports from it.",
         epilog=epilog(KAFKA, APP_ID, LEDGER))
     p.add_argument("--db", metavar="URL",
                    help="sqlite:///FILE or postgresql+psycopg://... (default $CRAPS_LEDGER_DB or sqlite:///.run/ledger.db)")

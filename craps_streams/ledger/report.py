@@ -35,7 +35,7 @@ from sqlalchemy.engine import Engine
 from craps_streams.ledger import schema, views
 from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, Line
 from craps_streams.report.build import HOUR_MS, Collected, HistorySeen, ReportSettings
-from craps_streams.report.calendar import GamingCalendar
+from craps_streams.report.calendar import GamingCalendar, utc_iso
 from craps_streams.report.figures import build_figures
 from craps_streams.report.statistics import odds_of
 from craps_streams.rules.submission import DEFAULT_RULES, rules_from_record
@@ -147,6 +147,13 @@ def _sum_if(condition, value):
 
 def collected_from_ledger(engine: Engine, settings: ReportSettings) -> Collected:
     """The report's books of `settings.period` from the ledger's rows."""
+    with engine.connect() as conn:
+        return books(conn, settings)
+
+
+def books(conn, settings: ReportSettings) -> Collected:
+    """The report's books of `settings.period`, read on `conn` (one transaction: one snapshot
+    with a reader's engine)."""
     from datetime import date
 
     cal, period = settings.calendar, settings.period
@@ -157,76 +164,75 @@ def collected_from_ledger(engine: Engine, settings: ReportSettings) -> Collected
     # As the report from history: what is settled before the period counts toward the year and
     # month to date from the first of the last day's year; the period itself, whatever its year.
     lo = min(start, c.year_start_ms)
-    with engine.connect() as conn:
-        check_calendar(conn, cal)
-        openings = openings_in_force(conn, settings.tables)
-        regimes = Regimes(openings)
-        regime = regimes.column().label("regime")
-        where = [s.c.ts >= lo, s.c.ts < end]
-        if settings.tables is not None:
-            where.append(s.c.table_id.in_(sorted(settings.tables)))
-        # Before the period a line is (gaming day, kind): no table, no shift. (Labels of their own:
-        # PostgreSQL reads a GROUP BY name as the input column first.)
-        before = case((s.c.ts < start, 1), else_=0).label("early")
-        table = case((s.c.ts < start, ""), else_=s.c.table_id).label("line_table")
-        shift = case((s.c.ts < start, ""), else_=s.c.shift).label("line_shift")
-        keys = (before, s.c.gaming_day, shift, table, s.c.wager, s.c.paytable, regime)
-        lose = s.c.outcome == "lose"
-        money = select(
-            *keys, func.count().label("settled"), _total(s.c.stake_cents).label("handle"),
-            _sum_if(~lose, s.c.stake_cents).label("returned"), _sum_if(lose, s.c.stake_cents).label("collected"),
-            _total(s.c.won_cents).label("won"), _sum_if(s.c.outcome == "win", 1).label("wins"),
-            _sum_if(lose, 1).label("losses"),
-        ).where(*where).group_by(*keys)
-        # one row per decision by the dice: its stakes and its house win
-        decision = select(
-            *keys, _total(s.c.stake_cents).label("stake"),
-            _total(case((lose, s.c.stake_cents), else_=-s.c.won_cents)).label("win"),
-        ).where(*where, _dice_decided()).group_by(*keys, s.c.table_id, s.c.seq).subquery()
-        dkeys = [decision.c[k.name] for k in keys]
-        stakes = select(*dkeys, decision.c.stake, func.count().label("n"), _total(decision.c.win).label("win")) \
-            .group_by(*dkeys, decision.c.stake)
+    check_calendar(conn, cal)
+    openings = openings_in_force(conn, settings.tables)
+    regimes = Regimes(openings)
+    regime = regimes.column().label("regime")
+    where = [s.c.ts >= lo, s.c.ts < end]
+    if settings.tables is not None:
+        where.append(s.c.table_id.in_(sorted(settings.tables)))
+    # Before the period a line is (gaming day, kind): no table, no shift. (Labels of their own:
+    # PostgreSQL reads a GROUP BY name as the input column first.)
+    before = case((s.c.ts < start, 1), else_=0).label("early")
+    table = case((s.c.ts < start, ""), else_=s.c.table_id).label("line_table")
+    shift = case((s.c.ts < start, ""), else_=s.c.shift).label("line_shift")
+    keys = (before, s.c.gaming_day, shift, table, s.c.wager, s.c.paytable, regime)
+    lose = s.c.outcome == "lose"
+    money = select(
+        *keys, func.count().label("settled"), _total(s.c.stake_cents).label("handle"),
+        _sum_if(~lose, s.c.stake_cents).label("returned"), _sum_if(lose, s.c.stake_cents).label("collected"),
+        _total(s.c.won_cents).label("won"), _sum_if(s.c.outcome == "win", 1).label("wins"),
+        _sum_if(lose, 1).label("losses"),
+    ).where(*where).group_by(*keys)
+    # one row per decision by the dice: its stakes and its house win
+    decision = select(
+        *keys, _total(s.c.stake_cents).label("stake"),
+        _total(case((lose, s.c.stake_cents), else_=-s.c.won_cents)).label("win"),
+    ).where(*where, _dice_decided()).group_by(*keys, s.c.table_id, s.c.seq).subquery()
+    dkeys = [decision.c[k.name] for k in keys]
+    stakes = select(*dkeys, decision.c.stake, func.count().label("n"), _total(decision.c.win).label("win")) \
+        .group_by(*dkeys, decision.c.stake)
 
-        lines_by_regime: dict = {}
+    lines_by_regime: dict = {}
 
-        def line_of(row) -> Line:
-            key = (row.early, row.gaming_day, row.line_shift, row.line_table, row.wager, row.paytable, row.regime)
-            line = lines_by_regime.get(key)
-            if line is None:
-                line = lines_by_regime[key] = Line()
-            return line
+    def line_of(row) -> Line:
+        key = (row.early, row.gaming_day, row.line_shift, row.line_table, row.wager, row.paytable, row.regime)
+        line = lines_by_regime.get(key)
+        if line is None:
+            line = lines_by_regime[key] = Line()
+        return line
 
-        for row in conn.execute(money):
-            m = line_of(row).money
-            m.settled += row.settled
-            m.handle_cents += row.handle
-            m.returned_cents += row.returned
-            m.collected_cents += row.collected
-            m.won_cents += row.won
-            m.wins += row.wins
-            m.losses += row.losses
-            m.pushes += row.settled - row.wins - row.losses
-        for row in conn.execute(stakes):
-            line = line_of(row)
-            line.decisions += row.n
-            line.dice_handle_cents += row.stake * row.n
-            line.dice_house_win_cents += row.win
-            line.stakes[row.stake] = line.stakes.get(row.stake, 0) + row.n
+    for row in conn.execute(money):
+        m = line_of(row).money
+        m.settled += row.settled
+        m.handle_cents += row.handle
+        m.returned_cents += row.returned
+        m.collected_cents += row.collected
+        m.won_cents += row.won
+        m.wins += row.wins
+        m.losses += row.losses
+        m.pushes += row.settled - row.wins - row.losses
+    for row in conn.execute(stakes):
+        line = line_of(row)
+        line.decisions += row.n
+        line.dice_handle_cents += row.stake * row.n
+        line.dice_house_win_cents += row.win
+        line.stakes[row.stake] = line.stakes.get(row.stake, 0) + row.n
 
-        for (is_before, day, shift_name, table_id, wager, paytable, reg), line in lines_by_regime.items():
-            lk = regimes.line_key(wager, paytable, reg, c.odds)
-            books, key = (c.before, (day, *lk)) if is_before else (c.lines, (day, shift_name, table_id, *lk))
-            got = books.get(key)
-            if got is None:
-                books[key] = line
-            else:
-                got.merge(line)
+    for (is_before, day, shift_name, table_id, wager, paytable, reg), line in lines_by_regime.items():
+        lk = regimes.line_key(wager, paytable, reg, c.odds)
+        book, key = (c.before, (day, *lk)) if is_before else (c.lines, (day, shift_name, table_id, *lk))
+        got = book.get(key)
+        if got is None:
+            book[key] = line
+        else:
+            got.merge(line)
 
-        period_where = [s.c.ts >= start, s.c.ts < end, *where[2:]]
-        _plots(conn, c, regimes, regime, period_where)
-        _exceptions(conn, c, settings.tables)
-        _rules_in_force(c, regimes)
-        c.seen = _seen(conn)
+    period_where = [s.c.ts >= start, s.c.ts < end, *where[2:]]
+    _plots(conn, c, regimes, regime, period_where)
+    _exceptions(conn, c, settings.tables)
+    _rules_in_force(c, regimes)
+    c.seen = _seen(conn)
     c.tally = LedgerTally(rejected=len(c.rejections))
     return c
 
@@ -283,14 +289,13 @@ def _seen(conn) -> HistorySeen:
     return HistorySeen(items=0, min_ts=first, max_ts=last)
 
 
-def ledger_block(engine: Engine) -> dict:
+def ledger_block(conn) -> dict:
     """The provenance of a report from the ledger: the database (password hidden) and the
     positions of the topics its rows came from."""
     t = schema.consumed_offsets
-    with engine.connect() as conn:
-        positions = {f"{row.topic}/{row.partition}": row.next_offset
-                     for row in conn.execute(select(t).order_by(t.c.topic, t.c.partition))}
-    return {"kind": "ledger", "database": engine.url.render_as_string(hide_password=True),
+    positions = {f"{row.topic}/{row.partition}": row.next_offset
+                 for row in conn.execute(select(t).order_by(t.c.topic, t.c.partition))}
+    return {"kind": "ledger", "database": conn.engine.url.render_as_string(hide_password=True),
             "next_offsets": positions}
 
 
@@ -305,7 +310,7 @@ def report_from_url(url: str, settings: ReportSettings, provenance: dict) -> dic
 
     from craps_streams.ledger.store import open_engine
 
-    engine = open_engine(url)
+    engine = open_engine(url, reader=True)
     try:
         return report_from_ledger(engine, settings, provenance)
     except SQLAlchemyError as e:
@@ -319,10 +324,10 @@ def report_from_ledger(engine: Engine, settings: ReportSettings, provenance: dic
     """The report of `settings.period` from the ledger. `provenance` is the report's provenance
     block without its history, which is the ledger's (`ledger_block`). LedgerCalendarMismatch
     when the report's calendar is not the ledger's."""
-    collected = collected_from_ledger(engine, settings)
-    history = ledger_block(engine)
+    with engine.connect() as conn:
+        collected = books(conn, settings)
+        history = ledger_block(conn)
     seen = collected.seen
-    from craps_streams.report.calendar import utc_iso
 
     history.update(first_event_time=utc_iso(seen.min_ts) if seen.min_ts is not None else None,
                    last_event_time=utc_iso(seen.max_ts) if seen.max_ts is not None else None)

@@ -76,8 +76,13 @@ class Written:
     present: dict[str, int]  # table -> rows already there (the primary key's guard)
 
 
-def open_engine(url: str) -> Engine:
-    """An engine for a ledger database URL (sqlite:///path, postgresql+psycopg://...)."""
+def open_engine(url: str, reader: bool = False) -> Engine:
+    """An engine for a ledger database URL (sqlite:///path, postgresql+psycopg://...). A
+    `reader`'s transactions only read: on SQLite they take no write lock (a report never holds
+    up the ledger's writes) and read one snapshot (WAL); on PostgreSQL they are REPEATABLE READ,
+    one snapshot too."""
+    if reader and url.startswith("postgresql"):
+        return create_engine(url, pool_pre_ping=True, isolation_level="REPEATABLE READ")
     engine = create_engine(url, pool_pre_ping=True)
     if engine.dialect.name == "sqlite":
         @event.listens_for(engine, "connect")
@@ -92,7 +97,7 @@ def open_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(connection):
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            connection.exec_driver_sql("BEGIN" if reader else "BEGIN IMMEDIATE")
     return engine
 
 
