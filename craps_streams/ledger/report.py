@@ -26,14 +26,16 @@ series through the period (the hold plots); the CSV files need none of them.
 """
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import BigInteger, and_, case, cast, func, not_, or_, select
+from sqlalchemy import and_, case, func, or_, select, tuple_
 from sqlalchemy.engine import Engine
 
 from craps_streams.ledger import schema, views
-from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, Line
+from craps_streams.ledger.books import DICE_DECIDED, UNIT, sum_if, total
+from craps_streams.report.books import Line
 from craps_streams.report.build import HOUR_MS, Collected, HistorySeen, ReportSettings
 from craps_streams.report.calendar import GamingCalendar, utc_iso
 from craps_streams.report.figures import build_figures
@@ -108,6 +110,11 @@ class Regimes:
                 self.rules.append(rules_from_record(None if key is None else json.loads(key)))
             self.of_opening[(op.table_id, op.seq)] = number[key]
         self.openings = openings
+        self.seqs: dict = {}  # table -> its openings' seqs, ascending
+        self.regimes: dict = {}  # table -> their regimes
+        for op in openings:
+            self.seqs.setdefault(op.table_id, []).append(op.seq)
+            self.regimes.setdefault(op.table_id, []).append(self.of_opening[(op.table_id, op.seq)])
 
     def column(self):
         """CASE table_id WHEN ... THEN (the regime of the last opening at or before seq) ... END."""
@@ -122,6 +129,19 @@ class Regimes:
             whens[table] = case(*((s.c.seq >= seq, regime) for seq, regime in reversed(seqs)), else_=0)
         return case(whens, value=s.c.table_id, else_=0)
 
+    def regime_of(self, table_id: str, first_seq: int, last_seq: int) -> int | None:
+        """The regime of settlements of `table_id` from `first_seq` to `last_seq`; None when the
+        rules in force changed between them."""
+        seqs = self.seqs.get(table_id)
+        if not seqs:
+            return 0
+        i = bisect.bisect_right(seqs, first_seq) - 1
+        regime = self.regimes[table_id][i] if i >= 0 else 0
+        j = bisect.bisect_right(seqs, last_seq) - 1
+        if any(r != regime for r in self.regimes[table_id][i + 1:j + 1]):
+            return None
+        return regime
+
     def line_key(self, wager: str, paytable: str, regime: int, odds: dict) -> tuple:
         """(wager, paytable, reading), the report's line key, and the odds kept for it."""
         o = odds_of(wager, self.rules[regime])
@@ -130,30 +150,31 @@ class Regimes:
         return lk
 
 
-def _dice_decided():
-    # craps_streams.report.books.decided_by_dice, as SQL
-    return or_(s.c.outcome != "push",
-               not_(or_(s.c.detail == TABLE_CLOSED_DETAIL, s.c.detail.like("%" + SURRENDER_DETAIL_END))))
-
-
-def _total(value):
-    # PostgreSQL sums BIGINT as NUMERIC (a Decimal in Python): cents stay integers
-    return cast(func.coalesce(func.sum(value), 0), BigInteger)
-
-
-def _sum_if(condition, value):
-    return _total(case((condition, value), else_=0))
-
-
 def collected_from_ledger(engine: Engine, settings: ReportSettings) -> Collected:
     """The report's books of `settings.period` from the ledger's rows."""
     with engine.connect() as conn:
         return books(conn, settings)
 
 
+def _place(c: Collected, lo_day, order: dict):
+    """Where a (gaming day, shift) line belongs: the period's lines, the year's before it, or
+    neither (as the report from history books by the deciding event's time)."""
+    period = c.settings.period
+
+    def place(day, shift: str) -> str | None:
+        if period.first <= day <= period.last and (period.shift is None or shift == period.shift):
+            return "period"
+        if day >= lo_day and (day < period.first or (day == period.first and period.shift is not None
+                                                      and order[shift] < order[period.shift])):
+            return "before"
+        return None
+    return place
+
+
 def books(conn, settings: ReportSettings) -> Collected:
     """The report's books of `settings.period`, read on `conn` (one transaction: one snapshot
-    with a reader's engine)."""
+    with a reader's engine): the ledger's books (craps_streams/ledger/books.py), and for a line
+    whose settlements span a change of the rules in force, its table's shift from the settlements."""
     from datetime import date
 
     cal, period = settings.calendar, settings.period
@@ -163,73 +184,64 @@ def books(conn, settings: ReportSettings) -> Collected:
                   cal.day_bounds(date(last.year, 1, 1))[0])
     # As the report from history: what is settled before the period counts toward the year and
     # month to date from the first of the last day's year; the period itself, whatever its year.
-    lo = min(start, c.year_start_ms)
+    lo_day = cal.gaming_day(min(start, c.year_start_ms))
+    place = _place(c, lo_day, {n: i for i, n in enumerate(cal.shift_names())})
     check_calendar(conn, cal)
-    openings = openings_in_force(conn, settings.tables)
-    regimes = Regimes(openings)
-    regime = regimes.column().label("regime")
-    where = [s.c.ts >= lo, s.c.ts < end]
-    if settings.tables is not None:
-        where.append(s.c.table_id.in_(sorted(settings.tables)))
-    # Before the period a line is (gaming day, kind): no table, no shift. (Labels of their own:
-    # PostgreSQL reads a GROUP BY name as the input column first.)
-    before = case((s.c.ts < start, 1), else_=0).label("early")
-    table = case((s.c.ts < start, ""), else_=s.c.table_id).label("line_table")
-    shift = case((s.c.ts < start, ""), else_=s.c.shift).label("line_shift")
-    keys = (before, s.c.gaming_day, shift, table, s.c.wager, s.c.paytable, regime)
-    lose = s.c.outcome == "lose"
-    money = select(
-        *keys, func.count().label("settled"), _total(s.c.stake_cents).label("handle"),
-        _sum_if(~lose, s.c.stake_cents).label("returned"), _sum_if(lose, s.c.stake_cents).label("collected"),
-        _total(s.c.won_cents).label("won"), _sum_if(s.c.outcome == "win", 1).label("wins"),
-        _sum_if(lose, 1).label("losses"),
-    ).where(*where).group_by(*keys)
-    # one row per decision by the dice: its stakes and its house win
-    decision = select(
-        *keys, _total(s.c.stake_cents).label("stake"),
-        _total(case((lose, s.c.stake_cents), else_=-s.c.won_cents)).label("win"),
-    ).where(*where, _dice_decided()).group_by(*keys, s.c.table_id, s.c.seq).subquery()
-    dkeys = [decision.c[k.name] for k in keys]
-    stakes = select(*dkeys, decision.c.stake, func.count().label("n"), _total(decision.c.win).label("win")) \
-        .group_by(*dkeys, decision.c.stake)
+    regimes = Regimes(openings_in_force(conn, settings.tables))
 
-    lines_by_regime: dict = {}
-
-    def line_of(row) -> Line:
-        key = (row.early, row.gaming_day, row.line_shift, row.line_table, row.wager, row.paytable, row.regime)
-        line = lines_by_regime.get(key)
+    def book_line(where: str, day, shift: str, table_id: str, lk: tuple) -> Line:
+        book, key = (c.before, (day, *lk)) if where == "before" else (c.lines, (day, shift, table_id, *lk))
+        line = book.get(key)
         if line is None:
-            line = lines_by_regime[key] = Line()
+            line = book[key] = Line()
         return line
 
-    for row in conn.execute(money):
-        m = line_of(row).money
-        m.settled += row.settled
-        m.handle_cents += row.handle
-        m.returned_cents += row.returned
-        m.collected_cents += row.collected
-        m.won_cents += row.won
-        m.wins += row.wins
-        m.losses += row.losses
-        m.pushes += row.settled - row.wins - row.losses
-    for row in conn.execute(stakes):
-        line = line_of(row)
-        line.decisions += row.n
-        line.dice_handle_cents += row.stake * row.n
-        line.dice_house_win_cents += row.win
-        line.stakes[row.stake] = line.stakes.get(row.stake, 0) + row.n
+    t, st, oc = schema.line_totals, schema.line_stakes, schema.line_outcomes
 
-    for (is_before, day, shift_name, table_id, wager, paytable, reg), line in lines_by_regime.items():
-        lk = regimes.line_key(wager, paytable, reg, c.odds)
-        book, key = (c.before, (day, *lk)) if is_before else (c.lines, (day, shift_name, table_id, *lk))
-        got = book.get(key)
-        if got is None:
-            book[key] = line
-        else:
-            got.merge(line)
+    def chosen(table, first_day):
+        where = [table.c.gaming_day >= first_day, table.c.gaming_day <= last]
+        if settings.tables is not None:
+            where.append(table.c.table_id.in_(sorted(settings.tables)))
+        return where
 
-    period_where = [s.c.ts >= start, s.c.ts < end, *where[2:]]
-    _plots(conn, c, regimes, regime, period_where)
+    keyed: dict = {}  # (day, shift, table, wager, paytable) -> (place, line key)
+    spanning: set = set()  # (day, shift, table) whose lines are read from the settlements
+    rows = conn.execute(select(t).where(*chosen(t, lo_day))).all()
+    for row in rows:
+        where = place(row.gaming_day, row.shift)
+        if where is None:
+            continue
+        regime = regimes.regime_of(row.table_id, row.first_seq, row.last_seq)
+        if regime is None:
+            spanning.add((row.gaming_day, row.shift, row.table_id))
+            continue
+        keyed[(row.gaming_day, row.shift, row.table_id, row.wager, row.paytable)] = \
+            (where, regimes.line_key(row.wager, row.paytable, regime, c.odds))
+    for row in rows:
+        got = keyed.get((row.gaming_day, row.shift, row.table_id, row.wager, row.paytable))
+        if got is not None and (row.gaming_day, row.shift, row.table_id) not in spanning:
+            _money(book_line(got[0], row.gaming_day, row.shift, row.table_id, got[1]), row.settled,
+                   row.handle_cents, row.returned_cents, row.collected_cents, row.won_cents, row.wins, row.losses)
+    for row in conn.execute(select(st).where(*chosen(st, lo_day), st.c.decisions != 0)):
+        got = keyed.get((row.gaming_day, row.shift, row.table_id, row.wager, row.paytable))
+        if got is not None and (row.gaming_day, row.shift, row.table_id) not in spanning:
+            line = book_line(got[0], row.gaming_day, row.shift, row.table_id, got[1])
+            _decided(line, row.stake_cents, row.decisions, row.house_win_cents)
+    for row in conn.execute(select(oc).where(*chosen(oc, period.first))):
+        got = keyed.get((row.gaming_day, row.shift, row.table_id, row.wager, row.paytable))
+        if got is not None and got[0] == "period" and (row.gaming_day, row.shift, row.table_id) not in spanning:
+            counts = c.outcomes.setdefault(got[1], {})
+            counts[row.unit] = counts.get(row.unit, 0) + row.wagers
+    if spanning:
+        _from_settlements(conn, c, regimes, place, book_line, spanning)
+
+    period_where = [s.c.ts >= start, s.c.ts < end]
+    if settings.tables is not None:
+        period_where.append(s.c.table_id.in_(sorted(settings.tables)))
+    hour = ((s.c.ts - c.start_ms) // HOUR_MS).label("hour")
+    for row in conn.execute(select(s.c.table_id, hour, total(s.c.stake_cents).label("handle"))
+                            .where(*period_where).group_by(s.c.table_id, hour)):
+        c.hourly[(row.table_id, row.hour)] = row.handle
     _exceptions(conn, c, settings.tables)
     _rules_in_force(c, regimes)
     c.seen = _seen(conn)
@@ -237,19 +249,63 @@ def books(conn, settings: ReportSettings) -> Collected:
     return c
 
 
-def _plots(conn, c: Collected, regimes: Regimes, regime, where: list) -> None:
-    """Handle by table and hour, and the outcomes per unit staked against the odds, of the period."""
-    hour = ((s.c.ts - c.start_ms) // HOUR_MS).label("hour")
-    for row in conn.execute(select(s.c.table_id, hour, _total(s.c.stake_cents).label("handle"))
-                            .where(*where).group_by(s.c.table_id, hour)):
-        c.hourly[(row.table_id, row.hour)] = row.handle
-    # craps_streams.report.books.unit_result, as SQL
-    unit = case((s.c.outcome == "lose", 1), (s.c.outcome == "push", 0),
-                else_=-(s.c.won_cents // s.c.stake_cents)).label("unit")
-    for row in conn.execute(select(s.c.wager, s.c.paytable, regime, unit, func.count().label("n"))
-                            .where(*where, _dice_decided()).group_by(s.c.wager, s.c.paytable, regime, unit)):
-        counts = c.outcomes.setdefault(regimes.line_key(row.wager, row.paytable, row.regime, c.odds), {})
-        counts[row.unit] = counts.get(row.unit, 0) + row.n
+def _money(line: Line, settled: int, handle: int, returned: int, collected: int, won: int, wins: int,
+           losses: int) -> None:
+    m = line.money
+    m.settled += settled
+    m.handle_cents += handle
+    m.returned_cents += returned
+    m.collected_cents += collected
+    m.won_cents += won
+    m.wins += wins
+    m.losses += losses
+    m.pushes += settled - wins - losses
+
+
+def _decided(line: Line, stake: int, decisions: int, house_win: int) -> None:
+    line.decisions += decisions
+    line.dice_handle_cents += stake * decisions
+    line.dice_house_win_cents += house_win
+    line.stakes[stake] = line.stakes.get(stake, 0) + decisions
+
+
+def _from_settlements(conn, c: Collected, regimes: Regimes, place, book_line, spanning: set) -> None:
+    """The lines of these (gaming day, shift, table)s from their settlements, each settlement
+    under the rules in force at its seq."""
+    regime = regimes.column().label("regime")
+    keys = (s.c.gaming_day, s.c.shift, s.c.table_id, s.c.wager, s.c.paytable, regime)
+    where = tuple_(s.c.gaming_day, s.c.shift, s.c.table_id).in_(sorted(spanning))
+    lose = s.c.outcome == "lose"
+    money = select(
+        *keys, func.count().label("settled"), total(s.c.stake_cents).label("handle"),
+        sum_if(~lose, s.c.stake_cents).label("returned"), sum_if(lose, s.c.stake_cents).label("collected"),
+        total(s.c.won_cents).label("won"), sum_if(s.c.outcome == "win", 1).label("wins"),
+        sum_if(lose, 1).label("losses"),
+    ).where(where).group_by(*keys)
+    decision = select(
+        *keys, total(s.c.stake_cents).label("stake"),
+        total(case((lose, s.c.stake_cents), else_=-s.c.won_cents)).label("win"),
+    ).where(where, DICE_DECIDED).group_by(*keys, s.c.seq).subquery()
+    dkeys = [decision.c[k.name] for k in keys]
+    stakes = select(*dkeys, decision.c.stake, func.count().label("n"), total(decision.c.win).label("win")) \
+        .group_by(*dkeys, decision.c.stake)
+    unit = UNIT.label("unit")
+    outcomes = select(*keys, unit, func.count().label("n")).where(where, DICE_DECIDED).group_by(*keys, unit)
+
+    def line_of(row) -> tuple:
+        lk = regimes.line_key(row.wager, row.paytable, row.regime, c.odds)
+        at = place(row.gaming_day, row.shift)
+        return at, book_line(at, row.gaming_day, row.shift, row.table_id, lk), lk
+
+    for row in conn.execute(money):
+        _money(line_of(row)[1], row.settled, row.handle, row.returned, row.collected, row.won, row.wins, row.losses)
+    for row in conn.execute(stakes):
+        _decided(line_of(row)[1], row.stake, row.n, row.win)
+    for row in conn.execute(outcomes):
+        at, _, lk = line_of(row)
+        if at == "period":
+            counts = c.outcomes.setdefault(lk, {})
+            counts[row.unit] = counts.get(row.unit, 0) + row.n
 
 
 def _exceptions(conn, c: Collected, tables: frozenset | None) -> None:

@@ -27,7 +27,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from craps_streams.ledger import migrate, schema
+from craps_streams.ledger import books, migrate, schema
 from craps_streams.ledger.rows import Row
 from craps_streams.report.calendar import GamingCalendar
 
@@ -156,23 +156,28 @@ class Ledger:
                 for table in schema.RECORD_TABLES:  # alerts before the wagers they name
                     values = by_table.get(table.name)
                     if values:
-                        written = self._insert(conn, table, values)
-                        new[table.name] += written
-                        present[table.name] += len(values) - written
+                        keys = self._insert(conn, table, values)
+                        new[table.name] += len(keys)
+                        present[table.name] += len(values) - len(keys)
+                        if table is schema.settlements and keys:
+                            # the report's books, from the settlements new to the ledger only
+                            fresh = {k[0] for k in keys}
+                            books.book(conn, [v for v in values if v["id"] in fresh] if len(fresh) < len(values)
+                                       else values)
         except IntegrityError as e:  # two ledgers inserting the first position of a partition
             raise StaleBatch(f"a partition's first position was written by another ledger: {e.orig}") from e
         return Written(dict(new), dict(present))
 
-    def _insert(self, conn: Connection, table, values: list[dict]) -> int:
-        """Insert the rows not there yet; returns how many were new."""
+    def _insert(self, conn: Connection, table, values: list[dict]) -> list[tuple]:
+        """Insert the rows not there yet; returns the keys of those that were new."""
         if self.dialect == "sqlite":
-            return len(conn.execute(_sqlite_insert(table), values).all())
+            return [tuple(r) for r in conn.execute(_sqlite_insert(table), values).all()]
         if self.dialect != "postgresql":
             raise ValueError(f"the ledger runs on SQLite or PostgreSQL, not {self.dialect}")
         # PostgreSQL: COPY into a temporary table, then one INSERT ... SELECT ... ON CONFLICT DO
         # NOTHING. A multi-row VALUES statement of thousands of parameters costs psycopg more to
-        # parse than the server to run; COPY sends the rows as data, and the one statement's row
-        # count is the number of new rows.
+        # parse than the server to run; COPY sends the rows as data, and the one statement returns
+        # the keys of the rows new.
         names = [c.name for c in table.columns]
         staging = f"ledger_staging_{table.name}"
         cursor = conn.connection.driver_connection.cursor()
@@ -183,8 +188,8 @@ class Ledger:
             for v in values:
                 copy.write_row([v[n] for n in names])
         cursor.execute(f"INSERT INTO {table.name} ({columns}) SELECT DISTINCT ON ({_key_sql(table)}) {columns} "
-                       f"FROM {staging} ON CONFLICT DO NOTHING")
-        written = cursor.rowcount
+                       f"FROM {staging} ON CONFLICT DO NOTHING RETURNING {_key_sql(table)}")
+        written = [tuple(r) for r in cursor.fetchall()]
         cursor.execute(f"TRUNCATE {staging}")
         return written
 

@@ -66,11 +66,13 @@ class LedgerFiller:
         self.batch, self.rows = Batch(), 0
 
 
-def fill_from_history(ledger: Ledger, path: str, calendar: GamingCalendar, tags=None) -> Replay:
+def fill_from_history(ledger: Ledger, path: str, calendar: GamingCalendar, tags=None,
+                      batch_rows: int = 20_000) -> Replay:
     """Settle the JSON Lines history at `path` and write its outputs and openings to `ledger`
-    (migrated, its calendar bound by the caller). Each opening goes in before its own outputs,
-    as the worker's transaction commits the table event's offset with them."""
-    filler = LedgerFiller(ledger, calendar)
+    (migrated, its calendar bound by the caller), in batches of about `batch_rows` rows. Each
+    opening goes in before its own outputs, as the worker's transaction commits the table event's
+    offset with them."""
+    filler = LedgerFiller(ledger, calendar, batch_rows)
     replay = Replay(tags=tags)
     with open(path, encoding="utf-8", errors="replace") as fo:
         for items in json_line_batches(fo, path):
