@@ -1,24 +1,22 @@
-"""The report from the ledger: the lines `craps-streams report` books from a history, summed in SQL.
+"""The report from the ledger: the books `craps-streams report` keeps from a history, read from SQL.
 
-`report_from_ledger(engine, settings)` gives the report `craps_streams.report.make_report` gives
-from the history the ledger's rows came from: the same lines, to the cent, and the same figures,
-because both hand the same books (`craps_streams.report.build.Collected`) to the one function that
-turns books into a report (`craps_streams.report.figures.build_figures`: its tails, its p values,
-its Bonferroni totals). What differs is only where the books come from: here, a few GROUP BY
-statements over `settlements` (SQLAlchemy Core, the same on SQLite and PostgreSQL), instead of
-settling the history again.
+`report_from_ledger(engine, settings, provenance)` gives the report `craps_streams.report.make_report`
+gives from the history the ledger's rows came from: the same lines, to the cent, and the same
+figures, because both hand the same books (`craps_streams.report.build.Collected`) to the one
+function that turns books into a report (`craps_streams.report.figures.build_figures`: its tails,
+its p values, its Bonferroni totals). What differs is where the books come from: here, the books
+the ledger keeps as it writes (craps_streams/ledger/books.py: each line's money, its decisions by
+total stake, its outcomes), read with SQLAlchemy Core on SQLite or PostgreSQL, instead of settling
+the history again.
 
-A report line is keyed by gaming day, shift, table, wager kind, paytable and reading. The first
-five are columns of `settlements` (the gaming day and shift computed with the ledger's calendar,
-which must be the report's); the reading is the Rules Submission's, in force at the table when
-the wager was settled: the table's last opening (`table_openings`) at or before the settlement's
-seq that the worker did not reject (no `rejections` row of that table and seq). Each distinct
-Rules Submission is a regime; the statements group by regime, and the regime's odds
-(`craps_streams.odds`) give the reading.
-
-A line's statistics need its decisions: the dice-decided settlements of one table, seq, wager kind
-and paytable are one decision (`craps_streams.report.books.book_group`); the statements group them
-so, then count the decisions of each total stake.
+A report line is keyed by gaming day, shift, table, wager kind, paytable and reading. The ledger's
+books are keyed by the first five (the gaming day and shift computed with the ledger's calendar,
+which must be the report's); the reading is the Rules Submission's in force at the table when the
+wager was settled: the table's last opening at or before the settlement's seq that the worker did
+not refuse (the view openings_in_force). Each distinct Rules Submission is a regime, whose odds
+(`craps_streams.odds`) give the reading. A book line spans the seqs `first_seq`..`last_seq`: when
+the rules changed between them (a table reopened under another Submission within a shift), that
+table's shift is read from its settlements instead, each under the opening in force at its seq.
 
 Not in the ledger, so not in a report from it: the duplicates the history held, the events still
 held behind a sequence gap at the end, the replay's counts of events read, and each table's hold
@@ -40,6 +38,7 @@ from craps_streams.report.build import HOUR_MS, Collected, HistorySeen, ReportSe
 from craps_streams.report.calendar import GamingCalendar, utc_iso
 from craps_streams.report.figures import build_figures
 from craps_streams.report.statistics import odds_of
+from craps_streams.rules.hold import HoldLine
 from craps_streams.rules.submission import DEFAULT_RULES, rules_from_record
 
 s = schema.settlements
@@ -251,15 +250,7 @@ def books(conn, settings: ReportSettings) -> Collected:
 
 def _money(line: Line, settled: int, handle: int, returned: int, collected: int, won: int, wins: int,
            losses: int) -> None:
-    m = line.money
-    m.settled += settled
-    m.handle_cents += handle
-    m.returned_cents += returned
-    m.collected_cents += collected
-    m.won_cents += won
-    m.wins += wins
-    m.losses += losses
-    m.pushes += settled - wins - losses
+    line.money.merge(HoldLine(settled, handle, returned, collected, won, wins, losses, settled - wins - losses))
 
 
 def _decided(line: Line, stake: int, decisions: int, house_win: int) -> None:
