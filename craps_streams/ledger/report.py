@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 from dataclasses import dataclass
 
 from sqlalchemy import and_, case, func, or_, select, tuple_
@@ -358,6 +359,9 @@ def report_from_url(url: str, settings: ReportSettings, provenance: dict) -> dic
     from craps_streams.ledger.store import open_engine
 
     engine = open_engine(url, reader=True)
+    database = engine.url.database
+    if engine.dialect.name == "sqlite" and database and not os.path.exists(database):
+        raise LedgerUnreadable(f"no ledger at {database} (craps-streams ledger makes it)")  # not an empty file made
     try:
         return report_from_ledger(engine, settings, provenance)
     except SQLAlchemyError as e:

@@ -148,3 +148,11 @@ def test_the_command_reports_from_the_ledger(history, tmp_path):
         assert (tmp_path / "ledger" / name).read_text() == (tmp_path / "history" / name).read_text(), name
     provenance = json.loads((tmp_path / "ledger" / "report.json").read_text())["provenance"]
     assert provenance["history"]["kind"] == "ledger" and provenance["history"]["next_offsets"]
+
+
+def test_the_command_refuses_a_ledger_that_is_not_there(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "craps_streams.cli", "report", "--from-ledger",
+                           f"sqlite:///{tmp_path / 'none.db'}", "--day", "2026-01-03", "--out", str(tmp_path / "r")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "no ledger at" in done.stderr, done.stderr
+    assert not (tmp_path / "none.db").exists() and not (tmp_path / "r" / "kinds.csv").exists()
