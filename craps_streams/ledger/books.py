@@ -7,13 +7,14 @@ reads instead of every settlement (docs/operating/ledger.md).
 
 The rules are the report's (`craps_streams.report.books`): a settlement's money on its line
 (gaming day, shift, table, wager kind, paytable: `line_totals`); the dice-decided settlements of
-one table, seq, kind and paytable one decision (`decisions`), counted by its total stake
-(`line_stakes`); each dice-decided wager by its result per unit staked (`line_outcomes`).
-`DICE_DECIDED` and `UNIT` are the same rules as SQL, for `rebuild` and the report's reads.
+one table, seq, kind and paytable one decision, counted by its total stake (`line_stakes`); each
+dice-decided wager by its result per unit staked (`line_outcomes`). `DICE_DECIDED` and `UNIT` are
+the same rules as SQL, for `rebuild` and the report's reads.
 
 A decision's settlements are consecutive records of one partition (one event's outputs, in the
-worker's transaction), so a batch can split only the decision its table begins the batch with:
-that one is looked up and, if booked before, moved to its new total stake.
+worker's transaction), so a batch can split only the decision a table ends it with: those are kept
+(`open_decisions`), and the decisions a table begins the next batch with are looked up there: one
+found was booked at its part's stake, and moves to its whole stake.
 """
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def book(conn, settlements: list[dict]) -> None:
     totals: dict = {}
     partial: dict = {}  # decision -> [gaming day, shift, stake, house win]
     outcomes: dict = defaultdict(int)
-    first_seq: dict = {}  # table -> its lowest seq in these settlements
+    seqs: dict = {}  # table -> [its lowest, its highest seq of a decision in these settlements]
     for v in settlements:
         line = (v["gaming_day"], v["shift"], v["table_id"], v["wager"], v["paytable"])
         seq, stake, won, outcome = v["seq"], v["stake_cents"], v["won_cents"], v["outcome"]
@@ -81,14 +82,18 @@ def book(conn, settlements: list[dict]) -> None:
         t[7], t[8] = min(t[7], seq), max(t[8], seq)
         settled = SimpleNamespace(outcome=outcome, detail=v["detail"], stake_cents=stake, won_cents=won)
         if decided_by_dice(settled):
-            d = partial.get((v["table_id"], seq, v["wager"], v["paytable"]))
+            key = (v["table_id"], seq, v["wager"], v["paytable"])
+            d = partial.get(key)
             if d is None:
-                d = partial[(v["table_id"], seq, v["wager"], v["paytable"])] = [v["gaming_day"], v["shift"], 0, 0]
+                d = partial[key] = [v["gaming_day"], v["shift"], 0, 0]
             d[2] += stake
             d[3] += stake if outcome == "lose" else -won
             outcomes[(*line, unit_result(settled))] += 1
-            table = v["table_id"]
-            first_seq[table] = min(first_seq.get(table, seq), seq)
+            span = seqs.get(key[0])
+            if span is None:
+                seqs[key[0]] = [seq, seq]
+            else:
+                span[0], span[1] = min(span[0], seq), max(span[1], seq)
     names = ("settled", "handle_cents", "returned_cents", "collected_cents", "won_cents", "wins", "losses",
              "first_seq", "last_seq")
     _upsert(conn, schema.line_totals, [{**dict(zip(LINE, k)), **dict(zip(names, v))} for k, v in totals.items()],
@@ -96,23 +101,23 @@ def book(conn, settlements: list[dict]) -> None:
     _upsert(conn, schema.line_outcomes, [{**dict(zip(LINE, k[:5])), "unit": k[5], "wagers": n}
                                          for k, n in outcomes.items()], add=("wagers",))
     if partial:
-        _book_decisions(conn, partial, first_seq)
+        _book_decisions(conn, partial, seqs)
 
 
-def _book_decisions(conn, partial: dict, first_seq: dict) -> None:
-    d = schema.decisions
-    split = [k for k in partial if k[1] == first_seq[k[0]]]  # only these may have been begun before
+def _book_decisions(conn, partial: dict, seqs: dict) -> None:
+    d = schema.open_decisions
+    begun = [k for k in partial if k[1] == seqs[k[0]][0]]  # only these may have been begun before
     before = {}
-    for i in range(0, len(split), 500):
-        chunk = split[i:i + 500]
+    for i in range(0, len(begun), 500):
+        chunk = begun[i:i + 500]
         for r in conn.execute(select(d).where(tuple_(d.c.table_id, d.c.seq, d.c.wager, d.c.paytable).in_(chunk))):
             before[(r.table_id, r.seq, r.wager, r.paytable)] = r
     stakes: dict = defaultdict(lambda: [0, 0])
-    rows = []
+    still_open = []
     for key, (day, shift, stake, win) in partial.items():
         line = (day, shift, key[0], key[2], key[3])
         old = before.get(key)
-        if old is not None:  # the decision moves from its old total stake to its new one
+        if old is not None:  # the decision moves from its part's stake to its whole stake
             was = stakes[(*line, old.stake_cents)]
             was[0] -= 1
             was[1] -= old.house_win_cents
@@ -121,9 +126,10 @@ def _book_decisions(conn, partial: dict, first_seq: dict) -> None:
         now = stakes[(*line, stake)]
         now[0] += 1
         now[1] += win
-        rows.append({"table_id": key[0], "seq": key[1], "wager": key[2], "paytable": key[3], "gaming_day": day,
-                     "shift": shift, "stake_cents": stake, "house_win_cents": win})
-    _upsert(conn, d, rows, replace=("stake_cents", "house_win_cents"))
+        if key[1] == seqs[key[0]][1]:  # its table ends these settlements with it: the next may continue it
+            still_open.append({"table_id": key[0], "seq": key[1], "wager": key[2], "paytable": key[3],
+                               "stake_cents": stake, "house_win_cents": win})
+    _upsert(conn, d, still_open, replace=("stake_cents", "house_win_cents"))
     _upsert(conn, schema.line_stakes, [{**dict(zip(LINE, k[:5])), "stake_cents": k[5], "decisions": n,
                                         "house_win_cents": w} for k, (n, w) in stakes.items()],
             add=("decisions", "house_win_cents"))
@@ -140,16 +146,20 @@ def rebuild(conn) -> None:
         *keys, func.count(), total(s.c.stake_cents), sum_if(~lose, s.c.stake_cents), sum_if(lose, s.c.stake_cents),
         total(s.c.won_cents), sum_if(s.c.outcome == "win", 1), sum_if(lose, 1), func.min(s.c.seq),
         func.max(s.c.seq)).group_by(*keys)))
-    d = schema.decisions
-    conn.execute(d.insert().from_select([c.name for c in d.columns], select(
-        s.c.table_id, s.c.seq, s.c.wager, s.c.paytable, func.min(s.c.gaming_day), func.min(s.c.shift),
-        total(s.c.stake_cents), total(case((lose, s.c.stake_cents), else_=-s.c.won_cents)))
-        .where(DICE_DECIDED).group_by(s.c.table_id, s.c.seq, s.c.wager, s.c.paytable)))
-    dkeys = [d.c[k] for k in LINE]
+    lose_win = case((lose, s.c.stake_cents), else_=-s.c.won_cents)
+    decision_keys = (s.c.table_id, s.c.seq, s.c.wager, s.c.paytable)
+    decided = select(*keys, s.c.seq, total(s.c.stake_cents).label("stake"), total(lose_win).label("win")) \
+        .where(DICE_DECIDED).group_by(*keys, s.c.seq).subquery()
+    dkeys = [decided.c[k] for k in LINE]
     st = schema.line_stakes
     conn.execute(st.insert().from_select([c.name for c in st.columns], select(
-        *dkeys, d.c.stake_cents, func.count(), total(d.c.house_win_cents)).group_by(*dkeys, d.c.stake_cents)))
+        *dkeys, decided.c.stake, func.count(), total(decided.c.win)).group_by(*dkeys, decided.c.stake)))
     o = schema.line_outcomes
     conn.execute(o.insert().from_select([c.name for c in o.columns], select(
         *keys, UNIT, func.count()).where(DICE_DECIDED).group_by(*keys, UNIT)))
-
+    # each table's last decision, which settlements still to come may continue
+    last = select(s.c.table_id, func.max(s.c.seq)).where(DICE_DECIDED).group_by(s.c.table_id)
+    d = schema.open_decisions
+    conn.execute(d.insert().from_select([c.name for c in d.columns], select(
+        *decision_keys, total(s.c.stake_cents), total(lose_win))
+        .where(DICE_DECIDED, tuple_(s.c.table_id, s.c.seq).in_(last)).group_by(*decision_keys)))

@@ -235,7 +235,8 @@ def books(conn, settings: ReportSettings) -> Collected:
     if spanning:
         _from_settlements(conn, c, regimes, place, book_line, spanning)
 
-    period_where = [s.c.ts >= start, s.c.ts < end]
+    # the gaming days as well as the instants: the settlements' (gaming_day, shift, table_id) index
+    period_where = [s.c.gaming_day >= period.first, s.c.gaming_day <= period.last, s.c.ts >= start, s.c.ts < end]
     if settings.tables is not None:
         period_where.append(s.c.table_id.in_(sorted(settings.tables)))
     hour = ((s.c.ts - c.start_ms) // HOUR_MS).label("hour")

@@ -13,11 +13,12 @@ them, this module is what the code reads and writes through. Money is integer ce
                        the paytable and reading in force (an opening the worker rejected has a
                        rejections row of the same table and seq, and is not in force)
     line_totals        the report's books, kept by the ledger as it writes settlements (in the
-    decisions          same transaction, from the rows new to it): per gaming day, shift, table,
-    line_stakes        wager kind and paytable, the money (line_totals, with the seqs it spans);
-    line_outcomes      each decision by the dice (decisions: the dice-decided settlements of one
-                       table, seq, kind and paytable); the decisions of each total stake
-                       (line_stakes); the wagers of each result per unit staked (line_outcomes)
+    line_stakes        same transaction, from the rows new to it): per gaming day, shift, table,
+    line_outcomes      wager kind and paytable, the money (line_totals, with the seqs it spans);
+    open_decisions     the decisions by the dice (the dice-decided settlements of one table, seq,
+                       kind and paytable) of each total stake (line_stakes); the wagers of each
+                       result per unit staked (line_outcomes); the decisions a batch ended with,
+                       which the next may continue (open_decisions)
     consumed_offsets   per topic partition, the next offset to read: written in the same
                        transaction as the rows the records before it made
     calendar           the one calendar the gaming days were computed with (zone, day start, shifts)
@@ -128,14 +129,12 @@ line_totals = Table(
     Column("last_seq", BigInteger, nullable=False),
 )
 
-decisions = Table(
-    "decisions", metadata,
+open_decisions = Table(
+    "open_decisions", metadata,
     Column("table_id", String(64), primary_key=True),
     Column("seq", BigInteger, primary_key=True),
     Column("wager", String(32), primary_key=True),
     Column("paytable", String(64), primary_key=True),
-    Column("gaming_day", Date, nullable=False),
-    Column("shift", String(32), nullable=False),
     Column("stake_cents", BigInteger, nullable=False),
     Column("house_win_cents", BigInteger, nullable=False),
 )
@@ -153,7 +152,7 @@ line_outcomes = Table(
     Column("wagers", BigInteger, nullable=False),
 )
 
-BOOK_TABLES = (line_totals, decisions, line_stakes, line_outcomes)
+BOOK_TABLES = (line_totals, line_stakes, line_outcomes, open_decisions)
 
 consumed_offsets = Table(
     "consumed_offsets", metadata,

@@ -1,7 +1,7 @@
 """The tables' openings (table_openings): the Rules Submission each table opened with, read from
 the table-events topic, so the report's lines carry the paytable and reading in force; the
-openings_in_force view; and the report's books the ledger keeps (line_totals, decisions,
-line_stakes, line_outcomes), booked from the settlements already written.
+openings_in_force view; and the report's books the ledger keeps (line_totals,
+line_stakes, line_outcomes, open_decisions), booked from the settlements already written.
 
 Revision ID: 0002
 Revises: 0001
@@ -53,16 +53,14 @@ def upgrade() -> None:
     sa.Column('last_seq', sa.BigInteger(), nullable=False),
     sa.PrimaryKeyConstraint(*LINE, name=op.f('pk_line_totals'))
     )
-    op.create_table('decisions',
+    op.create_table('open_decisions',
     sa.Column('table_id', sa.String(length=64), nullable=False),
     sa.Column('seq', sa.BigInteger(), nullable=False),
     sa.Column('wager', sa.String(length=32), nullable=False),
     sa.Column('paytable', sa.String(length=64), nullable=False),
-    sa.Column('gaming_day', sa.Date(), nullable=False),
-    sa.Column('shift', sa.String(length=32), nullable=False),
     sa.Column('stake_cents', sa.BigInteger(), nullable=False),
     sa.Column('house_win_cents', sa.BigInteger(), nullable=False),
-    sa.PrimaryKeyConstraint('table_id', 'seq', 'wager', 'paytable', name=op.f('pk_decisions'))
+    sa.PrimaryKeyConstraint('table_id', 'seq', 'wager', 'paytable', name=op.f('pk_open_decisions'))
     )
     op.create_table('line_stakes', *_line_keys(sa.Column('stake_cents', sa.BigInteger(), nullable=False)),
     sa.Column('decisions', sa.BigInteger(), nullable=False),
@@ -77,7 +75,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for name in ('line_outcomes', 'line_stakes', 'decisions', 'line_totals'):
+    for name in ('open_decisions', 'line_outcomes', 'line_stakes', 'line_totals'):
         op.drop_table(name)
     op.execute("DROP VIEW openings_in_force")
     op.drop_table('table_openings')
