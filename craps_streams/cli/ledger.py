@@ -26,7 +26,7 @@ def run_ledger(args, settings) -> int:
         calendar=calendar_of(args.tz or settings.report_tz, args.day_start or settings.report_day_start,
                              args.shifts or settings.report_shifts),
         instance=args.instance or settings.ledger_instance, bootstrap=settings.kafka_bootstrap,
-        max_batch_records=args.batch)
+        max_batch_records=args.batch, events_topic=settings.topics.table_events)
     metrics = LedgerMetrics()
     port = settings.ledger_port if args.metrics_port is None else args.metrics_port
     if port:
@@ -41,9 +41,10 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "ledger", help="finance's ledger: settlements, rejections and alerts as SQL rows, exactly once",
         formatter_class=Formatter,
-        description="Read the floor's settlements, surveillance alerts and rejections (read_committed) into a "
-                    "SQL database, each record once: the partitions' positions are stored in the same transaction "
-                    "as the rows (docs/operating/ledger.md).",
+        description="Read the floor's settlements, surveillance alerts and rejections, and the tables' openings "
+                    "(read_committed) into a SQL database, each record once: the partitions' positions are stored "
+                    "in the same transaction as the rows (docs/operating/ledger.md). `report --from-ledger` "
+                    "reports from it.",
         epilog=epilog(KAFKA, APP_ID, LEDGER))
     p.add_argument("--db", metavar="URL",
                    help="sqlite:///FILE or postgresql+psycopg://... (default $CRAPS_LEDGER_DB or sqlite:///.run/ledger.db)")

@@ -43,8 +43,8 @@ def cmd_report(args, settings) -> int:
     from craps_streams.report import files
     from craps_streams.surveillance import HoldWatch
 
-    if bool(args.files) == bool(args.from_topic):
-        raise CommandError("give a history (an archive DIR, a .jsonl file, .avro files) or --from-topic")
+    if bool(args.files) + bool(args.from_topic) + (args.from_ledger is not None) != 1:
+        raise CommandError("give a history (an archive DIR, a .jsonl file, .avro files), --from-topic or --from-ledger")
     try:
         cal, period = _calendar_and_period(args, settings)
         if not 0 < args.investigate_at < 1:
@@ -52,19 +52,23 @@ def cmd_report(args, settings) -> int:
         tables = frozenset(t.strip() for t in args.tables.split(",") if t.strip()) if args.tables else None
     except ValueError as e:
         raise CommandError(str(e)) from None
-    tags = tag_check(args, settings)
     report_settings = ReportSettings(cal, period, args.investigate_at, tables)
-    progress = Progress(not args.no_progress, "reported")
-    spec, extra = (args.files[0] if args.files else None), args.files[1:]
-    try:
-        report = make_report(report_settings, spec, from_topic=args.from_topic,
-                             topic=args.topic or (settings.topics.table_events if args.from_topic else None),
-                             bootstrap=args.bootstrap, extra_files=extra, tags=tags, ring=tags.ring, tick=progress.tick,
-                             thresholds=settings.thresholds_set(), watch=HoldWatch(settings.thresholds))
-    except (OSError, ValueError, TimeoutError) as e:
-        raise CommandError(f"cannot read {' '.join(args.files) or 'the topic'}: "
-                           f"{getattr(e, 'strerror', None) or e}") from None
-    progress.done()
+    if args.from_ledger is not None:
+        report = _from_ledger(args.from_ledger or settings.ledger_db, report_settings, settings)
+    else:
+        tags = tag_check(args, settings)
+        progress = Progress(not args.no_progress, "reported")
+        spec, extra = (args.files[0] if args.files else None), args.files[1:]
+        try:
+            report = make_report(report_settings, spec, from_topic=args.from_topic,
+                                 topic=args.topic or (settings.topics.table_events if args.from_topic else None),
+                                 bootstrap=args.bootstrap, extra_files=extra, tags=tags, ring=tags.ring,
+                                 tick=progress.tick, thresholds=settings.thresholds_set(),
+                                 watch=HoldWatch(settings.thresholds))
+        except (OSError, ValueError, TimeoutError) as e:
+            raise CommandError(f"cannot read {' '.join(args.files) or 'the topic'}: "
+                               f"{getattr(e, 'strerror', None) or e}") from None
+        progress.done()
     report["provenance"]["command"] = "craps-streams " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -83,6 +87,19 @@ def cmd_report(args, settings) -> int:
     for path in written:
         print(f"  {path}")
     return 0
+
+
+def _from_ledger(url: str, report_settings, settings) -> dict:
+    """The report from the ledger's database at `url` (craps_streams/ledger/report.py)."""
+    from craps_streams.ledger.report import report_from_url
+    from craps_streams.report.provenance import key_ring_block, settings_block, software
+
+    provenance = {"key_ring": key_ring_block(None), "software": software(),
+                  "settings": settings_block(report_settings, settings.thresholds_set()), "command": None}
+    try:
+        return report_from_url(url, report_settings, provenance)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -116,6 +133,9 @@ def register(sub) -> None:
         formatter_class=Formatter, epilog=epilog(KAFKA, KEYS, RULES, REPORT))
     rp.add_argument("files", nargs="*", metavar="HISTORY", help="an archive directory, a .jsonl file, or .avro files")
     rp.add_argument("--from-topic", action="store_true", help="read the table-events topic (read_committed; default: the HISTORY given)")
+    rp.add_argument("--from-ledger", nargs="?", const="", metavar="URL",
+                    help="sum the ledger's rows instead of settling a history (docs/operating/ledger.md); URL "
+                         "default $CRAPS_LEDGER_DB or sqlite:///.run/ledger.db")
     rp.add_argument("--topic", help="with --from-topic: the topic (default: the table-events topic)")
     add_bootstrap(rp)
     rp.add_argument("--day", help="the gaming day YYYY-MM-DD (default: the current gaming day)")

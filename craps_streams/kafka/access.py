@@ -102,8 +102,9 @@ def floor_grants(prefix: str, app_id: str) -> list[Grant]:
 
 
 def ledger_topics(prefix: str) -> list[str]:
-    """The output topics the ledger reads: settlements, surveillance alerts, rejections."""
-    return [prefix + name for name in ("settlements", "surveillance", "rejections")]
+    """The topics the ledger reads: settlements, surveillance alerts, rejections, and the table
+    events (for the tables' openings: the Rules Submissions the report's lines are keyed by)."""
+    return [prefix + name for name in ("settlements", "surveillance", "rejections", "table-events")]
 
 
 def ledger_group(app_id: str) -> str:

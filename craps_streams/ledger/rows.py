@@ -6,6 +6,10 @@ gaming day and shift of a settlement are the report's (craps_streams/report/cale
 deciding event's time, in the casino's zone, from the day's start), computed here once so the
 views group by plain columns on either database.
 
+Of the table-events topic the ledger keeps only the openings (`TableOpened`: the Rules Submission a
+table plays under from then on, which the report's lines are keyed by); `OPENING_MARK` tells the
+other events from their bytes, undecoded.
+
 A record of a type the ledger does not keep (the layout markers are the floor view's business, not
 finance's, and their topic is not read) maps to no rows: its offset still moves, so it is consumed
 once and never asked for again.
@@ -13,6 +17,7 @@ once and never asked for again.
 from __future__ import annotations
 
 import bisect
+import json
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -24,6 +29,10 @@ SETTLEMENT_FIELDS = ("id", "wager_id", "table_id", "position", "wager", "outcome
 REJECTION_FIELDS = ("id", "table_id", "seq", "ts", "reason", "message", "event_json", "raw", "topic", "partition",
                     "offset")
 ALERT_FIELDS = ("id", "table_id", "seq", "ts", "alert", "shooter_id", "message")
+
+
+# Every TableOpened's Avro bytes hold its type name; an event without them is no opening.
+OPENING_MARK = b"TableOpened"
 
 
 @lru_cache(maxsize=256)
@@ -63,4 +72,10 @@ def rows_of(record: dict, partition: int, offset: int, calendar: GamingCalendar)
         # A wager named twice in one alert is one row: the pair is the key.
         wagers = dict.fromkeys(record.get("wager_ids") or ())
         return [alert, *(Row("alert_wagers", {"alert_id": record["id"], "wager_id": w}) for w in wagers)]
+    if kind == "TableOpened":
+        rules = record.get("rules")
+        return [Row("table_openings", {"table_id": record["table_id"], "seq": record["seq"], "ts": record["ts"],
+                                       "table_kind": record["table_kind"],
+                                       "rules": None if rules is None else json.dumps(rules, sort_keys=True),
+                                       **source})]
     return []

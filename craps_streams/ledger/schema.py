@@ -8,6 +8,17 @@ them, this module is what the code reads and writes through. Money is integer ce
     rejections         one row per EventRejected (the rejections topic), raw bytes kept
     alerts             one row per SurveillanceAlerted (the surveillance topic)
     alert_wagers       the wagers an alert names, one row each
+    table_openings     one row per TableOpened of the table-events topic: the Rules Submission a
+                       table opened with (the rules, as sent), so the report's lines can be keyed by
+                       the paytable and reading in force (an opening the worker rejected has a
+                       rejections row of the same table and seq, and is not in force)
+    line_totals        the report's books, kept by the ledger as it writes settlements (in the
+    line_stakes        same transaction, from the rows new to it): per gaming day, shift, table,
+    line_outcomes      wager kind and paytable, the money (line_totals, with the seqs it spans);
+    open_decisions     the decisions by the dice (the dice-decided settlements of one table, seq,
+                       kind and paytable) of each total stake (line_stakes); the wagers of each
+                       result per unit staked (line_outcomes); the decisions a batch ended with,
+                       which the next may continue (open_decisions)
     consumed_offsets   per topic partition, the next offset to read: written in the same
                        transaction as the rows the records before it made
     calendar           the one calendar the gaming days were computed with (zone, day start, shifts)
@@ -88,6 +99,61 @@ alert_wagers = Table(
     Column("wager_id", String(200), primary_key=True),
 )
 
+table_openings = Table(
+    "table_openings", metadata,
+    Column("table_id", String(64), primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
+    Column("ts", BigInteger, nullable=False),
+    Column("table_kind", String(64), nullable=False),
+    Column("rules", Text),  # the TableOpened's rules object as JSON text; NULL: docs/rules.md's defaults
+    *_source(),
+)
+
+def _line_keys(*extra: Column) -> list[Column]:
+    return [Column("gaming_day", Date, primary_key=True), Column("shift", String(32), primary_key=True),
+            Column("table_id", String(64), primary_key=True), Column("wager", String(32), primary_key=True),
+            Column("paytable", String(64), primary_key=True), *extra]
+
+
+line_totals = Table(
+    "line_totals", metadata,
+    *_line_keys(),
+    Column("settled", BigInteger, nullable=False),
+    Column("handle_cents", BigInteger, nullable=False),
+    Column("returned_cents", BigInteger, nullable=False),
+    Column("collected_cents", BigInteger, nullable=False),
+    Column("won_cents", BigInteger, nullable=False),
+    Column("wins", BigInteger, nullable=False),
+    Column("losses", BigInteger, nullable=False),
+    Column("first_seq", BigInteger, nullable=False),  # the seqs its settlements span: the rules in force
+    Column("last_seq", BigInteger, nullable=False),
+)
+
+open_decisions = Table(
+    "open_decisions", metadata,
+    Column("table_id", String(64), primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
+    Column("wager", String(32), primary_key=True),
+    Column("paytable", String(64), primary_key=True),
+    Column("stake_cents", BigInteger, nullable=False),
+    Column("house_win_cents", BigInteger, nullable=False),
+)
+
+line_stakes = Table(
+    "line_stakes", metadata,
+    *_line_keys(Column("stake_cents", BigInteger, primary_key=True)),
+    Column("decisions", BigInteger, nullable=False),
+    Column("house_win_cents", BigInteger, nullable=False),
+)
+
+line_outcomes = Table(
+    "line_outcomes", metadata,
+    *_line_keys(Column("unit", Integer, primary_key=True)),  # the house's win per unit staked
+    Column("wagers", BigInteger, nullable=False),
+)
+
+BOOK_TABLES = (line_totals, line_stakes, line_outcomes, open_decisions)
+
 consumed_offsets = Table(
     "consumed_offsets", metadata,
     Column("topic", String(255), primary_key=True),
@@ -104,4 +170,4 @@ calendar = Table(
 )
 
 # The record tables in the order a batch writes them (alerts before the wagers they name).
-RECORD_TABLES = (settlements, rejections, alerts, alert_wagers)
+RECORD_TABLES = (settlements, rejections, alerts, alert_wagers, table_openings)

@@ -18,10 +18,10 @@ from typing import Callable
 
 from sqlalchemy.exc import DBAPIError
 
-from craps_streams.codec import decode_output
+from craps_streams.codec import decode_event, decode_output
 from craps_streams.kafka.consumers import TRANSIENT, PositionedReader
 from craps_streams.ledger.metrics import LedgerMetrics
-from craps_streams.ledger.rows import Row, rows_of
+from craps_streams.ledger.rows import OPENING_MARK, Row, rows_of
 from craps_streams.ledger.store import Batch, Ledger, StaleBatch
 from craps_streams.report.calendar import GamingCalendar
 
@@ -32,7 +32,7 @@ UNREADABLE = "ledger_unreadable_output"
 
 @dataclass(frozen=True)
 class LedgerSettings:
-    topics: tuple[str, ...]  # the output topics to read
+    topics: tuple[str, ...]  # the output topics to read (and the table-events topic, for its openings)
     group_id: str  # the group that shares their partitions among ledgers
     calendar: GamingCalendar
     instance: str = "1"  # this ledger's name in its group, the same across restarts
@@ -41,6 +41,7 @@ class LedgerSettings:
     poll_ms: int = 200
     lag_every_s: float = 1.0
     retry_after_s: float = 1.0
+    events_topic: str | None = None  # the table-events topic among `topics`: only its openings make rows
 
 
 def unreadable_row(topic: str, partition: int, offset: int, value: bytes, error: Exception) -> Row:
@@ -60,20 +61,37 @@ def newest_timestamps(records: list[tuple]) -> dict[tuple[str, int], int]:
     return newest
 
 
+def opening_rows(value: bytes, partition: int, offset: int) -> list[Row]:
+    """The row of a table event that is an opening; none for any other event. An event that does
+    not decode is the worker's to reject (its rejections topic keeps the raw bytes), so it makes
+    no row here either."""
+    if value is None or OPENING_MARK not in value:
+        return []
+    try:
+        record = decode_event(value)
+    except Exception:  # noqa: BLE001 - the worker's rejection row records it
+        return []
+    return rows_of(record, partition, offset, None) if record.get("type") == "TableOpened" else []
+
+
 def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int],
-             calendar: GamingCalendar) -> Batch:
+             calendar: GamingCalendar, events_topic: str | None = None) -> Batch:
     """One poll's records (topic, partition, offset, value[, timestamp_ms]) as a batch: each
     partition's span from its known position (when the ledger has one) to the reader's position
-    after the poll."""
+    after the poll. Of `events_topic` (the table events) only the openings are decoded; every
+    other event moves the position, no row."""
     batch = Batch()
     for topic, partition, offset, value, *_ in records:
         key = (topic, partition)
         if key in known:
             batch.begin(topic, partition, known[key])
-        try:
-            rows = rows_of(decode_output(value), partition, offset, calendar)
-        except Exception as e:  # noqa: BLE001 - any damage is kept as a row, never dropped
-            rows = [unreadable_row(topic, partition, offset, value, e)]
+        if topic == events_topic:
+            rows = opening_rows(value, partition, offset)
+        else:
+            try:
+                rows = rows_of(decode_output(value), partition, offset, calendar)
+            except Exception as e:  # noqa: BLE001 - any damage is kept as a row, never dropped
+                rows = [unreadable_row(topic, partition, offset, value, e)]
         batch.extend(topic, partition, offset, rows)
     for (topic, partition), position in after.items():
         batch.advance(topic, partition, position)
@@ -108,7 +126,7 @@ class LedgerService:
             while not stop():
                 records, after = reader.poll(s.poll_ms)
                 if records:
-                    self._write(reader, batch_of(records, after, self.known, s.calendar),
+                    self._write(reader, batch_of(records, after, self.known, s.calendar, s.events_topic),
                                 newest_timestamps(records))
                 if time.monotonic() >= next_lag:
                     next_lag = time.monotonic() + s.lag_every_s

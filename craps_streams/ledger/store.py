@@ -27,7 +27,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from craps_streams.ledger import migrate, schema
+from craps_streams.ledger import books, migrate, schema
 from craps_streams.ledger.rows import Row
 from craps_streams.report.calendar import GamingCalendar
 
@@ -76,8 +76,13 @@ class Written:
     present: dict[str, int]  # table -> rows already there (the primary key's guard)
 
 
-def open_engine(url: str) -> Engine:
-    """An engine for a ledger database URL (sqlite:///path, postgresql+psycopg://...)."""
+def open_engine(url: str, reader: bool = False) -> Engine:
+    """An engine for a ledger database URL (sqlite:///path, postgresql+psycopg://...). A
+    `reader`'s transactions only read: on SQLite they take no write lock (a report never holds
+    up the ledger's writes) and read one snapshot (WAL); on PostgreSQL they are REPEATABLE READ,
+    one snapshot too."""
+    if reader and url.startswith("postgresql"):
+        return create_engine(url, pool_pre_ping=True, isolation_level="REPEATABLE READ")
     engine = create_engine(url, pool_pre_ping=True)
     if engine.dialect.name == "sqlite":
         @event.listens_for(engine, "connect")
@@ -92,7 +97,7 @@ def open_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(connection):
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            connection.exec_driver_sql("BEGIN" if reader else "BEGIN IMMEDIATE")
     return engine
 
 
@@ -151,23 +156,28 @@ class Ledger:
                 for table in schema.RECORD_TABLES:  # alerts before the wagers they name
                     values = by_table.get(table.name)
                     if values:
-                        written = self._insert(conn, table, values)
-                        new[table.name] += written
-                        present[table.name] += len(values) - written
+                        keys = self._insert(conn, table, values)
+                        new[table.name] += len(keys)
+                        present[table.name] += len(values) - len(keys)
+                        if table is schema.settlements and keys:
+                            # the report's books, from the settlements new to the ledger only
+                            fresh = {k[0] for k in keys}
+                            books.book(conn, [v for v in values if v["id"] in fresh] if len(fresh) < len(values)
+                                       else values)
         except IntegrityError as e:  # two ledgers inserting the first position of a partition
             raise StaleBatch(f"a partition's first position was written by another ledger: {e.orig}") from e
         return Written(dict(new), dict(present))
 
-    def _insert(self, conn: Connection, table, values: list[dict]) -> int:
-        """Insert the rows not there yet; returns how many were new."""
+    def _insert(self, conn: Connection, table, values: list[dict]) -> list[tuple]:
+        """Insert the rows not there yet; returns the keys of those that were new."""
         if self.dialect == "sqlite":
-            return len(conn.execute(_sqlite_insert(table), values).all())
+            return [tuple(r) for r in conn.execute(_sqlite_insert(table), values).all()]
         if self.dialect != "postgresql":
             raise ValueError(f"the ledger runs on SQLite or PostgreSQL, not {self.dialect}")
         # PostgreSQL: COPY into a temporary table, then one INSERT ... SELECT ... ON CONFLICT DO
         # NOTHING. A multi-row VALUES statement of thousands of parameters costs psycopg more to
-        # parse than the server to run; COPY sends the rows as data, and the one statement's row
-        # count is the number of new rows.
+        # parse than the server to run; COPY sends the rows as data, and the one statement returns
+        # the keys of the rows new.
         names = [c.name for c in table.columns]
         staging = f"ledger_staging_{table.name}"
         cursor = conn.connection.driver_connection.cursor()
@@ -178,8 +188,8 @@ class Ledger:
             for v in values:
                 copy.write_row([v[n] for n in names])
         cursor.execute(f"INSERT INTO {table.name} ({columns}) SELECT DISTINCT ON ({_key_sql(table)}) {columns} "
-                       f"FROM {staging} ON CONFLICT DO NOTHING")
-        written = cursor.rowcount
+                       f"FROM {staging} ON CONFLICT DO NOTHING RETURNING {_key_sql(table)}")
+        written = [tuple(r) for r in cursor.fetchall()]
         cursor.execute(f"TRUNCATE {staging}")
         return written
 

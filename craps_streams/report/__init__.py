@@ -19,7 +19,7 @@ from craps_streams.replay.sources import history_kind, open_history_batches
 from craps_streams.report.build import ReportPass, ReportSettings
 from craps_streams.report.calendar import GamingCalendar, Period, utc_iso
 from craps_streams.report.figures import build_figures
-from craps_streams.report.provenance import history_block, key_ring_block, software
+from craps_streams.report.provenance import history_block, key_ring_block, settings_block, software
 
 __all__ = ["GamingCalendar", "Period", "ReportSettings", "make_report"]
 
@@ -78,9 +78,7 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
         "history": history,
         "key_ring": key_ring_block(ring),
         "software": software(),
-        "settings": {**settings.calendar.describe(), "investigate_at": settings.investigate_at,
-                     "tables": sorted(settings.tables) if settings.tables else "all",
-                     "surveillance": thresholds or {}},
+        "settings": settings_block(settings, thresholds),
         "command": None,
     }
     return build_figures(collected, provenance)

@@ -61,3 +61,10 @@ def key_ring_block(ring) -> dict:
     ids = sorted(k.key_id for k in ring.keys) if ring is not None else []
     return {"keys": len(ids), "key_ids": ids,
             "key_ids_sha256": hashlib.sha256(json.dumps(ids).encode()).hexdigest()}
+
+
+def settings_block(settings, thresholds: dict | None) -> dict:
+    """The report's settings (`craps_streams.report.build.ReportSettings`) and the surveillance
+    thresholds set explicitly."""
+    return {**settings.calendar.describe(), "investigate_at": settings.investigate_at,
+            "tables": sorted(settings.tables) if settings.tables else "all", "surveillance": thresholds or {}}
