@@ -25,15 +25,16 @@ __all__ = ["GamingCalendar", "Period", "ReportSettings", "make_report"]
 
 
 def _batches(kind: str, spec, *, from_topic: bool, topic, bootstrap, sl, extra) -> Iterable[list]:
-    """The history in batches of core events and `(item, where)` pairs; JSON Lines decoded by
-    msgspec into events (`jsonread.json_line_batches`), so each item can be looked at."""
+    """The history in batches of core events and `(item, where)` pairs; JSON Lines as `LineBatch`es
+    of raw lines (`jsonread.line_batches`), which `ReportPass.feed` settles through the native lane
+    where it can, as the replay does."""
     if kind == "jsonl":
-        from craps_streams.replay.jsonread import json_line_batches
+        from craps_streams.replay.jsonread import line_batches
 
         def lines():
             stream = sys.stdin if spec == "-" else open(spec, encoding="utf-8", errors="replace")
             with stream:
-                yield from json_line_batches(stream, "stdin" if spec == "-" else spec)
+                yield from line_batches(stream, "stdin" if spec == "-" else spec)
 
         return lines()
     return open_history_batches(spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl,
