@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,10 +40,14 @@ CLI = [sys.executable, "-m", "craps_streams.cli"]
 COMMAND_LINE = re.compile(r"craps-streams report[^\n<\"]*")  # the command a report records
 
 
-def run(args: list[str]) -> float:
+def run(args: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command's processes, user and system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(CLI + args, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def jobs_option(jobs: int) -> list[str]:
@@ -98,13 +103,15 @@ def main() -> int:
                 for name, argv in cases.items():
                     times[(name, j)].append(run(argv(j)))
         print(f"history  {history}: {events:,} events, gaming days {first} .. {last}; "
-              f"{args.rounds} rounds, medians of wall seconds (one process per command)")
+              f"{args.rounds} rounds, medians of wall and CPU seconds (one process per command, "
+              f"its jobs' CPU included)")
         for j in jobs:
-            replay = statistics.median(times[("replay", j)])
+            replay = [statistics.median(x) for x in zip(*times[("replay", j)])]
             for name in cases:
-                t = statistics.median(times[(name, j)])
-                ratio = "" if name == "replay" else f"   {t / replay:.2f} x replay"
-                print(f"  --jobs {j}  {name:18s} {t:6.2f} s{ratio}")
+                t = [statistics.median(x) for x in zip(*times[(name, j)])]
+                ratio = "" if name == "replay" else \
+                    f"   {t[0] / replay[0]:.2f} x replay's wall, {t[1] / replay[1]:.2f} x its CPU"
+                print(f"  --jobs {j}  {name:18s} wall {t[0]:6.2f} s  CPU {t[1]:6.2f} s{ratio}")
         for j in jobs[1:]:
             differ = same_report(work / "report-j1", work / f"report-j{j}")
             print(f"report --jobs {j} = report in one process: "
