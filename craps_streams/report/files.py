@@ -82,7 +82,23 @@ def _pyplot():
 
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "craps-streams-report",
                          "font.size": 8, "axes.titlesize": 9, "figure.dpi": 72})
+    _one_mathtext_cache()
     return plt
+
+
+def _one_mathtext_cache() -> None:
+    """Let matplotlib's cache of parsed math text serve every figure. It is keyed by the parser, and
+    each renderer makes a parser of its own (two per figure, the tight box's and the output's), so
+    every log-scale tick label (`10^{2}`, as math text) was parsed anew, by pyparsing, twice per plot:
+    half of an outcome plot's time. Parsers of one output type parse alike (the grammar is the
+    class's), so they are made equal for the cache's key; the parses and the SVG are the same."""
+    from matplotlib.mathtext import MathTextParser
+
+    if getattr(MathTextParser, "_craps_shared", False) or not hasattr(MathTextParser("path"), "_output_type"):
+        return
+    MathTextParser.__eq__ = lambda a, b: type(a) is type(b) and a._output_type == b._output_type
+    MathTextParser.__hash__ = lambda self: hash((MathTextParser, self._output_type))
+    MathTextParser._craps_shared = True
 
 
 def _svg(fig, plt) -> str:
