@@ -135,8 +135,9 @@ class ReportPass:
         look = self._look
         for items in batches:
             if type(items) is LineBatch:
-                if self._lane_takes(items):
-                    self._feed_lines(items)
+                times = self._lane_takes(items)
+                if times is not None:
+                    self._feed_lines(items, times)
                     continue
                 items = items.items()
             elif type(items) is not list:
@@ -194,22 +195,23 @@ class ReportPass:
                 self.max_seq[table] = seq
         return table, seq, ts, opening, alone
 
-    def _lane_takes(self, batch: LineBatch) -> bool:
-        """Whether a batch of raw lines may go through the lane: the lane is in use, every table is
-        reported, and no line's time is past the period's end (which the slice would not feed).
-        Every time the lane reads is the value of a line's one "ts" key (its grammar: a flat object,
-        no escapes, no key twice), so the largest `TS_KEY` match bounds them all from above."""
+    def _lane_takes(self, batch: LineBatch) -> list | None:
+        """The batch's `TS_KEY` times when its raw lines may go through the lane (the lane is in use,
+        every table is reported, no line's time is past the period's end, which the slice would not
+        feed), else None. Every time the lane reads is the value of its line's one "ts" key (its
+        grammar: a flat object, no escapes, no key twice), so the largest match bounds them all."""
         if not self.replay.lane_in_use or self.slice.tables is not None:
-            return False
-        found = TS_KEY.findall("\n".join(batch.lines))
-        return not found or max(map(int, found)) <= self.slice.until
+            return None
+        found = list(map(int, TS_KEY.findall("\n".join(batch.lines))))
+        return found if not found or max(found) <= self.slice.until else None
 
-    def _feed_lines(self, batch: LineBatch) -> None:
-        """A batch of raw JSON lines: each run of quiet lines settled in the lane
-        (`Replay.feed_lane`: no outputs, nothing of theirs to book but their count and times),
-        each throw it applied booked, every other line read (`LineBatch.item`) and fed as `feed`
-        feeds an item."""
+    def _feed_lines(self, batch: LineBatch, times: list) -> None:
+        """A batch of raw JSON lines (`times`: its `TS_KEY` times): each run of quiet lines settled
+        in the lane (`Replay.feed_lane`: no outputs, nothing of theirs to book but their count and
+        times), each throw it applied booked, every other line read (`LineBatch.item`) and fed as
+        `feed` feeds an item. When the lane read every line, `times` are theirs, one a line."""
         self.laned = True
+        plain = False  # whether a line went the plain way (then only the lane's lines' times count)
         lines, replay, seen, look = batch.lines, self.replay, self.c.seen, self._look
         quiet: list = []  # the lines the lane settled, for their times
         i, n = 0, len(lines)
@@ -229,6 +231,7 @@ class ReportPass:
                     self.max_seq[event.table_id] = event.seq
                 self._book(outputs)
                 continue
+            plain = True
             it = event if event is not None else batch.item(i - 1)
             if it is None:  # a blank line
                 continue
@@ -241,8 +244,9 @@ class ReportPass:
             else:
                 self._book(replay.feed_batch([it]))
         if quiet:
-            found = TS_KEY.findall("\n".join(quiet))
-            low, high = min(map(int, found)), max(map(int, found))
+            if plain:
+                times = list(map(int, TS_KEY.findall("\n".join(quiet))))
+            low, high = min(times), max(times)
             if seen.min_ts is None or low < seen.min_ts:
                 seen.min_ts = low
             if seen.max_ts is None or high > seen.max_ts:

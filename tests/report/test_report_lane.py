@@ -25,9 +25,9 @@ def _report(path: str, floor, period: Period, lane: bool, monkeypatch, cal=NY) -
     fed = []
     real = ReportPass._feed_lines
 
-    def counted(self, batch):
+    def counted(self, batch, *rest):
         fed.append(len(batch))
-        return real(self, batch)
+        return real(self, batch, *rest)
 
     with monkeypatch.context() as m:
         m.setattr(ReportPass, "_feed_lines", counted)
