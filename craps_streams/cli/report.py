@@ -52,7 +52,10 @@ def cmd_report(args, settings) -> int:
         tables = frozenset(t.strip() for t in args.tables.split(",") if t.strip()) if args.tables else None
     except ValueError as e:
         raise CommandError(str(e)) from None
+    if args.jobs < 1:
+        raise CommandError(f"--jobs must be 1 or more, got {args.jobs}")
     report_settings = ReportSettings(cal, period, args.investigate_at, tables)
+    stages: dict = {}
     if args.from_ledger is not None:
         report = _from_ledger(args.from_ledger or settings.ledger_db, report_settings, settings)
     else:
@@ -64,7 +67,7 @@ def cmd_report(args, settings) -> int:
                                  topic=args.topic or (settings.topics.table_events if args.from_topic else None),
                                  bootstrap=args.bootstrap, extra_files=extra, tags=tags, ring=tags.ring,
                                  tick=progress.tick, thresholds=settings.thresholds_set(),
-                                 watch=HoldWatch(settings.thresholds))
+                                 watch=HoldWatch(settings.thresholds), jobs=args.jobs, stages=stages)
         except (OSError, ValueError, TimeoutError) as e:
             raise CommandError(f"cannot read {' '.join(args.files) or 'the topic'}: "
                                f"{getattr(e, 'strerror', None) or e}") from None
@@ -72,17 +75,29 @@ def cmd_report(args, settings) -> int:
     report["provenance"]["command"] = "craps-streams " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    clock = time.perf_counter
+    t = clock()
     written = files.write_csv(report, out)
     written.append(files.write_json(report, out / "report.json"))
+    stages["files"] = clock() - t
+    failed = None
     if not args.no_html:
-        html = files.write_html(report, out / "report.html")
+        t = clock()
+        html = files.write_html(report, out / "report.html", jobs=args.jobs)
+        stages["plots"] = clock() - t
         written.append(html)
         if args.pdf:
+            t = clock()
             try:
                 written.append(files.print_pdf(html, out / "report.pdf", chromium=settings.chromium))
             except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
-                note(args, f"no PDF: {e}")
-                return 1
+                failed = e
+            stages["pdf"] = clock() - t
+    if not args.no_progress and args.from_ledger is None:  # the ledger's report reads no events
+        print(stages_line(report["provenance"]["history"]["events_read"], stages), file=sys.stderr)
+    if failed is not None:
+        note(args, f"no PDF: {failed}")
+        return 1
     print(summary_line(report))
     for path in written:
         print(f"  {path}")
@@ -100,6 +115,15 @@ def _from_ledger(url: str, report_settings, settings) -> dict:
         return report_from_url(url, report_settings, provenance)
     except ValueError as e:
         raise CommandError(str(e)) from None
+
+
+def stages_line(events: int, stages: dict) -> str:
+    """Where the report's time went: each stage's seconds (`craps_streams.report.STAGES`, in order)."""
+    from craps_streams.report import STAGES
+
+    total = sum(stages.values())
+    parts = ", ".join(f"{words} {stages[name]:.2f} s" for name, words in STAGES.items() if name in stages)
+    return f"report of {events:,} events in {total:.2f} s: {parts}"
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -152,6 +176,9 @@ def register(sub) -> None:
     rp.add_argument("--out", "-o", default="report", help="directory for the files (default ./report)")
     rp.add_argument("--pdf", action="store_true", help="also print report.pdf with headless Chromium (default: no PDF)")
     rp.add_argument("--no-html", action="store_true", help="CSV and JSON only (default: the HTML page too)")
-    rp.add_argument("--no-progress", action="store_true", help="no progress line on stderr (default: shown)")
+    rp.add_argument("--no-progress", action="store_true",
+                    help="no progress line on stderr, nor the line of where the time went (default: shown)")
+    rp.add_argument("--jobs", "-j", type=int, default=1,
+                    help="processes for the lines' tails and the plots (default 1); the same report")
     add_tag_options(rp)
     rp.set_defaults(run=cmd_report, broker_role=lambda a: "audit" if a.from_topic else None)

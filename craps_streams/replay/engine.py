@@ -186,6 +186,36 @@ class Replay:
         tally.held += held
         return out
 
+    def feed_lane(self, lines: list, start: int) -> tuple[int, object, list | None]:
+        """The native lane's run over raw JSON lines (a `LineBatch`'s) from `start`, for a caller that
+        reads every other line itself (the report: craps_streams/report/build.py): `(stop, event,
+        outputs)`. `lines[start:stop]` were quiet lines, settled and counted. `event` None:
+        `lines[stop]` (if any) is untouched. Else `lines[stop]` was a throw, read as `event`:
+        `outputs` its step's outputs when the lane applied it (the step finished and counted here,
+        as `feed_batch` does), None when the caller must settle `event` itself (`feed_batch`).
+        Only where the lane is in use (`lane_in_use`)."""
+        stop, ran, untagged, thrown = self._lane(self.tables, self.books, lines, start)
+        tally = self._tally
+        tally.read += ran
+        tally.applied += ran
+        if untagged:
+            self.tags.untagged += untagged
+        if thrown is None:
+            return stop, None, None
+        event, outputs = thrown
+        if outputs is None:
+            return stop, event, None
+        tally.read += 1
+        tally.applied += 1  # `settled` keeps the verdict it is given
+        _, _, outputs = settled(self.tables, self.books, self.watch, event, self.tables[event.table_id], outputs,
+                                APPLIED)
+        return stop, event, outputs
+
+    @property
+    def lane_in_use(self) -> bool:
+        """Whether raw JSON lines can go through the native lane (`feed_lane`)."""
+        return self._lane is not None
+
     def _count_rejection(self, rejection: EventRejected) -> None:
         self._tally.rejected += 1
         by = self._tally.rejections_by_reason

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import time
 from typing import Callable, Iterable
 
 from craps_streams.replay.run import batch_gc
@@ -21,19 +22,24 @@ from craps_streams.report.calendar import GamingCalendar, Period, utc_iso
 from craps_streams.report.figures import build_figures
 from craps_streams.report.provenance import history_block, key_ring_block, settings_block, software
 
-__all__ = ["GamingCalendar", "Period", "ReportSettings", "make_report"]
+__all__ = ["STAGES", "GamingCalendar", "Period", "ReportSettings", "make_report"]
+
+# Where a report's time goes, in order: `make_report` times the first three, the command the rest.
+STAGES = {"reading": "reading the history", "settling": "settling and booking", "figures": "figures and tails",
+          "files": "CSV and JSON", "plots": "plots and page", "pdf": "PDF (Chromium)"}
 
 
 def _batches(kind: str, spec, *, from_topic: bool, topic, bootstrap, sl, extra) -> Iterable[list]:
-    """The history in batches of core events and `(item, where)` pairs; JSON Lines decoded by
-    msgspec into events (`jsonread.json_line_batches`), so each item can be looked at."""
+    """The history in batches of core events and `(item, where)` pairs; JSON Lines as `LineBatch`es
+    of raw lines (`jsonread.line_batches`), which `ReportPass.feed` settles through the native lane
+    where it can, as the replay does."""
     if kind == "jsonl":
-        from craps_streams.replay.jsonread import json_line_batches
+        from craps_streams.replay.jsonread import line_batches
 
         def lines():
             stream = sys.stdin if spec == "-" else open(spec, encoding="utf-8", errors="replace")
             with stream:
-                yield from json_line_batches(stream, "stdin" if spec == "-" else spec)
+                yield from line_batches(stream, "stdin" if spec == "-" else spec)
 
         return lines()
     return open_history_batches(spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl,
@@ -43,14 +49,17 @@ def _batches(kind: str, spec, *, from_topic: bool, topic, bootstrap, sl, extra) 
 def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool = False, topic: str | None = None,
                 bootstrap: str | None = None, extra_files: Iterable[str] = (), tags=None, ring=None,
                 tick: Callable[[int], object] | None = None, thresholds: dict | None = None,
-                watch=None) -> dict:
+                watch=None, jobs: int = 1, stages: dict | None = None) -> dict:
     """The report of `settings.period` from a history (`craps_streams.replay.sources.open_history`'s
     `spec`: a .jsonl file or -, an archive directory, .avro files, or the topic with
     `from_topic`). `tags` the tag check every event passes (`craps_streams.authenticity.TagCheck`),
     `ring` its key ring (for the provenance), `tick(n)` told of every batch read, `watch` the
     surveillance (HoldWatch; None: the default thresholds), `thresholds` the ones set explicitly
-    (for the provenance). OSError or
-    ValueError when the history cannot be read."""
+    (for the provenance), `jobs` the processes computing the lines' tails (`build_figures`),
+    `stages` a dict given the seconds of each stage (`STAGES`: reading the history, settling and
+    booking it, the figures). OSError or ValueError when the history cannot be read."""
+    clock = time.perf_counter
+    began = clock()
     extra = list(extra_files)
     kind = history_kind(spec, from_topic=from_topic, extra_files=extra)
     if kind == "topic" and topic is None:
@@ -59,14 +68,14 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
         topic = Topics().table_events
     rp = ReportPass(settings, tags, topic_offsets=kind == "topic", watch=watch)
     batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice, extra=extra)
-    first = next(iter(batches), None)  # opens the source: a missing file fails here
+    reading = [0.0]
+    batches = _timed(iter(batches), tick, reading)
+    first = next(batches, None)  # opens the source: a missing file fails here
     if first is not None:
-        history = itertools.chain((first,), batches)
-        if tick is not None:
-            history = _ticking(history, tick)
         with batch_gc():
-            rp.feed(history)
+            rp.feed(itertools.chain((first,), batches))
     collected = rp.finish()
+    passed = clock()
     seen = collected.seen
     history = history_block(kind, spec, extra, topic)
     if seen.offsets:
@@ -81,10 +90,21 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
         "settings": settings_block(settings, thresholds),
         "command": None,
     }
-    return build_figures(collected, provenance)
+    report = build_figures(collected, provenance, jobs)
+    if stages is not None:
+        stages.update(reading=reading[0], settling=passed - began - reading[0], figures=clock() - passed)
+    return report
 
 
-def _ticking(batches, tick):
-    for b in batches:
-        tick(len(b))
+def _timed(batches, tick, spent: list):
+    """The batches, `tick` told of each, the seconds spent getting them (reading) added to spent[0]."""
+    clock = time.perf_counter
+    while True:
+        t = clock()
+        b = next(batches, None)
+        spent[0] += clock() - t
+        if b is None:
+            return
+        if tick is not None:
+            tick(len(b))
         yield b

@@ -20,10 +20,12 @@ duplicates; it has no output of its own). Everything else goes through in batche
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from datetime import date
 
 from craps_streams.replay.engine import EVENT_TYPES, Replay
+from craps_streams.replay.jsonread import LineBatch
 from craps_streams.replay.sources import Slice
 from craps_streams.report.books import Line, book_group, decided_by_dice, unit_result
 from craps_streams.report.calendar import GamingCalendar, Period
@@ -32,6 +34,9 @@ from craps_streams.report.statistics import INVESTIGATION_LEVEL, odds_of
 
 HOUR_MS = 3_600_000
 SEQUENCE_ALERTS = ("sequence_gap", "sequence_resumed")
+# A line's time as the lane reads it: the value of its "ts" key (no escape, no nesting in the lane's
+# grammar, so the pattern meets no other text of such a line).
+TS_KEY = re.compile(r'"ts"\s*:\s*(-?[0-9]+)')
 SERIES_POINTS = 300  # points per table in a period's hold series (thinned by time)
 
 
@@ -91,6 +96,7 @@ class ReportPass:
         self.slice = Slice(settings.tables, None, end - 1)
         self.topic_offsets = topic_offsets
         self.max_seq: dict = {}
+        self.laned = False  # whether the lane has fed lines (then a table's cursor counts as fed)
         self.rules_of: dict = {}  # table -> the RulesSubmission in force
         self.kinds: dict = {}  # (table, wager) -> (line key, house edge, variance) under its rules
         self.segments: list = []  # sorted [start, end, day, shift] of the shifts met so far
@@ -124,50 +130,127 @@ class ReportPass:
     # ------------------------------------------------------------ feeding
 
     def feed(self, batches) -> None:
-        feeds = self.slice.feeds
-        seen = self.c.seen
-        max_seq = self.max_seq
+        """Feed the history's batches: lists of items, or `LineBatch`es of raw JSON lines (through
+        the native lane where it is in use, `_feed_lines`)."""
+        look = self._look
         for items in batches:
-            if type(items) is not list:
+            if type(items) is LineBatch:
+                times = self._lane_takes(items)
+                if times is not None:
+                    self._feed_lines(items, times)
+                    continue
+                items = items.items()
+            elif type(items) is not list:
                 items = list(items)
-            seen.items += len(items)
+            self.c.seen.items += len(items)
             piece: list = []
             for it in items:
-                ev = it[0] if type(it) is tuple else it
-                kind = type(ev)
-                if kind in EVENT_TYPES:
-                    table, seq, ts, opening = ev.table_id, ev.seq, ev.ts, kind is TableOpened
-                elif kind is dict:
-                    table, seq, ts = ev.get("table_id"), ev.get("seq"), ev.get("ts")
-                    opening = ev.get("type") == "TableOpened"
-                else:
-                    table = seq = ts = None
-                    opening = False
-                if self.topic_offsets and type(it) is tuple and it[1]:
-                    self._offset(it[1])
-                if type(ts) is int:
-                    if seen.min_ts is None or ts < seen.min_ts:
-                        seen.min_ts = ts
-                    if seen.max_ts is None or ts > seen.max_ts:
-                        seen.max_ts = ts
-                if not feeds(ev):
+                looked = look(it)
+                if looked is None:
                     continue
-                alone = opening
-                if type(seq) is int and type(table) is str:
-                    top = max_seq.get(table, 0)
-                    if seq <= top:
-                        alone = True
-                    else:
-                        max_seq[table] = seq
-                if not alone:
+                if not looked[4]:
                     piece.append(it)
                     continue
                 if piece:
                     self._book(self.replay.feed_batch(piece))
                     piece = []
-                self._alone(it, table, seq, ts, opening)
+                self._alone(it, *looked[:4])
             if piece:
                 self._book(self.replay.feed_batch(piece))
+
+    def _look(self, it) -> tuple | None:
+        """An item seen (its time, its offset): `(table, seq, ts, opening, alone)`, or None when the
+        slice does not feed it. `alone`: an opening, or a seq not above the highest fed for its
+        table (the highest the pass saw, or the table's cursor where the lane fed it)."""
+        ev = it[0] if type(it) is tuple else it
+        kind = type(ev)
+        if kind in EVENT_TYPES:
+            table, seq, ts, opening = ev.table_id, ev.seq, ev.ts, kind is TableOpened
+        elif kind is dict:
+            table, seq, ts = ev.get("table_id"), ev.get("seq"), ev.get("ts")
+            opening = ev.get("type") == "TableOpened"
+        else:
+            table = seq = ts = None
+            opening = False
+        if self.topic_offsets and type(it) is tuple and it[1]:
+            self._offset(it[1])
+        seen = self.c.seen
+        if type(ts) is int:
+            if seen.min_ts is None or ts < seen.min_ts:
+                seen.min_ts = ts
+            if seen.max_ts is None or ts > seen.max_ts:
+                seen.max_ts = ts
+        if not self.slice.feeds(ev):
+            return None
+        alone = opening
+        if type(seq) is int and type(table) is str:
+            top = self.max_seq.get(table, 0)
+            if self.laned:
+                state = self.replay.tables.get(table)
+                if state is not None and state.received_seq > top:
+                    top = state.received_seq
+            if seq <= top:
+                alone = True
+            else:
+                self.max_seq[table] = seq
+        return table, seq, ts, opening, alone
+
+    def _lane_takes(self, batch: LineBatch) -> list | None:
+        """The batch's `TS_KEY` times when its raw lines may go through the lane (the lane is in use,
+        every table is reported, no line's time is past the period's end, which the slice would not
+        feed), else None. Every time the lane reads is the value of its line's one "ts" key (its
+        grammar: a flat object, no escapes, no key twice), so the largest match bounds them all."""
+        if not self.replay.lane_in_use or self.slice.tables is not None:
+            return None
+        found = list(map(int, TS_KEY.findall("\n".join(batch.lines))))
+        return found if not found or max(found) <= self.slice.until else None
+
+    def _feed_lines(self, batch: LineBatch, times: list) -> None:
+        """A batch of raw JSON lines (`times`: its `TS_KEY` times): each run of quiet lines settled
+        in the lane (`Replay.feed_lane`: no outputs, nothing of theirs to book but their count and
+        times), each throw it applied booked, every other line read (`LineBatch.item`) and fed as
+        `feed` feeds an item. When the lane read every line, `times` are theirs, one a line."""
+        self.laned = True
+        plain = False  # whether a line went the plain way (then only the lane's lines' times count)
+        lines, replay, seen, look = batch.lines, self.replay, self.c.seen, self._look
+        quiet: list = []  # the lines the lane settled, for their times
+        i, n = 0, len(lines)
+        while i < n:
+            stop, event, outputs = replay.feed_lane(lines, i)
+            if stop > i:
+                quiet += lines[i:stop]
+                seen.items += stop - i
+            i = stop
+            if i == n:
+                break
+            i += 1
+            if event is not None and outputs is not None:  # a throw the lane applied: in sequence
+                seen.items += 1
+                quiet.append(lines[i - 1])
+                if event.seq > self.max_seq.get(event.table_id, 0):
+                    self.max_seq[event.table_id] = event.seq
+                self._book(outputs)
+                continue
+            plain = True
+            it = event if event is not None else batch.item(i - 1)
+            if it is None:  # a blank line
+                continue
+            seen.items += 1
+            looked = look(it)
+            if looked is None:
+                continue
+            if looked[4]:
+                self._alone(it, *looked[:4])
+            else:
+                self._book(replay.feed_batch([it]))
+        if quiet:
+            if plain:
+                times = list(map(int, TS_KEY.findall("\n".join(quiet))))
+            low, high = min(times), max(times)
+            if seen.min_ts is None or low < seen.min_ts:
+                seen.min_ts = low
+            if seen.max_ts is None or high > seen.max_ts:
+                seen.max_ts = high
 
     def _offset(self, where: str) -> None:
         topic, _, rest = where.rpartition("/")

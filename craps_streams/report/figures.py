@@ -19,7 +19,8 @@ from craps_streams.authenticity.tags import REASONS as AUTHENTICITY_REASONS
 from craps_streams.report.books import Line
 from craps_streams.report.build import Collected
 from craps_streams.report.calendar import utc_iso
-from craps_streams.report.statistics import bonferroni, line_tail
+from craps_streams.report.jobs import in_processes
+from craps_streams.report.statistics import NO_TAIL, Tail, bonferroni, line_tail
 from craps_streams.rules.board import board_of_record
 from craps_streams.rules.wording import table_kind_words
 from craps_streams.surveillance.tails import unit_distribution
@@ -63,14 +64,15 @@ def _money(line: Line, expected: Fraction) -> dict:
 
 
 class Rows:
-    def __init__(self, collected: Collected):
+    def __init__(self, collected: Collected, tail=line_tail):
         self.c = collected
         self.level = collected.settings.investigate_at
+        self.tail = tail  # (odds, stakes, house win, lattice) -> Tail
 
     def line_row(self, lk: tuple, line: Line, lattice: bool = True) -> dict:
         odds = self.c.odds[lk]
         row = _money(line, odds.expected_house_win(line.money.handle_cents))
-        tail = line_tail(odds, line.stakes, line.dice_house_win_cents, lattice)
+        tail = self.tail(odds, line.stakes, line.dice_house_win_cents, lattice)
         row.update(p_low=tail.p_low, p_high=tail.p_high, p_value=tail.p,
                    tail_method=tail.method,
                    investigate=tail.p <= self.level)
@@ -87,10 +89,9 @@ class Rows:
         return row
 
 
-def build_figures(c: Collected, provenance: dict) -> dict:
-    s = c.settings
-    cal, period = s.calendar, s.period
-    rows = Rows(c)
+def _figures(c: Collected, rows: Rows) -> tuple[list, list, list, list]:
+    """The rows of the four grains: kinds, tables, shifts, floor."""
+    cal, period = c.settings.calendar, c.settings.period
     # The lattice (statistics.py) for every line of a day; for the kind lines of up to a week; for
     # the floor's lines always: a month has tens of thousands of table lines.
     days = len(period.days())
@@ -152,6 +153,16 @@ def build_figures(c: Collected, provenance: dict) -> dict:
 
     scope("month_to_date", to_date(month_first))
     scope("year_to_date", to_date(year_first))
+    return kind_rows, table_rows, shift_rows, floor_rows
+
+
+def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
+    """The report from what the pass booked; with `jobs` > 1 the lines' tails computed in that
+    many processes first (`tails_in_processes`)."""
+    tail = line_tail if jobs <= 1 else tails_in_processes(c, jobs)
+    s = c.settings
+    cal, period = s.calendar, s.period
+    kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c, tail))
     start, end = c.start_ms, c.end_ms
     seen = c.seen
 
@@ -184,6 +195,30 @@ def build_figures(c: Collected, provenance: dict) -> dict:
         "provenance": provenance,
     }
     return report
+
+
+def tails_in_processes(c: Collected, jobs: int):
+    """A `line_tail` answering from the tails of every line the report asks for, computed once each in
+    `jobs` processes: the lines are those of a pass over the figures with a tail that only notes
+    what it is asked (its rows are thrown away), so they are exactly the ones `build_figures` asks for."""
+    asked: dict = {}
+
+    def note(odds, stakes: dict, house_win_cents: int, lattice: bool = True) -> Tail:
+        asked.setdefault((odds, tuple(sorted(stakes.items())), house_win_cents, lattice), None)
+        return NO_TAIL
+
+    _figures(c, Rows(c, note))
+    keys = list(asked)
+    tails = dict(zip(keys, in_processes(_one_tail, keys, jobs)))
+
+    def known(odds, stakes: dict, house_win_cents: int, lattice: bool = True) -> Tail:
+        return tails[(odds, tuple(sorted(stakes.items())), house_win_cents, lattice)]
+
+    return known
+
+
+def _one_tail(odds, stakes: tuple, house_win_cents: int, lattice: bool) -> Tail:
+    return line_tail(odds, dict(stakes), house_win_cents, lattice)
 
 
 def _rejection(o, cal) -> dict:

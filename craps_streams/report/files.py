@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from craps_streams.report.figures import COLUMNS
+from craps_streams.report.jobs import in_processes
 from craps_streams.rules.wording import WAGER_NAMES
 from craps_streams.metrics.unusual import p_text
 
@@ -81,7 +82,23 @@ def _pyplot():
 
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "craps-streams-report",
                          "font.size": 8, "axes.titlesize": 9, "figure.dpi": 72})
+    _one_mathtext_cache()
     return plt
+
+
+def _one_mathtext_cache() -> None:
+    """Let matplotlib's cache of parsed math text serve every figure. It is keyed by the parser, and
+    each renderer makes a parser of its own (two per figure, the tight box's and the output's), so
+    every log-scale tick label (`10^{2}`, as math text) was parsed anew, by pyparsing, twice per plot:
+    half of an outcome plot's time. Parsers of one output type parse alike (the grammar is the
+    class's), so they are made equal for the cache's key; the parses and the SVG are the same."""
+    from matplotlib.mathtext import MathTextParser
+
+    if getattr(MathTextParser, "_craps_shared", False) or not hasattr(MathTextParser("path"), "_output_type"):
+        return
+    MathTextParser.__eq__ = lambda a, b: type(a) is type(b) and a._output_type == b._output_type
+    MathTextParser.__hash__ = lambda self: hash((MathTextParser, self._output_type))
+    MathTextParser._craps_shared = True
 
 
 def _svg(fig, plt) -> str:
@@ -157,32 +174,46 @@ def outcome_plot(o: dict, plt) -> str:
     return _svg(fig, plt)
 
 
-def plots(report: dict) -> dict:
-    plt = _pyplot()
+PLOTS = {"hold": hold_plot, "handle": handle_plot, "outcome": outcome_plot}
+
+
+def _plot(kind: str, *args) -> str:
+    return PLOTS[kind](*args, _pyplot())
+
+
+def plots(report: dict, jobs: int = 1) -> dict:
+    """The page's plots as SVG, drawn in `jobs` processes (`craps_streams.report.jobs`)."""
     data = report["plots"]
+    holds = [(t, pts) for t, pts in data["hold"].items() if pts]
+    handle = data["handle_by_hour"] if data["handle_by_hour"]["floor_cents"] else None
+    tasks = [("hold", t, pts) for t, pts in holds] + ([("handle", handle)] if handle is not None else []) \
+        + [("outcome", o) for o in data["outcomes"]]
+    svgs = in_processes(_plot, tasks, jobs)  # in the order one process draws them
+    outcomes = svgs[len(tasks) - len(data["outcomes"]):]
     return {
-        "hold": [(t, hold_plot(t, pts, plt)) for t, pts in data["hold"].items() if pts],
-        "handle": handle_plot(data["handle_by_hour"], plt) if data["handle_by_hour"]["floor_cents"] else "",
-        "outcomes": [(o, outcome_plot(o, plt)) for o in data["outcomes"]],
+        "hold": [(t, svg) for (t, _), svg in zip(holds, svgs)],
+        "handle": svgs[len(holds)] if handle is not None else "",
+        "outcomes": list(zip(data["outcomes"], outcomes)),
     }
 
 
 # ---------------------------------------------------------------- the page
 
 
-def render_html(report: dict) -> str:
+def render_html(report: dict, jobs: int = 1) -> str:
     import jinja2
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     # p as the panel and the floor page print it
     env.filters.update(dollars=dollars, pct=pct, prob=p_text, wager=lambda kind: WAGER_NAMES.get(kind, kind))
     template = env.from_string(resources.files("craps_streams.report").joinpath("report.html").read_text(encoding="utf-8"))
-    return template.render(r=report, plots=plots(report), json=json)
+    return template.render(r=report, plots=plots(report, jobs), json=json)
 
 
-def write_html(report: dict, path) -> Path:
+def write_html(report: dict, path, jobs: int = 1) -> Path:
+    """The page, its plots drawn in `jobs` processes."""
     path = Path(path)
-    path.write_text(render_html(report), encoding="utf-8")
+    path.write_text(render_html(report, jobs), encoding="utf-8")
     return path
 
 

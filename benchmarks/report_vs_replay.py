@@ -1,0 +1,128 @@
+"""A report against the replay of the same history: what the report's accounting costs.
+
+    python3 benchmarks/report_vs_replay.py [--tables 40] [--hours 48] [--rounds 3] [--jobs 2]
+                                           [--history FILE] [--keep DIR]
+
+Makes a history with `craps-streams simulate --tables N --hours H` (or takes --history, a JSON
+Lines file), then runs `craps-streams report` over every gaming day of it (CSV, JSON and the HTML
+page with its plots; no PDF) and `craps-streams replay` of the same file (`--only none`: the
+settling and its summary), interleaved for --rounds so both see the same machine, each as the
+command a user types (a new process: imports included). Prints each one's median wall time, the
+ratio report / replay, the report with --no-html, and the same with `--jobs N` for both; then
+checks that the report's files are the same with --jobs N as in one process (every CSV byte for
+byte, the JSON and the HTML but for the command line they record).
+
+The key ring is the one the settings name (CRAPS_SECRETS_DIR): simulate tags with it, report and
+replay check with it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import time as clock
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from report_month import history_days  # noqa: E402
+
+CLI = [sys.executable, "-m", "craps_streams.cli"]
+COMMAND_LINE = re.compile(r"craps-streams report[^\n<\"]*")  # the command a report records
+
+
+def run(args: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command's processes, user and system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(CLI + args, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def jobs_option(jobs: int) -> list[str]:
+    return ["--jobs", str(jobs)] if jobs > 1 else []
+
+
+def same_report(a: Path, b: Path) -> list[str]:
+    """The files of two reports that differ (the command line each records left out)."""
+    differ = []
+    for path in sorted(a.iterdir()):
+        mine, theirs = path.read_bytes(), (b / path.name).read_bytes()
+        if path.suffix in (".json", ".html"):
+            mine, theirs = (COMMAND_LINE.sub("", x.decode()) for x in (mine, theirs))
+        if mine != theirs:
+            differ.append(path.name)
+    return differ
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tables", type=int, default=40)
+    p.add_argument("--hours", type=int, default=48)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--jobs", type=int, default=2, help="processes for the --jobs runs (1: none)")
+    p.add_argument("--history", help="a JSON Lines history instead of simulating one")
+    p.add_argument("--keep", help="make the history and reports in this directory and keep them")
+    args = p.parse_args()
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="report-vs-replay-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        history = args.history
+        if history is None:
+            history = str(work / f"floor-{args.tables}x{args.hours}h.jsonl")
+            if not os.path.exists(history):
+                run(["simulate", "--tables", str(args.tables), "--hours", str(args.hours), "-o", history])
+        from craps_streams.report import GamingCalendar
+
+        first, last = history_days(history, GamingCalendar("America/New_York", clock(6, 0)))
+        with open(history, "rb") as fo:
+            events = sum(1 for _ in fo)
+        period = ["--from", first.isoformat(), "--to", last.isoformat(), "--tz", "America/New_York",
+                  "--day-start", "06:00", "--no-progress"]
+        cases = {
+            "replay": lambda j: ["replay", history, "--only", "none", "--no-progress", *jobs_option(j)],
+            "report": lambda j: ["report", history, *period, "--out", str(work / f"report-j{j}"), *jobs_option(j)],
+            "report --no-html": lambda j: ["report", history, *period, "--no-html",
+                                           "--out", str(work / f"csv-j{j}"), *jobs_option(j)],
+        }
+        jobs = sorted({1, args.jobs})
+        times: dict = {(name, j): [] for name in cases for j in jobs}
+        for _ in range(args.rounds):
+            for j in jobs:
+                for name, argv in cases.items():
+                    times[(name, j)].append(run(argv(j)))
+        print(f"history  {history}: {events:,} events, gaming days {first} .. {last}; "
+              f"{args.rounds} rounds, medians of wall and CPU seconds (one process per command, "
+              f"its jobs' CPU included)")
+        for j in jobs:
+            replay = [statistics.median(x) for x in zip(*times[("replay", j)])]
+            for name in cases:
+                t = [statistics.median(x) for x in zip(*times[(name, j)])]
+                ratio = "" if name == "replay" else \
+                    f"   {t[0] / replay[0]:.2f} x replay's wall, {t[1] / replay[1]:.2f} x its CPU"
+                print(f"  --jobs {j}  {name:18s} wall {t[0]:6.2f} s  CPU {t[1]:6.2f} s{ratio}")
+        for j in jobs[1:]:
+            differ = same_report(work / "report-j1", work / f"report-j{j}")
+            print(f"report --jobs {j} = report in one process: "
+                  f"{'yes' if not differ else 'NO, differ: ' + ', '.join(differ)}")
+            if differ:
+                return 1
+        return 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
