@@ -9,6 +9,14 @@ a row. Both times run from the process's start (so both include starting up, joi
 the first fetch), and both rates are settlements per second. `--db`: the ledger's database
 (default: a SQLite file in a temporary directory); a PostgreSQL URL measures that instead.
 
+`--cpu N`: the ledger's CPU per settlement instead of its rate. After the worker has settled the
+backlog, the ledger (the real command) fills a fresh database from it N times, and the CPU time of
+its process (utime + stime, /proc/PID/stat) is read when its first settlements are rows and when
+the last is: CPU µs per settlement over that span (starting up, imports and joining the group left
+out), printed per run and as the median. `--before DIR` (a checkout of other code, e.g.
+`git archive <commit> | tar -x -C DIR`) runs that code's ledger too, interleaved with this one's
+(before, after, before, ...), on the same backlog, so both see the same machine.
+
 Needs the broker (`make kafka-up`) with the `ledger` role's login (`kafka.sh up` makes it).
 """
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -72,12 +81,82 @@ def rows(db: str) -> int:
         engine.dispose()
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far (user + system), from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as fo:
+        fields = fo.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ledger_cpu(env: dict, root: str, db: str, expected: int, log_path: str,
+               spy: str | None = None) -> tuple[float, int]:
+    """One ledger (the code at `root`) filling `db` from the backlog: (CPU seconds, settlements)
+    between its first settlements written and its last. `spy`: sampled by py-spy into that file."""
+    log = open(log_path, "w+")
+    command = [sys.executable, "-m", "craps_streams.cli", "ledger", "--db", db, "--metrics-port", "0"]
+    if spy:
+        command = ["py-spy", "record", "--native", "-r", "200", "--format", "raw", "-o", spy, "--", *command]
+    ledger = subprocess.Popen(command, env={**env, "PYTHONPATH": root}, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    pid = ledger.pid
+    try:
+        first = None
+        while True:
+            if spy and pid == ledger.pid:  # the ledger is py-spy's child
+                with open(f"/proc/{ledger.pid}/task/{ledger.pid}/children") as fo:
+                    pid = int((fo.read().split() or [ledger.pid])[0])
+            cpu, n = cpu_seconds(pid), rows(db)
+            if first is None and n > 0:
+                first = (cpu, n)
+            if n >= expected:
+                return cpu - first[0], n - first[1]
+            if ledger.poll() is not None:
+                log.seek(0)
+                raise SystemExit(f"the ledger stopped:\n{log.read()[-3000:]}")
+            time.sleep(0.05)
+    finally:
+        if pid != ledger.pid:  # py-spy writes its samples when the ledger has stopped
+            os.kill(pid, signal.SIGTERM)
+        else:
+            ledger.send_signal(signal.SIGTERM)
+        ledger.wait(60)
+
+
+def cpu_runs(env: dict, tmp: str, expected: int, runs: int, before: str | None, db: str | None,
+             spy: str | None = None) -> None:
+    trees = ([("before", os.path.abspath(before))] if before else []) + [("after", os.path.abspath(ROOT))]
+    per: dict[str, list[float]] = {name: [] for name, _ in trees}
+    for i in range(runs):
+        for name, root in trees:
+            url = db or f"sqlite:///{tmp}/ledger-{name}-{i}.db"
+            if db:
+                reset_postgres(db)
+            cpu, n = ledger_cpu(env, root, url, expected, f"{tmp}/ledger-{name}-{i}.log",
+                                spy=spy and f"{spy}.{name}.{i}")
+            per[name].append(cpu / n * 1e6)
+            print(f"run {i + 1} {name:6}: {cpu:.2f} s CPU for {n:,} settlements, {per[name][-1]:.0f} µs each", flush=True)
+    for name, values in per.items():
+        print(f"{name:6} median: {statistics.median(values):.0f} µs CPU per settlement "
+              f"({', '.join(f'{v:.0f}' for v in values)})")
+
+
+def reset_postgres(db: str) -> None:
+    engine = open_engine(db)
+    with engine.begin() as conn:
+        conn.execute(text("DROP SCHEMA public CASCADE"))
+        conn.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tables", type=int, default=40)
     p.add_argument("--hours", type=float, default=2.0)
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--db", help="the ledger's database URL (default: SQLite in a temporary directory)")
+    p.add_argument("--cpu", type=int, metavar="N", help="measure the ledger's CPU per settlement, N runs")
+    p.add_argument("--before", metavar="DIR", help="with --cpu: another checkout whose ledger runs interleaved")
+    p.add_argument("--spy", metavar="FILE", help="with --cpu: sample each ledger with py-spy into FILE.<code>.<run> "
+                                                 "(its CPU figures then include the sampling's cost)")
     args = p.parse_args()
     bootstrap = default_bootstrap()
     tmp = tempfile.mkdtemp(prefix="craps-ledger-bench-")
@@ -102,6 +181,9 @@ def main() -> int:
         worker.send_signal(signal.SIGTERM)
         worker.wait(60)
 
+        if args.cpu:
+            cpu_runs(env, tmp, expected, args.cpu, args.before, args.db, args.spy)
+            return 0
         t1 = time.monotonic()
         log = open(f"{tmp}/ledger.log", "w+")
         ledger = cli(env, "ledger", "--db", db, "--metrics-port", "0", stdout=log, stderr=subprocess.STDOUT)

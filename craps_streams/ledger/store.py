@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from sqlalchemy import create_engine, event, func, select, update
-from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -101,15 +101,19 @@ def open_engine(url: str, reader: bool = False) -> Engine:
     return engine
 
 
-def _sqlite_insert(table):
-    """INSERT ... ON CONFLICT DO NOTHING RETURNING the key: the rows returned are the rows new.
-    With RETURNING, SQLAlchemy sends a batch as multi-row VALUES statements ("insertmanyvalues")
-    instead of one statement per row."""
-    return sqlite.insert(table).on_conflict_do_nothing().returning(*table.primary_key.columns)
+def _columns_sql(names) -> str:
+    return ", ".join(f'"{n}"' for n in names)
+
+
+def _tuple_of(names: list[str]):
+    """A row's values of `names`, as a tuple (itemgetter gives a lone value for one name)."""
+    if len(names) == 1:
+        return lambda v, name=names[0]: (v[name],)
+    return itemgetter(*names)
 
 
 def _key_sql(table) -> str:
-    return ", ".join(f'"{c.name}"' for c in table.primary_key.columns)
+    return _columns_sql(c.name for c in table.primary_key.columns)
 
 
 class Ledger:
@@ -118,6 +122,7 @@ class Ledger:
     def __init__(self, engine: Engine):
         self.engine = engine
         self.dialect = engine.dialect.name
+        self._sqlite_statements: dict = {}
 
     def migrate(self) -> None:
         migrate.upgrade(self.engine)
@@ -171,7 +176,7 @@ class Ledger:
     def _insert(self, conn: Connection, table, values: list[dict]) -> list[tuple]:
         """Insert the rows not there yet; returns the keys of those that were new."""
         if self.dialect == "sqlite":
-            return [tuple(r) for r in conn.execute(_sqlite_insert(table), values).all()]
+            return self._insert_sqlite(conn, table, values)
         if self.dialect != "postgresql":
             raise ValueError(f"the ledger runs on SQLite or PostgreSQL, not {self.dialect}")
         # PostgreSQL: COPY into a temporary table, then one INSERT ... SELECT ... ON CONFLICT DO
@@ -183,7 +188,7 @@ class Ledger:
         cursor = conn.connection.driver_connection.cursor()
         cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} "
                        f"(LIKE {table.name} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS")
-        columns = ", ".join(f'"{n}"' for n in names)
+        columns = _columns_sql(names)
         with cursor.copy(f"COPY {staging} ({columns}) FROM STDIN") as copy:
             for v in values:
                 copy.write_row([v[n] for n in names])
@@ -192,6 +197,49 @@ class Ledger:
         written = [tuple(r) for r in cursor.fetchall()]
         cursor.execute(f"TRUNCATE {staging}")
         return written
+
+    def _insert_sqlite(self, conn: Connection, table, values: list[dict]) -> list[tuple]:
+        """SQLite: one prepared INSERT ... ON CONFLICT DO NOTHING run over the rows by the driver
+        (executemany), each row's parameters taken by SQLAlchemy's own type conversions (a date
+        as the text SQLAlchemy reads back). Building and binding SQLAlchemy's multi-row VALUES
+        statements took most of the write's CPU. The rows new are those the database changed: all
+        of them (the case but after a re-read), or else the batch is undone to its savepoint and
+        written row by row, each row's change telling new from present."""
+        statement, key_of, parameters_of = self._sqlite_statement(conn, table)
+        rows = [parameters_of(v) for v in values]
+        driver = conn.connection.driver_connection
+        changes = driver.total_changes
+        conn.exec_driver_sql("SAVEPOINT ledger_rows")
+        conn.exec_driver_sql(statement, rows)  # through SQLAlchemy: its errors, as the service expects
+        if driver.total_changes - changes == len(rows):
+            conn.exec_driver_sql("RELEASE ledger_rows")
+            return [key_of(v) for v in values]
+        conn.exec_driver_sql("ROLLBACK TO ledger_rows")
+        conn.exec_driver_sql("RELEASE ledger_rows")
+        return [key_of(v) for v, row in zip(values, rows) if conn.exec_driver_sql(statement, row).rowcount == 1]
+
+    def _sqlite_statement(self, conn: Connection, table):
+        cached = self._sqlite_statements.get(table.name)
+        if cached is None:
+            names = [c.name for c in table.columns]
+            take = _tuple_of(names)
+            converts = [(i, c.type.bind_processor(conn.dialect)) for i, c in enumerate(table.columns)]
+            converts = [(i, f) for i, f in converts if f is not None]
+
+            def parameters_of(v: dict) -> tuple:
+                row = take(v)
+                if not converts:
+                    return row
+                row = list(row)
+                for i, f in converts:
+                    row[i] = f(row[i])
+                return tuple(row)
+
+            key_of = _tuple_of([c.name for c in table.primary_key.columns])
+            statement = (f'INSERT INTO "{table.name}" ({_columns_sql(names)}) '
+                         f'VALUES ({", ".join("?" * len(names))}) ON CONFLICT DO NOTHING')
+            cached = self._sqlite_statements[table.name] = (statement, key_of, parameters_of)
+        return cached
 
     @staticmethod
     def _move(conn: Connection, topic: str, partition: int, start: int, end: int) -> None:

@@ -102,6 +102,19 @@ def test_a_row_already_present_is_kept_once_and_counted(ledger_url):
     assert ledger.count("settlements") == written.new["settlements"]
 
 
+def test_a_batch_of_rows_new_and_present_writes_and_books_the_new_only(ledger_url):
+    ledger = fresh(ledger_url)
+    [first, second, *_] = batches(RECORDS, {}, 30)
+    written = ledger.write(first)
+    mixed = Batch(first.rows + second.rows, {("t.other", 0): (0, 1)})
+    result = ledger.write(mixed)
+    assert result.present == {k: v for k, v in written.new.items() if v}
+    assert sum(result.new.values()) == len(second.rows) > 0
+    with ledger.engine.connect() as conn:
+        booked = conn.execute(select(schema.line_totals.c.settled)).scalars().all()
+    assert sum(booked) == ledger.count("settlements") == sum(r.table == "settlements" for r in mixed.rows)
+
+
 def test_another_calendar_is_refused(ledger_url):
     fresh(ledger_url)
     with pytest.raises(CalendarMismatch):
