@@ -10,6 +10,7 @@ import pathlib
 import shutil
 import signal
 import subprocess
+import time
 
 import aiohttp
 
@@ -141,3 +142,15 @@ async def chromium_tab(profile: pathlib.Path):
                 await ws.close()
     finally:
         stop_chromium(proc)
+
+
+async def page_until(dt: DevTools, js: str, check, timeout: float = 30.0):
+    """What `js` evaluates to on the page once `check` holds for it (a falsy value never does);
+    AssertionError naming what the page shows when it has not held within `timeout` seconds."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        state = await dt.evaluate(js)
+        if state and check(state):
+            return state
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the page never showed it: {await dt.evaluate(js)}")

@@ -70,11 +70,12 @@ def floor_history(tables: int = 8, hours: float = 3.0, seed: int = 7, share: flo
 
 
 @contextlib.asynccontextmanager
-async def floor_in_chromium(floor: ReplayedFloor, profile: pathlib.Path):
-    """The floor view's pages of `floor` served on a free port, and a Chromium tab: yields (the
-    tab's DevTools client, the port). Both are stopped whatever the outcome."""
+async def floor_in_chromium(floor: ReplayedFloor, profile: pathlib.Path, hub: ChangeHub | None = None):
+    """The floor view's pages of `floor` served on a free port (its changes told through `hub`),
+    and a Chromium tab: yields (the tab's DevTools client, the port). Both are stopped whatever the
+    outcome."""
     port = free_port()
-    runner = web.AppRunner(make_floor_web(floor, ChangeHub(), WebConfig(), "1"), access_log=None)
+    runner = web.AppRunner(make_floor_web(floor, hub or ChangeHub(), WebConfig(), "1"), access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, "127.0.0.1", port).start()

@@ -9,6 +9,7 @@ import base64
 import time
 
 
+from tests.chromium import page_until
 from tests.floor.page_shots import floor_history, floor_in_chromium
 from tests.floor.replayed import ReplayedFloor
 
@@ -32,14 +33,9 @@ async def _watch(floor: LosingFloor, shot_path) -> dict:
                       mobile=False)
         await dt.call("Page.navigate", url=f"http://127.0.0.1:{port}/")
 
-        async def until(check, timeout=30.0):
+        async def until(check):
             start = time.monotonic()
-            while time.monotonic() - start < timeout:
-                state = await dt.evaluate(BANNER_JS)
-                if check(state):
-                    return state, time.monotonic() - start
-                await asyncio.sleep(0.1)
-            raise AssertionError(f"the page never showed it: {await dt.evaluate(BANNER_JS)}")
+            return await page_until(dt, BANNER_JS, check), time.monotonic() - start
 
         seen["before"], _ = await until(lambda s: s["cards"] == len(floor.table_ids()))
         floor.lost = [{"node": "1", "since_ms": int(time.time() * 1000) - 4000, "attempts": 57,

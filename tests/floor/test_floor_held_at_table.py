@@ -10,21 +10,18 @@ import base64
 import time
 
 import aiohttp
-from aiohttp import web
 
-from craps_streams.app.web_security import WebConfig
 from craps_streams.controller.journal import Journal
 from craps_streams.controller.metrics import ControllerMetrics
 from craps_streams.floor.controllers import ControllerWatch, urls_of
 from craps_streams.floor.folding import at_table_fields
 from craps_streams.floor.hub import ChangeHub
-from craps_streams.floor.web import make_floor_web
 from craps_streams.metrics.at_table import HeldAtTable, held_at_tables
 from craps_streams.metrics.panel import held_at_table, snapshot_of
-from tests.chromium import open_page, start_chromium, stop_chromium
+from tests.chromium import page_until
 from tests.conftest import free_port
 from tests.controller.test_controller_inputs import post, started, throw
-from tests.floor.page_shots import floor_history
+from tests.floor.page_shots import floor_history, floor_in_chromium
 from tests.floor.replayed import ReplayedFloor
 
 
@@ -79,50 +76,29 @@ async def _watch(tmp_path, shot_path) -> dict:
     dead = f"http://127.0.0.1:{free_port()}/metrics"  # a controller that does not answer: no figures, no failure
     floor.watch = ControllerWatch([url + "/metrics", dead], hub)
     watching = asyncio.create_task(floor.watch.run())
-    port = free_port()
-    runner = web.AppRunner(make_floor_web(floor, hub, WebConfig(), "1"), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
     (shot_path.parent / "chromium").mkdir()
-    chromium, devtools_port = start_chromium(shot_path.parent / "chromium")
     try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
+        async with floor_in_chromium(floor, shot_path.parent / "chromium", hub) as (dt, port), \
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
             answers = [await post(http, url, throw("T001")) for _ in range(12)]
             seen["answers"] = [code for code, _ in answers]
-            dt, ws = await open_page(http, devtools_port, "about:blank")
-            try:
-                await dt.call("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=1,
-                              mobile=False)
-                await dt.call("Page.navigate", url=f"http://127.0.0.1:{port}/")
-
-                async def until(check, timeout=30.0):
-                    start = time.monotonic()
-                    while time.monotonic() - start < timeout:
-                        state = await dt.evaluate(CARD_JS)
-                        if state and check(state):
-                            return state
-                        await asyncio.sleep(0.1)
-                    raise AssertionError(f"the page never showed it: {await dt.evaluate(CARD_JS)}")
-
-                seen["held"] = await until(lambda s: s["note"] is not None)
-                async with http.get(f"http://127.0.0.1:{port}/api/floor") as r:
-                    seen["doc"] = await r.json()
-                async with http.get(f"http://127.0.0.1:{port}/api/table?id=T001") as r:
-                    seen["table"] = await r.json()
-                shot = await dt.call("Page.captureScreenshot", format="png")
-                shot_path.write_bytes(base64.b64decode(shot["data"]))
-                # The broker acknowledged them (the journal marked): the figures say 0, the note goes.
-                journal = Journal(tmp_path / "journal.sqlite", sync_full=False)
-                journal.mark_sent([h.id for h in journal.unsent(100)])
-                journal.close()
-                seen["back"] = await until(lambda s: s["note"] is None)
-                seen["errors"] = dt.errors()
-            finally:
-                dt.reader.cancel()
-                await ws.close()
+            await dt.call("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=1,
+                          mobile=False)
+            await dt.call("Page.navigate", url=f"http://127.0.0.1:{port}/")
+            seen["held"] = await page_until(dt, CARD_JS, lambda s: s["note"] is not None)
+            async with http.get(f"http://127.0.0.1:{port}/api/floor") as r:
+                seen["doc"] = await r.json()
+            async with http.get(f"http://127.0.0.1:{port}/api/table?id=T001") as r:
+                seen["table"] = await r.json()
+            shot = await dt.call("Page.captureScreenshot", format="png")
+            shot_path.write_bytes(base64.b64decode(shot["data"]))
+            # The broker acknowledged them (the journal marked): the figures say 0, the note goes.
+            journal = Journal(tmp_path / "journal.sqlite", sync_full=False)
+            journal.mark_sent([h.id for h in journal.unsent(100)])
+            journal.close()
+            seen["back"] = await page_until(dt, CARD_JS, lambda s: s["note"] is None)
+            seen["errors"] = dt.errors()
     finally:
-        stop_chromium(chromium)
-        await runner.cleanup()
         watching.cancel()
         await asyncio.gather(watching, return_exceptions=True)
         await stop_controller()
