@@ -165,6 +165,14 @@ def pipeline(kafka, tmp_path):
     p.delete_topics()
 
 
+def craps_cli(*args, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+    """`craps-streams ARGS` run from the checkout's root with this checkout's package, its output
+    captured as text."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout, **kw)
+
+
 def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -2,10 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
 
 import pytest
 
@@ -13,14 +9,8 @@ from craps_streams.archive import ArchiveWriter
 from craps_streams.replay.audit import compare, explain, replay_settlements
 from craps_streams.replay.sources import jsonl_source
 from tests.replay.replay_fixtures import floor_lines, messages_of, write_lines
+from tests.conftest import craps_cli
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def cli(*args) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +19,7 @@ def recorded(tmp_path_factory):
     d = tmp_path_factory.mktemp("audit")
     lines = floor_lines(tables=3, hours=1.0, seed=21, bad_rate=0.03)
     write_lines(d / "floor.jsonl", lines)
-    r = cli("replay", str(d / "floor.jsonl"), "--only", "settlements", "-o", str(d / "settlements.jsonl"))
+    r = craps_cli("replay", str(d / "floor.jsonl"), "--only", "settlements", "-o", str(d / "settlements.jsonl"))
     assert r.returncode == 0, r.stderr
     rec = [json.loads(line) for line in (d / "settlements.jsonl").read_text().splitlines()]
     assert len(rec) > 100
@@ -54,7 +44,7 @@ def test_clean_when_recorded_equals_replay(recorded):
     d, _, rec = recorded
     report = audit(d, rec)
     assert report.clean and report.replayed == report.recorded == len(rec)
-    r = cli("audit", "--history", str(d / "floor.jsonl"), "--recorded", str(d / "settlements.jsonl"))
+    r = craps_cli("audit", "--history", str(d / "floor.jsonl"), "--recorded", str(d / "settlements.jsonl"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().splitlines()[-1].startswith("audit CLEAN:")
 
@@ -144,7 +134,7 @@ def test_cli_exit_status_and_summary_with_every_kind(recorded, tmp_path):
     bad = rec[:1] + [dict(rec[1])] + rec[1:2] + rec[3:win] + [dict(rec[win], won_cents=1)] + rec[win + 1:]
     bad.append(dict(rec[0], wager_id="T999-w1", table_id="T999", id="T999/5/settle/T999-w1"))
     write_lines(tmp_path / "bad.jsonl", [json.dumps(r) for r in bad] + ["{torn"])
-    r = cli("audit", "--history", str(d / "floor.jsonl"), "--recorded", str(tmp_path / "bad.jsonl"),
+    r = craps_cli("audit", "--history", str(d / "floor.jsonl"), "--recorded", str(tmp_path / "bad.jsonl"),
             "--json", str(tmp_path / "report.json"))
     assert r.returncode == 1, r.stderr
     last = r.stdout.strip().splitlines()[-1]
@@ -161,10 +151,10 @@ def test_audit_from_an_archive(recorded, tmp_path):
     for p, o, k, v in messages_of(lines):
         w.add(p, o, v, k)
     w.commit()
-    r = cli("audit", "--history", str(tmp_path / "archive"), "--recorded", str(d / "settlements.jsonl"))
+    r = craps_cli("audit", "--history", str(tmp_path / "archive"), "--recorded", str(d / "settlements.jsonl"))
     assert r.returncode == 0, r.stdout
     write_lines(tmp_path / "short.jsonl", [json.dumps(x) for x in rec[1:]])
-    r = cli("audit", "--history", str(tmp_path / "archive"), "--recorded", str(tmp_path / "short.jsonl"))
+    r = craps_cli("audit", "--history", str(tmp_path / "archive"), "--recorded", str(tmp_path / "short.jsonl"))
     assert r.returncode == 1
     assert f"MISSING    {rec[0]['id']}" in r.stdout and "WagerPlaced" in r.stdout
 

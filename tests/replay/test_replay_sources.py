@@ -2,10 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
 
 import pytest
 
@@ -13,15 +9,9 @@ from craps_streams.codec import write_container
 from craps_streams.archive import ArchiveWriter
 from craps_streams.replay.sources import Slice, parse_time
 from tests.replay.replay_fixtures import floor_lines, messages_of, replay_settlements_of, write_lines
+from tests.conftest import craps_cli
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOPIC = "x.table-events"
-
-
-def cli(*args, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300, **kw)
 
 
 def settlements(text: str) -> dict[str, dict]:
@@ -56,19 +46,19 @@ def test_parse_time():
 
 def test_jsonl_replay_still_works(history):
     d, lines = history
-    r = cli("replay", str(d / "floor.jsonl"), "--only", "settlements")
+    r = craps_cli("replay", str(d / "floor.jsonl"), "--only", "settlements")
     assert r.returncode == 0, r.stderr
     assert settlements(r.stdout) == replay_settlements_of(lines)
     assert "events read" in r.stderr
-    r = cli("replay", "-", "--only", "settlements", input=(d / "floor.jsonl").read_text())
+    r = craps_cli("replay", "-", "--only", "settlements", input=(d / "floor.jsonl").read_text())
     assert r.returncode == 0 and settlements(r.stdout) == replay_settlements_of(lines)
-    assert cli("replay", str(d / "nope.jsonl")).returncode == 3  # a file that cannot be read
+    assert craps_cli("replay", str(d / "nope.jsonl")).returncode == 3  # a file that cannot be read
 
 
 def test_archive_replay_equals_jsonl_replay(history):
     d, lines = history
-    from_jsonl = cli("replay", str(d / "floor.jsonl"), "--only", "settlements,alerts")
-    from_archive = cli("replay", str(d / "archive"), "--only", "settlements,alerts")
+    from_jsonl = craps_cli("replay", str(d / "floor.jsonl"), "--only", "settlements,alerts")
+    from_archive = craps_cli("replay", str(d / "archive"), "--only", "settlements,alerts")
     assert from_archive.returncode == 0, from_archive.stderr
     assert sorted(from_archive.stdout.splitlines()) == sorted(from_jsonl.stdout.splitlines())
     assert len(from_jsonl.stdout.splitlines()) > 100
@@ -94,7 +84,7 @@ def test_avro_files_replay(history, tmp_path):
     write_container(tmp_path / "a.avro", records[:half])
     write_container(tmp_path / "b.avro", records[half:])
     write_lines(tmp_path / "same.jsonl", [json.dumps(r) for r in records])
-    r = cli("replay", str(tmp_path / "a.avro"), str(tmp_path / "b.avro"), "--only", "settlements")
+    r = craps_cli("replay", str(tmp_path / "a.avro"), str(tmp_path / "b.avro"), "--only", "settlements")
     assert r.returncode == 0, r.stderr
     assert settlements(r.stdout) == replay_settlements_of((tmp_path / "same.jsonl").read_text().splitlines())
 
@@ -109,14 +99,14 @@ def test_tables_and_time_slice(history):
     # settled in the slice but placed before it: the whole history is fed, not only the slice
     assert any(s["placed_seq"] < s["seq"] - 2 for s in expected.values())
     for source in ("floor.jsonl", "archive"):
-        r = cli("replay", str(d / source), "--only", "settlements", "--tables", "T001,T003",
+        r = craps_cli("replay", str(d / source), "--only", "settlements", "--tables", "T001,T003",
                 "--since", str(since), "--until", str(until))
         assert r.returncode == 0, r.stderr
         assert settlements(r.stdout) == expected, source
     # ISO times give the same slice boundaries
     from datetime import datetime, timezone
     iso = datetime.fromtimestamp(since / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
-    r = cli("replay", str(d / "archive"), "--only", "settlements", "--tables", "T001,T003", "--since", iso,
+    r = craps_cli("replay", str(d / "archive"), "--only", "settlements", "--tables", "T001,T003", "--since", iso,
             "--until", str(until))
     assert settlements(r.stdout) == expected
 

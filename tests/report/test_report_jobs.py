@@ -1,27 +1,19 @@
 """`report --jobs N`: the same files as one process; and the line of where the report's time went."""
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 import subprocess
-import sys
 
 import pytest
 
 from craps_streams.authenticity import keyfile
 from craps_streams.report import STAGES
 from tests.report.report_fixtures import RING, floor, ms, write
+from tests.conftest import craps_cli
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMMAND = re.compile(r"craps-streams report[^\n<\"]*")  # the command line a report records
 STAGE = re.compile(r"(?:^|, )([a-zA-Z ()]+) (\d+\.\d\d) s")
-
-
-def cli(*args) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "craps_streams.cli", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +27,7 @@ def history(tmp_path_factory):
 def _report(history, name: str, *extra) -> tuple[pathlib.Path, subprocess.CompletedProcess]:
     d, path, keys = history
     out = d / name
-    run = cli("report", path, "--keys", keys, "--from", "2026-01-05", "--to", "2026-01-06", "--out", str(out), *extra)
+    run = craps_cli("report", path, "--keys", keys, "--from", "2026-01-05", "--to", "2026-01-06", "--out", str(out), *extra)
     assert run.returncode == 0, run.stderr
     return out, run
 
