@@ -19,6 +19,15 @@ from tests.faults import network_cut
 from tests.faults.harness import KAFKA_SH, log
 
 NODES = 3
+OFFSETS_PARTITIONS = 8  # offsets.topic.num.partitions, infra/kafka/server.properties
+
+
+def _java_hash(text: str) -> int:
+    """Java's String.hashCode (what Kafka hashes a group id with to place it), as a signed int."""
+    h = 0
+    for unit in text.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def _free(port: int) -> bool:
@@ -147,6 +156,30 @@ class Cluster:
         DescribeCluster names any broker as the controller in KRaft)."""
         quorum = self.admin().describe_metadata_quorum()
         return quorum["topics"][0]["partitions"][0]["leader_id"]
+
+    def group_coordinator(self, group: str) -> int:
+        """The node coordinating `group`: the leader of its partition of the group offsets."""
+        return self.admin()._find_coordinator_id(group)
+
+    def move_group_coordinator(self, group: str, node: int, timeout: float = 60) -> None:
+        """Make node `node` coordinate `group`: its partition of the group offsets (Kafka's
+        abs(group.hashCode()) % offsets.topic.num.partitions) gets `node` as the preferred replica,
+        then a preferred leader election. The group's members follow on their next request."""
+        from kafka import TopicPartition
+
+        partition = (_java_hash(group) & 0x7FFFFFFF) % OFFSETS_PARTITIONS
+        tp = TopicPartition("__consumer_offsets", partition)
+        [described] = self.admin().describe_topics(["__consumer_offsets"])
+        replicas = next(p["replica_nodes"] for p in described["partitions"] if p["partition_index"] == partition)
+        self.admin().alter_partition_reassignments({tp: [node] + [r for r in replicas if r != node]})
+        deadline = time.monotonic() + timeout
+        while self.group_coordinator(group) != node:
+            assert time.monotonic() < deadline, f"node {node} did not become {group}'s coordinator"
+            try:
+                self.admin().elect_leaders(0, {"__consumer_offsets": [partition]}, raise_errors=False)
+            except Exception:  # noqa: BLE001 - the reassignment still in progress: try again
+                pass
+            time.sleep(1)
 
     def in_sync(self, timeout: float = 120) -> float:
         from craps_streams.kafka.cluster import wait_in_sync

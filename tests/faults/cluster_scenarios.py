@@ -326,14 +326,29 @@ def frozen_node(cluster: Cluster, run: FaultRun, progress: Progress, seconds: fl
              f"in sync {synced:.1f} s after SIGCONT"])
 
 
-def partition(seconds: float = 30.0):
+def partition(seconds: float = 30.0, worst: bool = False):
     def fault(cluster: Cluster, run: FaultRun, progress: Progress):
         """The node leading most busy partitions cut off by the network for `seconds` (nothing it
         sends leaves, nothing sent to it arrives: tests/faults/network_cut.py), then healed. Unlike
         a frozen node it keeps running on its own side: it still thinks it leads until it learns
-        otherwise, and on its return it follows the new leaders and truncates what it alone wrote."""
-        node, leaders = _busiest(cluster, run)
+        otherwise, and on its return it follows the new leaders and truncates what it alone wrote.
+
+        `worst`: the node cut is the active KRaft controller, made the coordinator of the workers'
+        group first: the cluster elects a new controller before anything can fence the cut node
+        and move the group's coordinator, and every worker's commit waits for that move."""
+        if worst:
+            node = cluster.active_controller()
+            cluster.move_group_coordinator(run.app_id, node)
+            # The members follow their coordinator's move before the cut, on a steady floor again.
+            wait_until(lambda: _steady(run) and cluster.active_controller() == node
+                       and cluster.group_coordinator(run.app_id) == node, 60,
+                       f"a steady floor with node {node} the controller and the group's coordinator", interval=0.5)
+            time.sleep(3)
+            leaders = dict(sorted(cluster.leaders([run.topic(t) for t in BUSY]).items()))
+        else:
+            node, leaders = _busiest(cluster, run)
         controller = _try(cluster.active_controller)
+        coordinator = _try(lambda: cluster.group_coordinator(run.app_id))
         pid = cluster.pid(node)
         node_log = cluster.dir / f"node-{node}" / "kafka.log"
         seen = node_log.stat().st_size
@@ -368,12 +383,13 @@ def partition(seconds: float = 30.0):
         gap = progress.longest_gap(t, time.monotonic())
         after = _node_says(node_log, seen_heal)
         still = _alive(pid)
-        log(f"partition: node {node} ({leaders}; active controller {controller}) cut off {seconds:.0f} s; next "
+        log(f"partition: node {node} ({leaders}; active controller {controller}, group coordinator {coordinator}) cut off {seconds:.0f} s; next "
             f"settlement {next_s:.1f} s, every partition {every_s:.1f} s after the cut, longest pause {gap:.1f} s, "
             f"in sync {back:.1f} s after the heal; node running through the cut: {alive_in_cut}, after: {still}; "
             f"its log during the cut: {during}; after the heal: {after}")
         return (f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the cut",
-                [f"node {node} (leader of {leaders}; the active controller was node {controller}) cut off "
+                [f"node {node} (leader of {leaders}; the active controller was node {controller}, the group's "
+                 f"coordinator node {coordinator}) cut off "
                  f"{seconds:.0f} s, then healed",
                  "while cut: " + ", ".join(f"{k} {'answered' if v else 'did not answer'}" for k, v in answers.items()),
                  f"longest pause {gap:.1f} s", f"in sync {back:.1f} s after the heal",
