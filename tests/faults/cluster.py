@@ -30,6 +30,13 @@ def _java_hash(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
+def _offsets_partition(group: str) -> int:
+    """The partition of the group offsets whose leader coordinates `group`: Kafka's
+    Utils.abs(group.hashCode()) % offsets.topic.num.partitions."""
+    h = _java_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % OFFSETS_PARTITIONS
+
+
 def _free(port: int) -> bool:
     with socket.socket() as s:
         try:
@@ -158,27 +165,30 @@ class Cluster:
         return quorum["topics"][0]["partitions"][0]["leader_id"]
 
     def group_coordinator(self, group: str) -> int:
-        """The node coordinating `group`: the leader of its partition of the group offsets."""
-        return self.admin()._find_coordinator_id(group)
+        """The node coordinating `group`: the leader of its partition of the group offsets (read
+        afresh: the admin client's FindCoordinator answer is cached)."""
+        [described] = self.admin().describe_topics(["__consumer_offsets"])
+        return next(p["leader_id"] for p in described["partitions"] if p["partition_index"] == _offsets_partition(group))
 
     def move_group_coordinator(self, group: str, node: int, timeout: float = 60) -> None:
-        """Make node `node` coordinate `group`: its partition of the group offsets (Kafka's
-        abs(group.hashCode()) % offsets.topic.num.partitions) gets `node` as the preferred replica,
-        then a preferred leader election. The group's members follow on their next request."""
+        """Make node `node` coordinate `group`: its partition of the group offsets gets `node` as
+        the preferred replica, then a preferred leader election. The group's members follow on
+        their next request."""
         from kafka import TopicPartition
 
-        partition = (_java_hash(group) & 0x7FFFFFFF) % OFFSETS_PARTITIONS
+        partition = _offsets_partition(group)
         tp = TopicPartition("__consumer_offsets", partition)
         [described] = self.admin().describe_topics(["__consumer_offsets"])
         replicas = next(p["replica_nodes"] for p in described["partitions"] if p["partition_index"] == partition)
-        self.admin().alter_partition_reassignments({tp: [node] + [r for r in replicas if r != node]})
+        refused = self.admin().alter_partition_reassignments({tp: [node] + [r for r in replicas if r != node]})
+        assert not any(refused.values()), f"the reassignment of {tp} was refused: {refused}"
         deadline = time.monotonic() + timeout
         while self.group_coordinator(group) != node:
             assert time.monotonic() < deadline, f"node {node} did not become {group}'s coordinator"
             try:
                 self.admin().elect_leaders(0, {"__consumer_offsets": [partition]}, raise_errors=False)
-            except Exception:  # noqa: BLE001 - the reassignment still in progress: try again
-                pass
+            except Exception as e:  # noqa: BLE001 - the reassignment still in progress: try again
+                log(f"preferred leader election of {tp}: {e!r}")
             time.sleep(1)
 
     def in_sync(self, timeout: float = 120) -> float:

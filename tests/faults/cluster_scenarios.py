@@ -119,9 +119,13 @@ class Progress(threading.Thread):
 
     def run(self) -> None:
         while not self.stopping.is_set():
+            asked = time.monotonic()  # a sample is dated by its question: what it shows is no older
             committed, ends = self.watch.committed(), self.watch.ends()
+            # The end offsets fail while a partition's leader is cut off: the committed offsets
+            # (the measure) are kept with the last ends known (only the mark and the feed use them).
+            ends = ends if ends is not None else (self.samples[-1][2] if self.samples else None)
             if committed is not None and ends is not None:
-                self.samples.append((time.monotonic(), committed, ends))
+                self.samples.append((asked, committed, ends))
             time.sleep(0.1)
 
     def mark(self, timeout: float = 30) -> tuple[dict[int, int], dict[int, int]]:
@@ -136,10 +140,16 @@ class Progress(threading.Thread):
         return {p for p, end in ends.items() if committed.get(p, 0) < end}
 
     def _firsts(self, mark, since: float) -> tuple[float | None, dict[int, float]]:
-        committed, _ = mark
+        # Counted from the first sample asked after the fault, not from the mark: a commit that
+        # landed between the mark's question and the fault (or was answered by a node just before
+        # it was cut) is no settlement after the fault.
+        committed, baseline = mark[0], None
         first, firsts = None, {}
         for t, now, _ in self.samples:
             if t < since:
+                continue
+            if baseline is None:
+                committed = baseline = now
                 continue
             moved = [p for p, o in now.items() if o > committed.get(p, 0)]
             if moved and first is None:
@@ -178,6 +188,19 @@ class Progress(threading.Thread):
                 last_t = t
             last_total = total
         return gap
+
+    def fed(self, since: float, until: float) -> tuple[int, float | None]:
+        """The table events the feed wrote between `since` and `until` (the topic's end offsets),
+        and the seconds from `since` to the last sample that saw them grow: when the feed itself
+        stalls, the workers have nothing left to settle."""
+        window = [(t, sum(ends.values())) for t, _, ends in self.samples if since <= t <= until]
+        if not window:
+            return 0, None
+        last = None
+        for (_, before), (t, after) in zip(window, window[1:]):
+            if after > before:
+                last = t - since
+        return window[-1][1] - window[0][1], last
 
     def stop(self) -> None:
         self.stopping.set()
@@ -378,6 +401,7 @@ def partition(seconds: float = 30.0, worst: bool = False):
         assert answers[f"node {node} (cut)"] is False and all(v for k, v in answers.items() if "(cut)" not in k), \
             f"the cut did not cut off exactly node {node}: {answers}"
         next_s, every_s = progress.settling_again(mark, t)
+        fed, fed_last = progress.fed(t, t_heal)
         synced = cluster.in_sync()
         back = time.monotonic() - t_heal
         gap = progress.longest_gap(t, time.monotonic())
@@ -385,7 +409,7 @@ def partition(seconds: float = 30.0, worst: bool = False):
         still = _alive(pid)
         log(f"partition: node {node} ({leaders}; active controller {controller}, group coordinator {coordinator}) cut off {seconds:.0f} s; next "
             f"settlement {next_s:.1f} s, every partition {every_s:.1f} s after the cut, longest pause {gap:.1f} s, "
-            f"in sync {back:.1f} s after the heal; node running through the cut: {alive_in_cut}, after: {still}; "
+            f"in sync {back:.1f} s after the heal; feed: {fed} events during the cut, the last at {fed_last}; node running through the cut: {alive_in_cut}, after: {still}; "
             f"its log during the cut: {during}; after the heal: {after}")
         return (f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the cut",
                 [f"node {node} (leader of {leaders}; the active controller was node {controller}, the group's "
@@ -393,6 +417,8 @@ def partition(seconds: float = 30.0, worst: bool = False):
                  f"{seconds:.0f} s, then healed",
                  "while cut: " + ", ".join(f"{k} {'answered' if v else 'did not answer'}" for k, v in answers.items()),
                  f"longest pause {gap:.1f} s", f"in sync {back:.1f} s after the heal",
+                 f"the feed wrote {fed:,} table events while the node was cut off, the last "
+                 + (f"{fed_last:.1f} s after the cut" if fed_last is not None else "before the cut"),
                  f"node {node} {'kept running' if alive_in_cut and still else 'EXITED'}; its log while cut: "
                  f"{during or 'nothing of note'}; after the heal: {after or 'nothing of note'}"], next_s)
     return fault
