@@ -218,7 +218,7 @@ class Committed(threading.Thread):
 
     def __init__(self, run: FaultRun):
         super().__init__(daemon=True)
-        self.run = run
+        self.floor = run
         self.samples: list[tuple[float, float]] = []
         self.stopping = threading.Event()
 
@@ -226,7 +226,7 @@ class Committed(threading.Thread):
         while not self.stopping.is_set():
             asked, total = time.monotonic(), 0.0
             try:
-                for w in self.run.live_workers():
+                for w in self.floor.live_workers():
                     with urllib.request.urlopen(f"http://127.0.0.1:{w.web_port}/metrics", timeout=2) as r:
                         total += sum(float(v) for v in _EVENTS.findall(r.read().decode()))
                 self.samples.append((asked, total))
