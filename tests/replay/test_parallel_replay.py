@@ -12,7 +12,7 @@ from craps_streams.replay.parallel import replay_archive_parallel
 from craps_streams.replay.run import ReplayRun, wanted_types
 from craps_streams.replay.sources import Slice, archive_source, feed_item
 from tests.replay.replay_fixtures import floor_lines, messages_of
-from tests.replay.test_replay_sources import cli
+from tests.conftest import craps_cli as cli
 
 TOPIC = "x.table-events"
 
