@@ -85,7 +85,9 @@ async def _watch(tmp_path, shot_path) -> dict:
             await dt.call("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=1,
                           mobile=False)
             await dt.call("Page.navigate", url=f"http://127.0.0.1:{port}/")
-            seen["held"] = await page_until(dt, CARD_JS, lambda s: s["note"] is not None)
+            # The watch polls the controllers' /metrics on its own beat: a poll taken during the
+            # posts shows fewer; the page must come to all twelve.
+            seen["held"] = await page_until(dt, CARD_JS, lambda s: (s["note"] or "").startswith("12 "))
             async with http.get(f"http://127.0.0.1:{port}/api/floor") as r:
                 seen["doc"] = await r.json()
             async with http.get(f"http://127.0.0.1:{port}/api/table?id=T001") as r:
