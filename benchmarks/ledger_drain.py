@@ -184,6 +184,8 @@ def main() -> int:
         if args.cpu:
             cpu_runs(env, tmp, expected, args.cpu, args.before, args.db, args.spy)
             return 0
+        if args.db:  # a fresh database: rows kept from an earlier run would count as this one's
+            reset_postgres(args.db)
         t1 = time.monotonic()
         log = open(f"{tmp}/ledger.log", "w+")
         ledger = cli(env, "ledger", "--db", db, "--metrics-port", "0", stdout=log, stderr=subprocess.STDOUT)

@@ -185,6 +185,7 @@ def main() -> int:
     kinds = args.db.split(",")
     pg = postgres_env(pg_dir, free_port()) if "postgresql" in kinds else None
     results: dict[str, list[dict]] = {k: [] for k in kinds}
+    keep = False  # a run that measured nothing keeps its logs (the worker's, the ledger's, the feed's)
     try:
         if pg is not None:
             subprocess.run([str(POSTGRES_SH), "up"], env=pg, check=True, capture_output=True)
@@ -201,12 +202,17 @@ def main() -> int:
                       f"by the end; {r['writes'][0]:,} batches, their write p50 <= {r['writes'][1] * 1000:.0f} ms, "
                       f"p99 <= {r['writes'][2] * 1000:.0f} ms, {r['writes'][3]} over 500 ms; the ledger's CPU {r['ledger_cpu'] / r['measured_s']:.0%} of a core; "
                       f"load {r['load'][0]:.1f} -> {r['load'][1]:.1f}" if lags else
-                      f"  {kind} run {n + 1}: no settlement measured", flush=True)
+                      f"  {kind} run {n + 1}: no settlement measured: {r['settled']:,} settlements committed in "
+                      f"the run, {r['missing']:,} of those after the warmup not in the ledger; the run's logs kept "
+                      f"in {tmp}", flush=True)
+                if not lags:
+                    keep = True
     finally:
         if pg is not None:
             subprocess.run([str(POSTGRES_SH), "stop"], env=pg, capture_output=True)
         shutil.rmtree(pg_dir, ignore_errors=True)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
     for kind, runs in results.items():
         measured = [r for r in runs if r["lags"]]
         if not measured:
