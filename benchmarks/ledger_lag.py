@@ -102,7 +102,7 @@ def one_run(kind: str, args, bootstrap: str, tmp: pathlib.Path, pg: dict | None,
     tag = uuid.uuid4().hex[:8]
     prefix = f"ll{tag}."
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CRAPS_KAFKA_BOOTSTRAP": bootstrap, "CRAPS_TOPIC_PREFIX": prefix,
-           "CRAPS_APP_ID": f"craps-ll-{tag}", "CRAPS_DATA_DIR": str(tmp / f"worker-{n}")}
+           "CRAPS_APP_ID": f"craps-ll-{tag}", "CRAPS_DATA_DIR": str(tmp / f"worker-{kind}-{n}")}
     if kind == "sqlite":
         db = f"sqlite:///{tmp / f'ledger-{n}.db'}"
         read_url = db
@@ -120,19 +120,19 @@ def one_run(kind: str, args, bootstrap: str, tmp: pathlib.Path, pg: dict | None,
     positions = Positions(read_url, prefix + "settlements", args.poll)
     try:
         worker = subprocess.Popen(cli + ["worker", "--web-port", str(free_port())], env=env, cwd=ROOT,
-                                  stdout=open(tmp / f"worker-{n}.log", "wb"), stderr=subprocess.STDOUT)
+                                  stdout=open(tmp / f"worker-{kind}-{n}.log", "wb"), stderr=subprocess.STDOUT)
         procs.append(worker)
         # The ledger's login in its environment, as make run passes it.
         metrics_port = free_port()
-        ledger = subprocess.Popen(cli + ["ledger", "--metrics-port", str(metrics_port)], env={**env, "CRAPS_LEDGER_DB": db},
-                                  cwd=ROOT, stdout=open(tmp / f"ledger-{n}.log", "wb"), stderr=subprocess.STDOUT)
+        ledger = subprocess.Popen(cli + ["ledger", "--metrics-port", str(metrics_port), "--loglevel", "info"], env={**env, "CRAPS_LEDGER_DB": db},
+                                  cwd=ROOT, stdout=open(tmp / f"ledger-{kind}-{n}.log", "wb"), stderr=subprocess.STDOUT)
         procs.append(ledger)
         committed.start()
         positions.start()
         hours = args.seconds * args.speed / 3600 + 0.05
         feed = subprocess.Popen(cli + ["simulate", "--live", "--tables", str(args.tables), "--hours", f"{hours:.3f}",
                                        "--speed", str(args.speed), "--seed", str(7 + n)], env=env, cwd=ROOT,
-                                stdout=open(tmp / f"feed-{n}.log", "wb"), stderr=subprocess.STDOUT)
+                                stdout=open(tmp / f"feed-{kind}-{n}.log", "wb"), stderr=subprocess.STDOUT)
         procs.append(feed)
         started = time.time()
         load_before = os.getloadavg()[0]
@@ -144,9 +144,10 @@ def one_run(kind: str, args, bootstrap: str, tmp: pathlib.Path, pg: dict | None,
         feed.wait(20)
         time.sleep(args.drain)  # the last settlements reach the ledger
         if ledger.poll() is not None:
-            raise SystemExit(f"the ledger stopped: {tmp / f'ledger-{n}.log'}")
-        writes = batch_seconds(urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30)
-                               .read().decode())
+            raise SystemExit(f"the ledger stopped: {tmp / f'ledger-{kind}-{n}.log'}")
+        metrics_text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30).read().decode()
+        (tmp / f"ledger-{kind}-{n}.metrics").write_text(metrics_text)
+        writes = batch_seconds(metrics_text)
     finally:
         committed.stop.set()
         positions.stop.set()
