@@ -1,9 +1,9 @@
-"""The report's work after the pass spread over processes (`report --jobs N`): each line's tails and
-each plot are pure functions of plain data, computed once each in a pool of forked processes, and
-put back in the order one process computes them, so the report is the same to the byte.
+"""The report's work after the pass spread over processes (`report --jobs N`): each line's tails
+are pure functions of plain data, computed once each in a pool of forked processes, and put back in
+the order one process computes them, so the report is the same to the byte.
 
-Forked (not spawned): a job starts with the parent's modules already imported (numpy, matplotlib)
-and the report's data already in memory; only each task's arguments and result cross between
+Forked (not spawned): a job starts with the parent's modules already imported and the report's data
+already in memory; only each task's arguments and result cross between
 processes.
 """
 from __future__ import annotations
