@@ -8,8 +8,6 @@ processes.
 """
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Sequence
 
 
@@ -18,6 +16,9 @@ def in_processes(fn: Callable, tasks: Sequence[tuple], jobs: int) -> list:
     one task (in this process otherwise)."""
     if jobs <= 1 or len(tasks) <= 1:
         return [fn(*task) for task in tasks]
+    import multiprocessing  # only with jobs: the command's start in one process goes without them
+    from concurrent.futures import ProcessPoolExecutor
+
     jobs = min(jobs, len(tasks))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
         # Interleaved chunks, so each job gets some of the costly tasks wherever they sit in the list.
