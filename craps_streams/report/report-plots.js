@@ -24,6 +24,13 @@
     return `${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}`;
   }
 
+  // A tick every so many minutes or hours, at most about six across the period.
+  function timeStep(span) {
+    const minutes = [5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2880, 10080, 20160];
+    const m = minutes.find(m => span / (m * 60000) <= 6);
+    return (m || 43200) * 60000;
+  }
+
   function hold(canvas, h) {
     const xy = ys => ys.map((y, i) => ({x: h.ts[i], y}));
     const low = h.theory.map((t, i) => t - h.band[i]), high = h.theory.map((t, i) => t + h.band[i]);
@@ -41,8 +48,8 @@
       options: {...common, parsing: false, normalized: true,
         plugins: {legend: {labels: {boxWidth: 10, font: {size: 8}, filter: item => item.text !== ""}}},
         scales: {
-          x: {type: "linear", min: h.ts[0], max: h.ts[h.ts.length - 1],
-              ticks: {maxTicksLimit: 6, maxRotation: 30, callback: v => localLabel(h.ts, h.offset, v)}},
+          x: {type: "linear", ticks: {stepSize: timeStep(h.ts[h.ts.length - 1] - h.ts[0]), maxRotation: 30,
+                                       callback: v => localLabel(h.ts, h.offset, v)}},
           y: {min: lo, max: hi, title: {display: true, text: "%"}}}},
     });
   }
