@@ -48,7 +48,7 @@
       options: {...common, parsing: false, normalized: true,
         plugins: {legend: {labels: {boxWidth: 10, font: {size: 8}, filter: item => item.text !== ""}}},
         scales: {
-          x: {type: "linear", ticks: {stepSize: timeStep(h.ts[h.ts.length - 1] - h.ts[0]), maxRotation: 30,
+          x: {type: "linear", bounds: "data", ticks: {stepSize: timeStep(h.ts[h.ts.length - 1] - h.ts[0]), maxRotation: 30,
                                        callback: v => localLabel(h.ts, h.offset, v)}},
           y: {min: lo, max: hi, title: {display: true, text: "%"}}}},
     });
@@ -71,7 +71,7 @@
   function outcome(canvas, o) {
     const top = Math.max(0, ...o.observed, ...o.expected);
     const raw = [o.observed, o.expected];
-    const decades = [0];
+    const decades = [];  // 1, 10, 100, ... (0 is the axis itself)
     for (let n = 1; n <= top * 10; n *= 10) decades.push(n);
     return new Chart(canvas, {
       type: "bar",

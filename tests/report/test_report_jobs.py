@@ -61,4 +61,4 @@ def test_the_stages_line_says_where_the_time_went(history):
     _, run = _report(history, "pdf", "--pdf")
     got = stages_of(run.stderr)
     assert list(got) == list(STAGES.values())  # every stage, in order, the PDF's last
-    assert got["PDF (Chromium)"] > 0 and got["plots and page"] > 0
+    assert got["PDF (Chromium)"] > 0 and got["page"] > 0
