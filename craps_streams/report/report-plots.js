@@ -48,7 +48,7 @@
       options: {...common, parsing: false, normalized: true,
         plugins: {legend: {labels: {boxWidth: 10, font: {size: 8}, filter: item => item.text !== ""}}},
         scales: {
-          x: {type: "linear", bounds: "data", ticks: {stepSize: timeStep(h.ts[h.ts.length - 1] - h.ts[0]), maxRotation: 30,
+          x: {type: "linear", ticks: {stepSize: timeStep(h.ts[h.ts.length - 1] - h.ts[0]), maxRotation: 30,
                                        callback: v => localLabel(h.ts, h.offset, v)}},
           y: {min: lo, max: hi, title: {display: true, text: "%"}}}},
     });
