@@ -83,7 +83,7 @@ def cmd_report(args, settings) -> int:
     failed = None
     if not args.no_html:
         t = clock()
-        html = files.write_html(report, out / "report.html", jobs=args.jobs)
+        html = files.write_html(report, out / "report.html")
         stages["plots"] = clock() - t
         written.append(html)
         if args.pdf:
@@ -179,6 +179,6 @@ def register(sub) -> None:
     rp.add_argument("--no-progress", action="store_true",
                     help="no progress line on stderr, nor the line of where the time went (default: shown)")
     rp.add_argument("--jobs", "-j", type=int, default=1,
-                    help="processes for the lines' tails and the plots (default 1); the same report")
+                    help="processes for the lines' tails (default 1); the same report")
     add_tag_options(rp)
     rp.set_defaults(run=cmd_report, broker_role=lambda a: "audit" if a.from_topic else None)

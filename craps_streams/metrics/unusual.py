@@ -20,6 +20,7 @@ for these wagers (a Fire Bet pays 999 to 1): beyond two standard deviations is n
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -59,6 +60,52 @@ class Tail:
 
 NO_TAIL = Tail(1.0, 1.0, "exact")
 
+# The transforms of one decision's stake on a lattice ((unit's values and probabilities, lowest
+# value, stake in lattice steps, lattice size) -> rfft), kept while `spectra_kept` is in force:
+# a report's lines share their stakes and lattice sizes (40 tables over two days: 678 transforms,
+# 107 of them distinct), and the same transform is the same array, so every figure is the same.
+_spectra: dict | None = None
+_spectra_bytes = [0, 0]  # held, budget
+
+
+@contextlib.contextmanager
+def spectra_kept(budget_bytes: int = 64 << 20):
+    """Within it, `lattice_distribution` keeps each transform it makes (the least recently used
+    dropped past `budget_bytes`) and uses it again; outside it, nothing is kept (a live view's
+    lines change with every throw)."""
+    global _spectra
+    outer = _spectra
+    _spectra, _spectra_bytes[:] = {}, [0, budget_bytes]
+    try:
+        yield
+    finally:
+        _spectra = outer
+
+
+def _spectrum(unit: UnitDistribution, k: int, size: int):
+    """The transform of one decision of a stake of `k` lattice steps (`lattice_distribution`)."""
+    import numpy as np
+
+    kept = _spectra
+    key = (unit.floats, unit.values[0], k, size)
+    if kept is not None:
+        found = kept.pop(key, None)
+        if found is not None:
+            kept[key] = found  # the most recently used last
+            return found
+    low = unit.values[0]
+    one = np.zeros(size)
+    for v, p in unit.floats:
+        one[k * (v - low)] += p
+    spectrum = np.fft.rfft(one)
+    if kept is not None:
+        held = _spectra_bytes
+        kept[key] = spectrum
+        held[0] += spectrum.nbytes
+        while held[0] > held[1] and len(kept) > 1:
+            held[0] -= kept.pop(next(iter(kept))).nbytes
+    return spectrum
+
 
 def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATTICE_POINTS):
     """(P of each lattice point, the house win at point 0, the lattice step in cents) of
@@ -77,11 +124,7 @@ def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATT
         return None
     spectrum = np.ones(size // 2 + 1, dtype=complex)
     for s, c in sorted(stakes.items()):
-        k = s // step
-        one = np.zeros(size)
-        for v, p in unit.floats:
-            one[k * (v - low)] += p
-        spectrum *= np.fft.rfft(one) ** c
+        spectrum *= _spectrum(unit, s // step, size) ** c
     dist = np.fft.irfft(spectrum, size)[:points]
     np.clip(dist, 0.0, None, out=dist)
     origin = sum(c * s * low for s, c in stakes.items())

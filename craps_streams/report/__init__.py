@@ -26,7 +26,7 @@ __all__ = ["STAGES", "GamingCalendar", "Period", "ReportSettings", "make_report"
 
 # Where a report's time goes, in order: `make_report` times the first three, the command the rest.
 STAGES = {"reading": "reading the history", "settling": "settling and booking", "figures": "figures and tails",
-          "files": "CSV and JSON", "plots": "plots and page", "pdf": "PDF (Chromium)"}
+          "files": "CSV and JSON", "plots": "page", "pdf": "PDF (Chromium)"}
 
 
 def _batches(kind: str, spec, *, from_topic: bool, topic, bootstrap, sl, extra) -> Iterable[list]:

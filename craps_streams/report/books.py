@@ -55,10 +55,13 @@ class Line:
         return out
 
 
-def book_group(line: Line, group: list) -> None:
+def book_group(line: Line, group: list) -> tuple[list, int, int]:
     """Book one decision's settlements (same table, deciding seq, wager kind and paytable) into
-    `line`: the money of every settlement; the decision, when the dice decided it."""
-    line.money.add_all(group)
+    `line`: the money of every settlement; the decision, when the dice decided it. Returns the
+    settlements the dice decided, the group's handle and its house win (cents)."""
+    money = line.money
+    handle0, win0 = money.handle_cents, money.house_win_cents
+    money.add_all(group)
     dice = [s for s in group if decided_by_dice(s)]
     if dice:
         stake = win = 0
@@ -66,6 +69,7 @@ def book_group(line: Line, group: list) -> None:
             stake += s.stake_cents
             win += s.stake_cents if s.outcome == "lose" else -s.won_cents
         line.add_decision(stake, win)
+    return dice, money.handle_cents - handle0, money.house_win_cents - win0
 
 
 def unit_result(s) -> int:

@@ -27,7 +27,7 @@ from datetime import date
 from craps_streams.replay.engine import EVENT_TYPES, Replay
 from craps_streams.replay.jsonread import LineBatch
 from craps_streams.replay.sources import Slice
-from craps_streams.report.books import Line, book_group, decided_by_dice, unit_result
+from craps_streams.report.books import Line, book_group, unit_result
 from craps_streams.report.calendar import GamingCalendar, Period
 from craps_streams.rules import EventRejected, SurveillanceAlerted, TableOpened, WagerSettled
 from craps_streams.report.statistics import INVESTIGATION_LEVEL, odds_of
@@ -101,6 +101,8 @@ class ReportPass:
         self.kinds: dict = {}  # (table, wager) -> (line key, house edge, variance) under its rules
         self.segments: list = []  # sorted [start, end, day, shift] of the shifts met so far
         self.starts: list = []
+        self.last_segment = None  # the segment `locate` found last
+        self.earliest = min(self.c.start_ms, self.c.year_start_ms)  # the first instant booked
         self.cum: dict = {}  # table -> [handle, house win, expected, variance] in the period
         span = end - start
         self.bucket_ms = max(300_000, span // SERIES_POINTS)
@@ -109,11 +111,15 @@ class ReportPass:
 
     def locate(self, ts: int) -> tuple:
         """(gaming day, shift) of an instant, by the shifts' bounds met so far (computed once per
-        gaming day)."""
+        gaming day); the last shift found first (a history comes in time order, mostly)."""
+        seg = self.last_segment
+        if seg is not None and seg[0] <= ts < seg[1]:
+            return seg[2], seg[3]
         i = bisect.bisect_right(self.starts, ts) - 1
         if i >= 0:
             seg = self.segments[i]
             if ts < seg[1]:
+                self.last_segment = seg
                 return seg[2], seg[3]
         d = self.cal.gaming_day(ts)
         for name in self.cal.shift_names():
@@ -124,7 +130,7 @@ class ReportPass:
                     self.starts.insert(j, s)
                     self.segments.insert(j, (s, e, d, name))
         i = bisect.bisect_right(self.starts, ts) - 1
-        seg = self.segments[i]
+        seg = self.last_segment = self.segments[i]
         return seg[2], seg[3]
 
     # ------------------------------------------------------------ feeding
@@ -334,7 +340,7 @@ class ReportPass:
         ts = s.ts
         # A range may begin before the last day's year does (a report across the New Year): its early days
         # are the period's, though not that year's to date.
-        if ts < min(c.start_ms, c.year_start_ms) or ts >= c.end_ms:
+        if ts < self.earliest or ts >= c.end_ms:
             return
         table = s.table_id
         known = self.kinds.get((table, s.wager))
@@ -353,22 +359,18 @@ class ReportPass:
         line = c.lines.get(key)
         if line is None:
             line = c.lines[key] = Line()
-        money = line.money
-        handle0, win0, decisions0 = money.handle_cents, money.house_win_cents, line.decisions
-        book_group(line, group)
-        handle, win = money.handle_cents - handle0, money.house_win_cents - win0
+        dice, handle, win = book_group(line, group)
         stake_squares = 0
-        if line.decisions > decisions0:
+        if dice:
             # outcomes against the odds, per wager decided by the dice
             counts = c.outcomes.get(lk)
             if counts is None:
                 counts = c.outcomes[lk] = {}
             stake = 0
-            for x in group:
-                if decided_by_dice(x):
-                    stake += x.stake_cents
-                    v = unit_result(x)
-                    counts[v] = counts.get(v, 0) + 1
+            for x in dice:
+                stake += x.stake_cents
+                v = unit_result(x)
+                counts[v] = counts.get(v, 0) + 1
             stake_squares = stake * stake
         hk = (table, (ts - c.start_ms) // HOUR_MS)
         c.hourly[hk] = c.hourly.get(hk, 0) + handle

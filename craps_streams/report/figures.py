@@ -20,7 +20,7 @@ from craps_streams.report.books import Line
 from craps_streams.report.build import Collected
 from craps_streams.report.calendar import utc_iso
 from craps_streams.report.jobs import in_processes
-from craps_streams.report.statistics import NO_TAIL, Tail, bonferroni, line_tail
+from craps_streams.report.statistics import NO_TAIL, Tail, bonferroni, line_tail, spectra_kept
 from craps_streams.rules.board import board_of_record
 from craps_streams.rules.wording import table_kind_words
 from craps_streams.surveillance.tails import unit_distribution
@@ -158,11 +158,13 @@ def _figures(c: Collected, rows: Rows) -> tuple[list, list, list, list]:
 
 def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
     """The report from what the pass booked; with `jobs` > 1 the lines' tails computed in that
-    many processes first (`tails_in_processes`)."""
-    tail = line_tail if jobs <= 1 else tails_in_processes(c, jobs)
+    many processes first (`tails_in_processes`). The lattice's transforms are kept while the
+    tails are computed (`spectra_kept`: many lines share them)."""
+    with spectra_kept():
+        tail = line_tail if jobs <= 1 else tails_in_processes(c, jobs)
+        kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c, tail))
     s = c.settings
     cal, period = s.calendar, s.period
-    kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c, tail))
     start, end = c.start_ms, c.end_ms
     seen = c.seen
 

@@ -1,15 +1,13 @@
-"""The report's work after the pass spread over processes (`report --jobs N`): each line's tails and
-each plot are pure functions of plain data, computed once each in a pool of forked processes, and
-put back in the order one process computes them, so the report is the same to the byte.
+"""The report's work after the pass spread over processes (`report --jobs N`): each line's tails
+are pure functions of plain data, computed once each in a pool of forked processes, and put back in
+the order one process computes them, so the report is the same to the byte.
 
-Forked (not spawned): a job starts with the parent's modules already imported (numpy, matplotlib)
-and the report's data already in memory; only each task's arguments and result cross between
+Forked (not spawned): a job starts with the parent's modules already imported and the report's data
+already in memory; only each task's arguments and result cross between
 processes.
 """
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Sequence
 
 
@@ -18,6 +16,9 @@ def in_processes(fn: Callable, tasks: Sequence[tuple], jobs: int) -> list:
     one task (in this process otherwise)."""
     if jobs <= 1 or len(tasks) <= 1:
         return [fn(*task) for task in tasks]
+    import multiprocessing  # only with jobs: the command's start in one process goes without them
+    from concurrent.futures import ProcessPoolExecutor
+
     jobs = min(jobs, len(tasks))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
         # Interleaved chunks, so each job gets some of the costly tasks wherever they sit in the list.

@@ -13,8 +13,6 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
-from craps_streams.archive import load_index
-
 
 def software() -> dict:
     from craps_streams.accelerator.rules import chosen
@@ -38,6 +36,8 @@ def file_digest(path: str) -> dict:
 
 
 def archive_block(path: str) -> dict:
+    from craps_streams.archive import load_index  # only for an archive: a JSON Lines report never needs it
+
     index = load_index(path)
     return {"path": str(Path(path).resolve()), "topic": index.get("topic"),
             "chain_head": index.get("chain_head"), "chain_seal": index.get("chain_seal"),

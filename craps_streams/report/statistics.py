@@ -29,6 +29,7 @@ from craps_streams.metrics.unusual import (  # noqa: F401 (the report's names fo
     lattice_distribution,
     line_tail,
     mirrored,
+    spectra_kept,
 )
 
 

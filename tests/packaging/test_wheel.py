@@ -97,7 +97,8 @@ def test_odds_and_report_from_the_wheel(installed, tmp_path):
                     "--no-progress", "--day", "2025-12-31", "--out", "report")
     assert report.returncode == 0, report.stderr.decode()
     page = (tmp_path / "report" / "report.html").read_text()
-    assert "T001" in page and "<svg" in page
+    # the plots' series and Chart.js (the floor view's copy, package data) inline in the page
+    assert "T001" in page and 'id="plot-data"' in page and "Chart.js v4" in page
     assert (tmp_path / "report" / "tables.csv").read_text().count("T00") >= 2
 
 

@@ -1,5 +1,6 @@
-"""The report's files: the HTML page in headless Chromium with its plots drawn (data points counted
-in the SVG), nothing fetched from a network; the PDF's pages (pdftotext); the CSV columns."""
+"""The report's files: the HTML page in headless Chromium with its plots drawn (Chart.js: a chart per
+plot, its points and bars counted, its canvas painted), nothing fetched from a network; the PDF's
+pages (pdftotext) and its plots (pdfimages); the CSV columns."""
 from __future__ import annotations
 
 import asyncio
@@ -20,22 +21,38 @@ from tests.chromium import open_page, start_chromium, stop_chromium
 from tests.report.report_fixtures import floor, ms, report, write
 
 PAGE_JS = """(() => {
+  // pixels painted on a canvas, and those of a colour (within 40 of it on each channel)
+  const ink = (c, rgb) => {
+    const x = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let any = 0, hue = 0;
+    for (let i = 0; i < x.length; i += 4) {
+      if (!x[i + 3]) continue;
+      any++;
+      if (rgb && Math.abs(x[i] - rgb[0]) < 40 && Math.abs(x[i + 1] - rgb[1]) < 40 && Math.abs(x[i + 2] - rgb[2]) < 40) hue++;
+    }
+    return {any, hue};
+  };
+  const heights = (ch, i) => ch.getDatasetMeta(i).data.map(b => Math.abs(b.base - b.y));
   const hold = [...document.querySelectorAll('#hold-plots .plot')].map(p => {
-    const t = p.dataset.table, line = document.getElementById('hold-line-' + t);
-    const path = line && line.querySelector('path');
-    const box = p.querySelector('svg').getBoundingClientRect();
-    return {table: t, points: +p.dataset.points, markers: line ? line.querySelectorAll('use').length : -1,
-            vertices: path ? (path.getAttribute('d').match(/[ML]/g) || []).length : -1,
-            band: !!document.getElementById('hold-band-' + t), width: box.width, height: box.height};
+    const c = p.querySelector('canvas'), ch = Chart.getChart(c), box = c.getBoundingClientRect();
+    const line = ch.getDatasetMeta(0).data;
+    return {table: p.dataset.table, points: +p.dataset.points, title: p.querySelector('figcaption').textContent,
+            drawn: line.filter(q => Number.isFinite(q.x) && Number.isFinite(q.y) && !q.skip).length,
+            band: ch.data.datasets.some(d => d.fill === '-1' && d.data.length === line.length),
+            ink: ink(c, [217, 72, 1]), width: box.width, height: box.height};
   });
-  const bars = [...document.querySelectorAll('[id^="handle-bar-"]')].map(g => g.querySelector('path'));
+  const handle = document.querySelector('#handle-plot canvas'), handleChart = Chart.getChart(handle);
   return {
     hold,
-    bars: bars.length, barsWanted: +document.getElementById('handle-plot').dataset.bars,
-    barHeights: bars.filter(b => b && b.getBBox().height > 0).length,
-    outcomes: [...document.querySelectorAll('#outcome-plots .plot')].map(p => ({
-      wager: p.dataset.wager, results: +p.dataset.results,
-      bars: p.querySelectorAll('[id^="outcome-' + p.dataset.wager + '-"]').length})),
+    drawn: +document.body.dataset.plotsDrawn, canvases: document.querySelectorAll('canvas').length,
+    charts: window.reportCharts.length,
+    bars: heights(handleChart, 0).length, barsWanted: +document.getElementById('handle-plot').dataset.bars,
+    barHeights: heights(handleChart, 0).filter(h => h > 0).length, handleInk: ink(handle, [49, 163, 84]),
+    outcomes: [...document.querySelectorAll('#outcome-plots .plot')].map(p => {
+      const c = p.querySelector('canvas'), ch = Chart.getChart(c);
+      return {wager: p.dataset.wager, results: +p.dataset.results, title: p.querySelector('figcaption').textContent,
+              labels: ch.data.labels, observed: heights(ch, 0), expected: heights(ch, 1), ink: ink(c, [117, 107, 177])};
+    }),
     tables: [...document.querySelectorAll('#table-rows tr[data-table]')].map(r => [r.dataset.table, +r.dataset.houseWinCents]),
     fetched: document.querySelectorAll('script[src], link[href], img[src], iframe').length,
     rejections: +document.getElementById('rejections-count').textContent,
@@ -81,16 +98,28 @@ def test_chromium_draws_the_report_with_its_plots(made):
     finally:
         stop_chromium(chromium)
     hold = rep["plots"]["hold"]
+    outcomes = rep["plots"]["outcomes"]
+    # one chart per plot, each drawn on its own canvas
+    assert page["drawn"] == page["charts"] == page["canvases"] == len(hold) + 1 + len(outcomes)
     assert [h["table"] for h in page["hold"]] == sorted(hold) == ["T001", "T002", "T003"]
     for h in page["hold"]:
         n = len(hold[h["table"]])
-        assert n > 20 and h["points"] == n and h["markers"] == n and h["vertices"] == n, h
-        assert h["band"] and h["width"] > 100 and h["height"] > 50
+        assert n > 20 and h["points"] == n and h["drawn"] == n, h
+        assert h["title"] == f"{h['table']}: hold % through the period"
+        assert h["band"] and h["width"] > 300 and h["height"] > 150
+        assert h["ink"]["any"] > 5000 and h["ink"]["hue"] > 200, h  # the hold line, in its colour
     assert page["bars"] == page["barsWanted"] == len(rep["plots"]["handle_by_hour"]["floor_cents"]) == 24
     assert page["barHeights"] == sum(1 for c in rep["plots"]["handle_by_hour"]["floor_cents"] if c)
-    assert [(o["wager"], o["results"]) for o in page["outcomes"]] == \
-        [(o["wager"], len(o["results"])) for o in rep["plots"]["outcomes"]]
-    assert all(o["bars"] == o["results"] for o in page["outcomes"])
+    assert page["handleInk"]["hue"] > 2000
+    assert [(o["wager"], o["results"]) for o in page["outcomes"]] == [(o["wager"], len(o["results"])) for o in outcomes]
+    for drawn, o in zip(page["outcomes"], outcomes):
+        assert drawn["labels"] == [r["label"] for r in o["results"]]
+        assert len(drawn["observed"]) == len(drawn["expected"]) == len(o["results"])
+        assert drawn["ink"]["hue"] > 200, drawn
+        assert drawn["title"].endswith(f"({o['paytable']}): {o['wagers']:,} wagers")
+        for r, height in zip(o["results"], drawn["observed"]):
+            # a win seen once shows a bar of its own beside a loss bar a hundred times taller (log scale)
+            assert (height >= 10) if r["observed"] else (height == 0), (o["wager"], r, height)
     assert page["tables"] == [[r["table_id"], r["house_win_cents"]] for r in rep["tables"]]
     assert page["fetched"] == 0
     assert page["rejections"] == rep["exceptions"]["rejections"]["count"] > 0
@@ -152,3 +181,15 @@ def test_the_pdf_has_the_expected_pages(made):
     for t in ("T001", "T002", "T003"):
         assert f"{t}: hold % through the period" in plots
     assert "Floor handle by hour" in plots
+    # every plot printed: each chart's canvas is an image on the plots' pages (pdfimages), none blank
+    listed = subprocess.run(["pdfimages", "-list", "-f", str(starts["Hold against theory"] + 1),
+                             "-l", str(starts["Exceptions"]), str(pdf)],
+                            capture_output=True, text=True, check=True).stdout.splitlines()[2:]
+    wanted = len(rep["plots"]["hold"]) + 1 + len(rep["plots"]["outcomes"])
+    assert len([x for x in listed if x.split()[2] == "image"]) == wanted, listed
+    images = tmp / "pdf-images"
+    images.mkdir()
+    subprocess.run(["pdfimages", "-png", "-f", str(starts["Hold against theory"] + 1), "-l", str(starts["Exceptions"]),
+                    str(pdf), str(images / "plot")], check=True)
+    drawn = [png for png in sorted(images.glob("plot-*.png")) if png.stat().st_size > 3_000]
+    assert len(drawn) >= wanted, sorted((p.name, p.stat().st_size) for p in images.iterdir())
