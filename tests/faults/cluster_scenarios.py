@@ -436,7 +436,7 @@ def partition(seconds: float = 30.0, worst: bool = False):
         witness = socket.create_server(("127.0.0.1", 0))
         try:
             cut.cut()
-            t = time.monotonic()
+            t, cut_at = time.monotonic(), _utc_ms()
             # Only the one node is cut off: the drill's own port and the other nodes still answer.
             answers = {f"a loopback port of the drill's own ({witness.getsockname()[1]})":
                        _connects(witness.getsockname()[1]),
@@ -449,7 +449,7 @@ def partition(seconds: float = 30.0, worst: bool = False):
         finally:
             cut.heal()
             witness.close()
-        t_heal = time.monotonic()
+        t_heal, heal_at = time.monotonic(), _utc_ms()
         assert answers[f"node {node} (cut)"] is False and all(v for k, v in answers.items() if "(cut)" not in k), \
             f"the cut did not cut off exactly node {node}: {answers}"
         next_s, every_s = progress.settling_again(mark, t)
@@ -461,7 +461,7 @@ def partition(seconds: float = 30.0, worst: bool = False):
         gap = progress.longest_gap(t, time.monotonic())
         after = _node_says(node_log, seen_heal)
         still = _alive(pid)
-        log(f"partition: node {node} ({leaders}; active controller {controller}, group coordinator {coordinator}) cut off {seconds:.0f} s; next "
+        log(f"partition: node {node} ({leaders}; active controller {controller}, group coordinator {coordinator}) cut off {seconds:.0f} s (from {cut_at} to {heal_at} UTC); next "
             f"settlement {next_s:.1f} s (by the workers' /metrics {next_workers}), every partition {every_s:.1f} s after the "
             f"cut, longest pause {gap:.1f} s, in sync {back:.1f} s after the heal; feed: {fed} events during the cut, the last at {fed_last}; node running through the cut: {alive_in_cut}, after: {still}; "
             f"its log during the cut: {during}; after the heal: {after}")
@@ -480,6 +480,12 @@ def partition(seconds: float = 30.0, worst: bool = False):
                 # The bound holds the floor's own next commit; the watch's figure carries its lag too.
                 next_workers if next_workers is not None else next_s)
     return fault
+
+
+def _utc_ms() -> str:
+    """The wall clock as the nodes' and the workers' logs write it, to the millisecond."""
+    now = time.time()
+    return time.strftime("%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}"
 
 
 def _connects(port: int, timeout: float = 3.0) -> bool:
