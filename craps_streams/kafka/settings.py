@@ -26,8 +26,11 @@ Timeouts (every role but admin, `CLIENT_TIMEOUTS`): a broker killed -9 resets it
 at once, so its clients notice in milliseconds; a node cut off by the network sends nothing back,
 and a request in flight to it, or a connection being made to it, waits out `request_timeout_ms`
 before the client gives it up, refreshes its metadata and finds the new leader or coordinator. The
-cluster fences a node that stopped heartbeating after 6 s (`broker.session.timeout.ms`,
-infra/kafka/server.properties) and moves its leaderships; the clients are set to follow as fast:
+cluster fences a node that stopped heartbeating after 4 s (`broker.session.timeout.ms`,
+infra/kafka/server.properties; 6.5-8 s in the drills when the node lost was the active controller,
+which the quorum replaces first) and moves its leaderships; the clients are set to follow as fast
+(and the transactional producers drop a cached coordinator the metadata no longer lists,
+producers.py):
 
     request_timeout_ms        5,000  a request to the cut node (a produce, a fetch, a transaction's
                                      or the group's coordinator call, a metadata or coordinator

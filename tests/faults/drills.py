@@ -36,9 +36,9 @@ DRILLS = {
 
 # Seconds from the fault to the next settlement committed, at most: a node cut off by the network
 # costs the floor no more than a node killed -9 does, even when it is the active controller and the
-# workers' group coordinator (the quorum elects a new controller within about 1.5 s, which fences
-# the node after broker.session.timeout.ms, 4 s, and moves the group's coordinator; the clients,
-# abandoning their requests to it after 5 s, find the new leaders and coordinators;
+# workers' group coordinator (the quorum elects a new controller within 2-3.5 s, which fences the
+# node after broker.session.timeout.ms, 4 s, and moves the group's coordinator; the clients and the
+# brokers, abandoning their requests to it after 5 s, find the new leaders and coordinators;
 # infra/kafka/server.properties, craps_streams/kafka/settings.py).
 BOUNDS = {"partition": 15.0, "partition-controller": 15.0}
 

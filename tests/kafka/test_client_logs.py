@@ -170,7 +170,7 @@ def test_every_clients_settings_install_the_filter():
 
 def test_every_client_notices_a_dead_connection_within_its_timeouts(monkeypatch):
     """The timeouts of craps_streams/kafka/settings.py: a request to a node cut off by the network is
-    abandoned 5 s on, not aiokafka's 40 s (by then the controller fences the node, 6 s: a retry finds
+    abandoned 5 s on, not aiokafka's 40 s (about when the controller fences the node, 4-8 s: a retry finds
     its new leaders); metadata at most 5 s old; kafka-python's order fetch wait < request < idle; a
     group member's requests (its heartbeats, its coordinator lookups) are abandoned within its
     session, so it finds a new coordinator in time; the floor view's faust gets the same."""
