@@ -11,6 +11,7 @@ from aiokafka.errors import KafkaError
 from aiokafka.producer.sender import Sender
 from kafka import KafkaProducer
 
+from craps_streams.kafka.lookups import avoid_failed_nodes
 from craps_streams.kafka.settings import client_settings
 
 
@@ -112,7 +113,8 @@ def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
                            retry_backoff_ms: int = 10) -> AIOKafkaProducer:
     """An aiokafka producer for one partition's transactions. Starting it (init_transactions)
     fences every earlier producer of the same transactional id and ends its open transaction. Its
-    sender forgets a coordinator that left the cluster's metadata (`CoordinatorCheckingSender`)."""
+    sender forgets a coordinator that left the cluster's metadata (`CoordinatorCheckingSender`),
+    and its lookups avoid a node that just failed (lookups.py)."""
     producer = AIOKafkaProducer(**client_settings(role, bootstrap), transactional_id=transactional_id,
                                 enable_idempotence=True, acks="all", linger_ms=2,
                                 transaction_timeout_ms=transaction_timeout_ms,
@@ -128,6 +130,7 @@ def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
         producer.client, acks=plain._acks, txn_manager=plain._txn_manager,
         message_accumulator=plain._message_accumulator, retry_backoff_ms=retry_backoff_ms,
         request_timeout_ms=plain._request_timeout_ms)
+    avoid_failed_nodes(producer.client)  # its coordinator lookups too (lookups.py)
     return producer
 
 
