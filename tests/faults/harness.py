@@ -397,18 +397,6 @@ def owner_of(partition: int, workers: list):
 # ------------------------------------------------------------------ the group's progress
 
 
-def _connections_given_up_as_requests() -> None:
-    """kafka-python gives a connection being made 10 s, doubled on every failure to the same node
-    up to 30 s (KafkaConnectionManager's socket_connection_setup_timeout_ms, which none of its
-    clients lets a caller set), whatever the request timeout: a watch whose client bootstraps or
-    refreshes its metadata through a node cut off by the network went blind for the whole cut.
-    The drills' own clients give a connection what they give a request, 5 s."""
-    from kafka.net.manager import KafkaConnectionManager
-
-    KafkaConnectionManager.DEFAULT_CONFIG.update(socket_connection_setup_timeout_ms=5000,
-                                                 socket_connection_setup_timeout_max_ms=5000)
-
-
 class GroupWatch:
     """End offsets of the table events and the group's committed offsets: lag and catch-up."""
 
@@ -419,7 +407,6 @@ class GroupWatch:
         self._consumer = None
 
     def _clients(self):
-        _connections_given_up_as_requests()
         if self._admin is None:
             # The watch's own timeouts override the role's (client_settings gives the admin one).
             self._admin = KafkaAdminClient(**{**client_settings("admin", self.run.bootstrap),

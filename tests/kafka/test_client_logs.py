@@ -189,5 +189,10 @@ def test_every_client_notices_a_dead_connection_within_its_timeouts(monkeypatch)
                                         max_poll_interval_ms=120_000, bootstrap="127.0.0.1:1")
     for session_ms in (6_000, 10_000, 30_000):
         assert asyncio.run(made(session_ms))._client._request_timeout_ms == 5_000 < session_ms
+    # kafka-python's connection setup, which none of its clients takes as a setting, bound the same way.
+    from kafka.net.manager import KafkaConnectionManager
+
+    assert (KafkaConnectionManager.DEFAULT_CONFIG["socket_connection_setup_timeout_ms"],
+            KafkaConnectionManager.DEFAULT_CONFIG["socket_connection_setup_timeout_max_ms"]) == (5_000, 5_000)
     faust = faust_broker_settings(settings.client_settings("floor"))
     assert faust["broker_request_timeout"] == faust["producer_request_timeout"] == 5.0
