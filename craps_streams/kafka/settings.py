@@ -27,7 +27,7 @@ at once, so its clients notice in milliseconds; a node cut off by the network se
 and a request in flight to it, or a connection being made to it, waits out `request_timeout_ms`
 before the client gives it up, refreshes its metadata and finds the new leader or coordinator. The
 cluster fences a node that stopped heartbeating after 4 s (`broker.session.timeout.ms`,
-infra/kafka/server.properties; 6.5-8 s in the drills when the node lost was the active controller,
+infra/kafka/server.properties; 6-8 s in the drills when the node lost was the active controller,
 which the quorum replaces first) and moves its leaderships; the clients are set to follow as fast
 (and the transactional producers drop a cached coordinator the metadata no longer lists,
 producers.py):
