@@ -96,7 +96,7 @@ distclean: clean
 # The cluster fault drills, each on a three-node cluster of its own (about 3 minutes each; not CI,
 # which runs the busiest leader's kill -9 in tests/faults/test_cluster.py): docs/reliability/cluster.md.
 # Then the fault tests too long for CI (marker `faults`: a lost broker as the operator sees it).
-DRILLS ?= leader controller rolling frozen disk partition
+DRILLS ?= leader controller rolling frozen disk partition partition-controller
 faults:
 	@bash infra/setup.sh run
 	$(PYTHON) -m tests.faults.drills $(DRILLS)

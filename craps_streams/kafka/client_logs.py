@@ -12,6 +12,16 @@ every client of every service has it) makes of them:
   warning when it fails again after `QUIET_S` without failures (a new outage);
 - a coordinator not (yet) available, a coordinator load in progress: INFO, not ERROR.
 
+kafka-python (the ledger, the feed's producer, the readers, the admin) says a failed node its own
+way, several lines on several loggers for one failure (`Connection failed: ...`, `<KafkaSSLTransport
+[...]>: socket disconnected`, `... Abort (...)`, `<KafkaConnection node_id=2 ...>: Connection lost: ...`,
+`Fetch to node 2 failed: ...`, `Metadata refresh: failed ...`), again on every retry, a few times a
+second (a client whose only bootstrap server refuses wrote 600 lines in 30 s). The same filter is on
+its loggers: the lines that
+name the node (`SYNC_NODE`) count as a failed attempt on that node, said once as above, in the same
+registry as aiokafka's (one process, one list of lost nodes); the lines logged with them that name
+no node (`SYNC_ECHO`) become DEBUG records.
+
 `lost_nodes()` answers which nodes the clients of this process are failing to reach now (a failure
 within the last `QUIET_S`) and since when: the worker exports it as a metric, the floor view in
 its /api/floor document, so the status panel and the floor page say a broker is lost, and stop
@@ -20,6 +30,7 @@ saying it when the clients no longer try it (it came back, or its partitions' le
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -32,6 +43,21 @@ REMIND_S = 300.0  # while a node stays lost, one reminder line this often
 LOGGERS = ("aiokafka", "aiokafka.conn", "aiokafka.consumer.group_coordinator",
            "aiokafka.consumer.fetcher", "aiokafka.producer.sender")
 _UNREACHABLE = "Unable connect to node with id %s: %s"
+
+# kafka-python's loggers and templates (kafka/net, kafka/cluster.py, the fetcher, the coordinator,
+# the producer's sender). A template naming the node -> where its arguments hold the node and the
+# error; a connection's argument is its KafkaConnection (`node_id`), or its text (`node_id=2`).
+SYNC_LOGGERS = ("kafka.net.manager", "kafka.net.connection", "kafka.net.transport", "kafka.cluster",
+                "kafka.consumer.fetcher", "kafka.coordinator", "kafka.producer.sender")
+SYNC_NODE = {"%s: Connection lost: %s": ("connection", 0, 1),
+             "%s: Request timed out after %d ms. Closing connection.": ("connection", 0, None),
+             "Fetch to node %s failed: %s": ("node", 0, 1),
+             "Error sending %s to node %s [%s]": ("node", 1, 2),
+             "%s: Error sending produce request to node %d: %s": ("node", 1, 2),
+             "Bootstrap connection to %s failed: %s (backoff %.2f secs)": ("node", 0, 1)}
+SYNC_ECHO = ("Connection failed: %s", "%s: socket disconnected", "%s: Abort (%s)", "Metadata refresh: failed %s",
+             "Bootstrap %s not ready; waiting %.2f secs")
+_NODE_ID = re.compile(r"node_id=([^\s>]+)")
 _FORMING = ("GroupCoordinatorNotAvailable", "CoordinatorNotAvailable", "CoordinatorLoadInProgress",
             "NotCoordinator")
 
@@ -57,15 +83,24 @@ class ClientLogs(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.msg == _UNREACHABLE and record.args:
-            return self._unreachable(record)
+            return self._unreachable(record, str(record.args[0]),
+                                     str(record.args[1]) if len(record.args) > 1 else "")
+        if record.levelno >= logging.WARNING and record.name.startswith("kafka."):
+            if record.msg in SYNC_NODE and isinstance(record.args, tuple):
+                node, error = _sync_node(record)
+                if node is not None:
+                    return self._unreachable(record, node, error)
+            elif record.msg in SYNC_ECHO:
+                # Logged with a line that names the node (above): that one says it.
+                record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+                return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         if record.levelno >= logging.WARNING and any(name in record.getMessage() for name in _FORMING):
             # The group is forming (or its coordinator moving): the client looks it up again.
             record.levelno, record.levelname = logging.INFO, "INFO"
             return logging.getLogger(record.name).isEnabledFor(logging.INFO)
         return True
 
-    def _unreachable(self, record: logging.LogRecord) -> bool:
-        node, error = str(record.args[0]), str(record.args[1]) if len(record.args) > 1 else ""
+    def _unreachable(self, record: logging.LogRecord, node: str, error: str) -> bool:
         now = self.clock()
         with self.lock:
             lost = self.nodes.get(node)
@@ -92,6 +127,21 @@ class ClientLogs(logging.Filter):
                     if now - n.last_s <= QUIET_S]
 
 
+def _sync_node(record: logging.LogRecord) -> tuple[str | None, str]:
+    """(node id, error) of a kafka-python record of `SYNC_NODE`; (None, "") if it names none."""
+    kind, at, error_at = SYNC_NODE[record.msg]
+    args = record.args
+    if len(args) <= max(at, error_at or 0):
+        return None, ""
+    node = args[at]
+    if kind == "connection":
+        found = _NODE_ID.search(str(node))
+        node = getattr(node, "node_id", None) or (found.group(1) if found else None)
+    error = (str(args[error_at]) if error_at is not None
+             else record.getMessage().split(": ", 1)[-1].rstrip("."))
+    return (None if node is None else str(node)), error
+
+
 def _clock(seconds: float) -> str:
     return time.strftime("%H:%M:%S", time.gmtime(seconds))
 
@@ -100,8 +150,8 @@ _FILTER = ClientLogs()
 
 
 def install() -> ClientLogs:
-    """Put the filter on aiokafka's loggers (once; later calls change nothing)."""
-    for name in LOGGERS:
+    """Put the filter on aiokafka's and kafka-python's loggers (once; later calls change nothing)."""
+    for name in LOGGERS + SYNC_LOGGERS:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)

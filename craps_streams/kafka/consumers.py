@@ -16,6 +16,7 @@ from kafka import KafkaConsumer
 from kafka.errors import KafkaError as SyncKafkaError
 
 from craps_streams.kafka.errors import BrokerUnreachable
+from craps_streams.kafka.lookups import avoid_failed_nodes
 from craps_streams.kafka.settings import client_settings
 
 __all__ = ["ConsumerRebalanceListener", "TopicPartition", "ProducerFenced", "IllegalOperation", "TRANSIENT",
@@ -43,11 +44,15 @@ def group_consumer(group_id: str, *, session_timeout_ms: int, heartbeat_interval
     # runs out. A JoinGroup the broker holds longer (a rebalance waiting for a dead member, up to
     # the session timeout) times out and is sent again to the same member id: it joins the same
     # rebalance.
+    # Its coordinator lookups avoid a node that just failed (lookups.py): sent to the cut node twice
+    # in a row, they outlasted the session.
     settings = client_settings(role, bootstrap)
-    return AIOKafkaConsumer(**settings, group_id=group_id, isolation_level="read_committed",
-                            enable_auto_commit=False, auto_offset_reset="earliest",
-                            session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
-                            max_poll_interval_ms=max_poll_interval_ms, fetch_max_wait_ms=20)
+    consumer = AIOKafkaConsumer(**settings, group_id=group_id, isolation_level="read_committed",
+                                enable_auto_commit=False, auto_offset_reset="earliest",
+                                session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=heartbeat_interval_ms,
+                                max_poll_interval_ms=max_poll_interval_ms, fetch_max_wait_ms=20)
+    avoid_failed_nodes(consumer._client)
+    return consumer
 
 
 def follower(topics: list[str], *, from_beginning: bool, role: str = "viewer",

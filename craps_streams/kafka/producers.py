@@ -8,8 +8,10 @@ from typing import Iterable
 
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
+from aiokafka.producer.sender import Sender
 from kafka import KafkaProducer
 
+from craps_streams.kafka.lookups import avoid_failed_nodes
 from craps_streams.kafka.settings import client_settings
 
 
@@ -82,20 +84,54 @@ async def deliver(producer: AIOKafkaProducer, topic: str, messages: Iterable[tup
         raise _undelivered(f"{topic}: not acknowledged: {e!r}") from None
 
 
+class CoordinatorCheckingSender(Sender):
+    """aiokafka's sender, checking its cached coordinators against the cluster's metadata.
+
+    aiokafka's transactional producer remembers the node it found coordinating its transactions
+    and the node coordinating the consumer group it commits offsets to (`Sender._coordinators`),
+    and forgets one only when a request to it fails or is answered NOT_COORDINATOR. A node cut
+    off by the network answers nothing, and the producer's connection to it stays open, so every
+    producer that had last committed through it sends its next AddOffsetsToTxn or TxnOffsetCommit
+    there and waits out its request timeout (5 s, settings.py) before it looks the coordinator up
+    again: in the partition drill, producers did so 0.7 to 23 s after the cluster had fenced the cut
+    node and moved its coordinators, each on its own, and transactions waited on it. A fenced node
+    leaves the metadata the cluster hands out (craps_streams/kafka/settings.py refreshes it every
+    5 s, and on every failed request): a cached coordinator that is no longer in the client's
+    metadata is forgotten here before a request goes to it, and looked up again (aiokafka 0.14's
+    `Sender._find_coordinator`, the one place every transactional request finds its node).
+    tests/kafka/test_producers.py pins the behaviour to the installed aiokafka."""
+
+    async def _find_coordinator(self, coordinator_type, coordinator_key):
+        node = self._coordinators.get(coordinator_type)
+        if node is not None and self.client.cluster.broker_metadata(node) is None:
+            self._coordinator_dead(coordinator_type)
+        return await super()._find_coordinator(coordinator_type, coordinator_key)
+
+
 def transactional_producer(transactional_id: str, transaction_timeout_ms: int,
                            role: str = "worker", bootstrap: str | None = None,
                            retry_backoff_ms: int = 10) -> AIOKafkaProducer:
     """An aiokafka producer for one partition's transactions. Starting it (init_transactions)
-    fences every earlier producer of the same transactional id and ends its open transaction."""
-    return AIOKafkaProducer(**client_settings(role, bootstrap), transactional_id=transactional_id,
-                            enable_idempotence=True, acks="all", linger_ms=2,
-                            transaction_timeout_ms=transaction_timeout_ms,
-                            # A transaction begun while the previous one's markers are still being
-                            # written gets a retriable error (Kafka 4's transaction verification,
-                            # KIP-890, answers older clients NOT_ENOUGH_REPLICAS): retry in 10 ms, not
-                            # aiokafka's default 100 ms, which was the whole p99 of the settlement
-                            # latency at a floor's real load.
-                            retry_backoff_ms=retry_backoff_ms)
+    fences every earlier producer of the same transactional id and ends its open transaction. Its
+    sender forgets a coordinator that left the cluster's metadata (`CoordinatorCheckingSender`),
+    and its lookups avoid a node that just failed (lookups.py)."""
+    producer = AIOKafkaProducer(**client_settings(role, bootstrap), transactional_id=transactional_id,
+                                enable_idempotence=True, acks="all", linger_ms=2,
+                                transaction_timeout_ms=transaction_timeout_ms,
+                                # A transaction begun while the previous one's markers are still being
+                                # written gets a retriable error (Kafka 4's transaction verification,
+                                # KIP-890, answers older clients NOT_ENOUGH_REPLICAS): retry in 10 ms, not
+                                # aiokafka's default 100 ms, which was the whole p99 of the settlement
+                                # latency at a floor's real load.
+                                retry_backoff_ms=retry_backoff_ms)
+    # Built on the producer's own client, accumulator and transaction manager, before start().
+    plain = producer._sender
+    producer._sender = CoordinatorCheckingSender(
+        producer.client, acks=plain._acks, txn_manager=plain._txn_manager,
+        message_accumulator=plain._message_accumulator, retry_backoff_ms=retry_backoff_ms,
+        request_timeout_ms=plain._request_timeout_ms)
+    avoid_failed_nodes(producer.client)  # its coordinator lookups too (lookups.py)
+    return producer
 
 
 async def send_records(producer: AIOKafkaProducer, records: dict, partition: int) -> list:

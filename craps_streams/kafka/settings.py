@@ -26,8 +26,11 @@ Timeouts (every role but admin, `CLIENT_TIMEOUTS`): a broker killed -9 resets it
 at once, so its clients notice in milliseconds; a node cut off by the network sends nothing back,
 and a request in flight to it, or a connection being made to it, waits out `request_timeout_ms`
 before the client gives it up, refreshes its metadata and finds the new leader or coordinator. The
-cluster fences a node that stopped heartbeating after 6 s (`broker.session.timeout.ms`,
-infra/kafka/server.properties) and moves its leaderships; the clients are set to follow as fast:
+cluster fences a node that stopped heartbeating after 4 s (`broker.session.timeout.ms`,
+infra/kafka/server.properties; 6-8 s in the drills when the node lost was the active controller,
+which the quorum replaces first) and moves its leaderships; the clients are set to follow as fast
+(and the transactional producers drop a cached coordinator the metadata no longer lists,
+producers.py):
 
     request_timeout_ms        5,000  a request to the cut node (a produce, a fetch, a transaction's
                                      or the group's coordinator call, a metadata or coordinator
@@ -45,6 +48,13 @@ infra/kafka/server.properties) and moves its leaderships; the clients are set to
                                      nothing for its partitions yet) still learns the new leaders
                                      within seconds of the move
     connections_max_idle_ms  60,000  above the request timeout (kafka-python requires it)
+
+kafka-python (the worker's changelog reads at a takeover, the feed, the ledger, the readers) gives a
+connection being made 10 s, doubled on every failure to the same node up to 30 s, whatever the
+request timeout, and none of its clients lets a caller set it (KafkaConnectionManager's
+`socket_connection_setup_timeout_ms`): a takeover during a network cut read its table states for
+20.8 s, until the heal, its reader trying the cut node. `client_settings` sets kafka-python's
+default to the request timeout, 5 s (`CONNECT_TIMEOUT_MS`), for every client of the process.
 
 aiokafka's defaults (40 s request timeout, metadata 5 minutes old at most, idle connections kept 9
 minutes) made a 30 s cut stop the floor for 41 s; these settle it again within 15 s
@@ -82,6 +92,15 @@ def sasl_credentials(role: str) -> dict | None:
 
 
 CLIENT_TIMEOUTS = {"request_timeout_ms": 5_000, "metadata_max_age_ms": 5_000, "connections_max_idle_ms": 60_000}
+CONNECT_TIMEOUT_MS = 5_000
+
+
+def _bound_kafka_python_connects() -> None:
+    """kafka-python's connection setup timeout, first and after failures: the module docstring."""
+    from kafka.net.manager import KafkaConnectionManager
+
+    KafkaConnectionManager.DEFAULT_CONFIG.update(socket_connection_setup_timeout_ms=CONNECT_TIMEOUT_MS,
+                                                 socket_connection_setup_timeout_max_ms=CONNECT_TIMEOUT_MS)
 
 
 def _role_settings(role: str) -> dict:
@@ -99,6 +118,7 @@ def client_settings(role: str, bootstrap: str | None = None) -> dict:
     if role not in ROLES:
         raise ValueError(f"unknown Kafka client role {role!r}; one of {', '.join(ROLES)}")
     client_logs.install()  # the clients' logs said once and in the operator's words (client_logs.py)
+    _bound_kafka_python_connects()
     # The broker's security (TLS, SASL/SCRAM per role) is merged here, and only here.
     return {"bootstrap_servers": bootstrap or default_bootstrap(), **_role_settings(role),
             **security_settings(role)}

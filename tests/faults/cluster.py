@@ -19,6 +19,22 @@ from tests.faults import network_cut
 from tests.faults.harness import KAFKA_SH, log
 
 NODES = 3
+OFFSETS_PARTITIONS = 8  # offsets.topic.num.partitions, infra/kafka/server.properties
+
+
+def _java_hash(text: str) -> int:
+    """Java's String.hashCode (what Kafka hashes a group id with to place it), as a signed int."""
+    h = 0
+    for unit in text.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def _offsets_partition(group: str) -> int:
+    """The partition of the group offsets whose leader coordinates `group`: Kafka's
+    Utils.abs(group.hashCode()) % offsets.topic.num.partitions."""
+    h = _java_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % OFFSETS_PARTITIONS
 
 
 def _free(port: int) -> bool:
@@ -147,6 +163,33 @@ class Cluster:
         DescribeCluster names any broker as the controller in KRaft)."""
         quorum = self.admin().describe_metadata_quorum()
         return quorum["topics"][0]["partitions"][0]["leader_id"]
+
+    def group_coordinator(self, group: str) -> int:
+        """The node coordinating `group`: the leader of its partition of the group offsets (read
+        afresh: the admin client's FindCoordinator answer is cached)."""
+        [described] = self.admin().describe_topics(["__consumer_offsets"])
+        return next(p["leader_id"] for p in described["partitions"] if p["partition_index"] == _offsets_partition(group))
+
+    def move_group_coordinator(self, group: str, node: int, timeout: float = 60) -> None:
+        """Make node `node` coordinate `group`: its partition of the group offsets gets `node` as
+        the preferred replica, then a preferred leader election. The group's members follow on
+        their next request."""
+        from kafka import TopicPartition
+
+        partition = _offsets_partition(group)
+        tp = TopicPartition("__consumer_offsets", partition)
+        [described] = self.admin().describe_topics(["__consumer_offsets"])
+        replicas = next(p["replica_nodes"] for p in described["partitions"] if p["partition_index"] == partition)
+        refused = self.admin().alter_partition_reassignments({tp: [node] + [r for r in replicas if r != node]})
+        assert not any(refused.values()), f"the reassignment of {tp} was refused: {refused}"
+        deadline = time.monotonic() + timeout
+        while self.group_coordinator(group) != node:
+            assert time.monotonic() < deadline, f"node {node} did not become {group}'s coordinator"
+            try:
+                self.admin().elect_leaders(0, {"__consumer_offsets": [partition]}, raise_errors=False)
+            except Exception as e:  # noqa: BLE001 - the reassignment still in progress: try again
+                log(f"preferred leader election of {tp}: {e!r}")
+            time.sleep(1)
 
     def in_sync(self, timeout: float = 120) -> float:
         from craps_streams.kafka.cluster import wait_in_sync

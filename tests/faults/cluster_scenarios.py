@@ -11,8 +11,10 @@ import pathlib
 import signal
 import socket
 import subprocess
+import re
 import threading
 import time
+import urllib.request
 
 from tests.faults.cluster import Cluster
 from tests.faults.harness import (
@@ -74,7 +76,8 @@ def leader_kill(tmp, size: Size, workers: int = 2) -> Verdict:
             mark = progress.mark()
             settled = sum(mark[0].values())
             t_kill = cluster.kill(node)
-            next_s, every_s = progress.settling_again(mark, t_kill)
+            # The backlog goes on behind the kill: counted from the mark (settling_again).
+            next_s, every_s = progress.settling_again(mark, t_kill, from_mark=True)
             log(f"leader kill: node {node} (leads {leaders}) killed with {settled:,} of {len(floor.lines):,} "
                 f"events settled; the next settlement committed {next_s:.2f} s later, every partition with "
                 f"work left {every_s:.2f} s later")
@@ -119,9 +122,13 @@ class Progress(threading.Thread):
 
     def run(self) -> None:
         while not self.stopping.is_set():
+            asked = time.monotonic()  # a sample is dated by its question: what it shows is no older
             committed, ends = self.watch.committed(), self.watch.ends()
+            # The end offsets fail while a partition's leader is cut off: the committed offsets
+            # (the measure) are kept with the last ends known (only the mark and the feed use them).
+            ends = ends if ends is not None else (self.samples[-1][2] if self.samples else None)
             if committed is not None and ends is not None:
-                self.samples.append((time.monotonic(), committed, ends))
+                self.samples.append((asked, committed, ends))
             time.sleep(0.1)
 
     def mark(self, timeout: float = 30) -> tuple[dict[int, int], dict[int, int]]:
@@ -135,11 +142,18 @@ class Progress(threading.Thread):
         committed, ends = mark
         return {p for p, end in ends.items() if committed.get(p, 0) < end}
 
-    def _firsts(self, mark, since: float) -> tuple[float | None, dict[int, float]]:
-        committed, _ = mark
+    def _firsts(self, mark, since: float, from_mark: bool = False) -> tuple[float | None, dict[int, float]]:
+        # Counted from the first sample asked after the fault, not from the mark: a commit that
+        # landed between the mark's question and the fault (or was answered by a node just before
+        # it was cut) is no settlement after the fault. `from_mark`: counted from the mark, for a
+        # backlog (below).
+        committed, baseline = mark[0], None
         first, firsts = None, {}
         for t, now, _ in self.samples:
             if t < since:
+                continue
+            if baseline is None and not from_mark:
+                committed = baseline = now
                 continue
             moved = [p for p, o in now.items() if o > committed.get(p, 0)]
             if moved and first is None:
@@ -148,18 +162,25 @@ class Progress(threading.Thread):
                 firsts.setdefault(p, t)
         return first, firsts
 
-    def settling_again(self, mark, since: float, timeout: float = 180) -> tuple[float, float]:
+    def settling_again(self, mark, since: float, timeout: float = 180,
+                       from_mark: bool = False) -> tuple[float, float]:
         """Seconds from `since` (the fault, `mark` taken just before) to the next settlement
         committed, and until every partition with work left at the mark committed again (the
-        partitions the lost node led are the last)."""
+        partitions the lost node led are the last).
+
+        `from_mark`: a commit counts from the mark on, not only from the first sample after the
+        fault. For a backlog with no feed behind it: a partition that settles the rest of its
+        backlog before the watch's first sample after the fault (the watch's own clients waiting on
+        the lost node meanwhile) never commits again, and counted from that sample it would never
+        be seen settling at all."""
         busy = self.busy(mark)
 
         def done():
-            first, firsts = self._firsts(mark, since)
+            first, firsts = self._firsts(mark, since, from_mark)
             return first is not None and busy <= firsts.keys()
 
         wait_until(done, timeout, f"partitions {sorted(busy)} to settle again after the fault", interval=0.1)
-        first, firsts = self._firsts(mark, since)
+        first, firsts = self._firsts(mark, since, from_mark)
         return first - since, max([firsts[p] for p in busy] or [first]) - since
 
     def longest_gap(self, since: float, until: float) -> float:
@@ -179,10 +200,61 @@ class Progress(threading.Thread):
             last_total = total
         return gap
 
+    def fed(self, since: float, until: float) -> tuple[int, float | None]:
+        """The table events the feed wrote between `since` and `until` (the topic's end offsets),
+        and the seconds from `since` to the last sample that saw them grow: when the feed itself
+        stalls, the workers have nothing left to settle."""
+        window = [(t, sum(ends.values())) for t, _, ends in self.samples if since <= t <= until]
+        if not window:
+            return 0, None
+        last = None
+        for (_, before), (t, after) in zip(window, window[1:]):
+            if after > before:
+                last = t - since
+        return window[-1][1] - window[0][1], last
+
     def stop(self) -> None:
         self.stopping.set()
         self.join(5)
         self.watch.close()
+
+
+class Committed(threading.Thread):
+    """The events the live workers have committed (`craps_events_total` of their /metrics, counted
+    once a batch's transaction committed), summed and sampled every 100 ms over HTTP: no Kafka
+    client in the way, so the measure does not wait on the node cut off as the watch of the
+    committed offsets does (its requests and its coordinator lookups time out too)."""
+
+    def __init__(self, run: FaultRun):
+        super().__init__(daemon=True)
+        self.floor = run
+        self.samples: list[tuple[float, float]] = []
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            asked, total = time.monotonic(), 0.0
+            try:
+                for w in self.floor.live_workers():
+                    with urllib.request.urlopen(f"http://127.0.0.1:{w.web_port}/metrics", timeout=2) as r:
+                        total += sum(float(v) for v in _EVENTS.findall(r.read().decode()))
+                self.samples.append((asked, total))
+            except OSError:
+                pass
+            time.sleep(0.1)
+
+    def next_after(self, since: float) -> float | None:
+        """Seconds from `since` to the first sample showing more events committed than the first
+        sample asked after it."""
+        after = [(t, n) for t, n in self.samples if t >= since]
+        return next((t - since for t, n in after[1:] if n > after[0][1]), None) if after else None
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(5)
+
+
+_EVENTS = re.compile(r"^craps_events_total\{[^}]*\} (\S+)$", re.M)
 
 
 @dataclasses.dataclass
@@ -326,19 +398,37 @@ def frozen_node(cluster: Cluster, run: FaultRun, progress: Progress, seconds: fl
              f"in sync {synced:.1f} s after SIGCONT"])
 
 
-def partition(seconds: float = 30.0):
+def partition(seconds: float = 30.0, worst: bool = False):
     def fault(cluster: Cluster, run: FaultRun, progress: Progress):
         """The node leading most busy partitions cut off by the network for `seconds` (nothing it
         sends leaves, nothing sent to it arrives: tests/faults/network_cut.py), then healed. Unlike
         a frozen node it keeps running on its own side: it still thinks it leads until it learns
-        otherwise, and on its return it follows the new leaders and truncates what it alone wrote."""
-        node, leaders = _busiest(cluster, run)
+        otherwise, and on its return it follows the new leaders and truncates what it alone wrote.
+
+        `worst`: the node cut is the active KRaft controller, made the coordinator of the workers'
+        group first: the cluster elects a new controller before anything can fence the cut node
+        and move the group's coordinator, and every worker's commit waits for that move."""
+        if worst:
+            node = cluster.active_controller()
+            cluster.move_group_coordinator(run.app_id, node)
+            # The members follow their coordinator's move before the cut, on a steady floor again.
+            wait_until(lambda: _steady(run) and cluster.active_controller() == node
+                       and cluster.group_coordinator(run.app_id) == node, 60,
+                       f"a steady floor with node {node} the controller and the group's coordinator", interval=0.5)
+            time.sleep(3)
+            leaders = dict(sorted(cluster.leaders([run.topic(t) for t in BUSY]).items()))
+        else:
+            node, leaders = _busiest(cluster, run)
         controller = _try(cluster.active_controller)
+        coordinator = _try(lambda: cluster.group_coordinator(run.app_id))
         pid = cluster.pid(node)
         node_log = cluster.dir / f"node-{node}" / "kafka.log"
         seen = node_log.stat().st_size
         others = [n for n in (1, 2, 3) if n != node]
         mark = progress.mark()
+        committed = Committed(run)
+        committed.start()
+        time.sleep(1)
         cut = cluster.cut_off(node)
         # A loopback port of the drill's own (the kernel completes a connection to a listening
         # socket without an accept): the cut must leave it reachable, as the other nodes. Never a
@@ -346,7 +436,7 @@ def partition(seconds: float = 30.0):
         witness = socket.create_server(("127.0.0.1", 0))
         try:
             cut.cut()
-            t = time.monotonic()
+            t, cut_at = time.monotonic(), _utc_ms()
             # Only the one node is cut off: the drill's own port and the other nodes still answer.
             answers = {f"a loopback port of the drill's own ({witness.getsockname()[1]})":
                        _connects(witness.getsockname()[1]),
@@ -359,27 +449,43 @@ def partition(seconds: float = 30.0):
         finally:
             cut.heal()
             witness.close()
-        t_heal = time.monotonic()
+        t_heal, heal_at = time.monotonic(), _utc_ms()
         assert answers[f"node {node} (cut)"] is False and all(v for k, v in answers.items() if "(cut)" not in k), \
             f"the cut did not cut off exactly node {node}: {answers}"
         next_s, every_s = progress.settling_again(mark, t)
+        committed.stop()
+        next_workers = committed.next_after(t)
+        fed, fed_last = progress.fed(t, t_heal)
         synced = cluster.in_sync()
         back = time.monotonic() - t_heal
         gap = progress.longest_gap(t, time.monotonic())
         after = _node_says(node_log, seen_heal)
         still = _alive(pid)
-        log(f"partition: node {node} ({leaders}; active controller {controller}) cut off {seconds:.0f} s; next "
-            f"settlement {next_s:.1f} s, every partition {every_s:.1f} s after the cut, longest pause {gap:.1f} s, "
-            f"in sync {back:.1f} s after the heal; node running through the cut: {alive_in_cut}, after: {still}; "
+        log(f"partition: node {node} ({leaders}; active controller {controller}, group coordinator {coordinator}) cut off {seconds:.0f} s (from {cut_at} to {heal_at} UTC); next "
+            f"settlement {next_s:.1f} s (by the workers' /metrics {next_workers}), every partition {every_s:.1f} s after the "
+            f"cut, longest pause {gap:.1f} s, in sync {back:.1f} s after the heal; feed: {fed} events during the cut, the last at {fed_last}; node running through the cut: {alive_in_cut}, after: {still}; "
             f"its log during the cut: {during}; after the heal: {after}")
-        return (f"next settlement {next_s:.1f} s, every partition {every_s:.1f} s after the cut",
-                [f"node {node} (leader of {leaders}; the active controller was node {controller}) cut off "
+        workers_s = f"{next_workers:.1f} s" if next_workers is not None else "none"
+        return (f"next settlement {next_s:.1f} s (the workers' /metrics: {workers_s}), every partition "
+                f"{every_s:.1f} s after the cut",
+                [f"node {node} (leader of {leaders}; the active controller was node {controller}, the group's "
+                 f"coordinator node {coordinator}) cut off "
                  f"{seconds:.0f} s, then healed",
                  "while cut: " + ", ".join(f"{k} {'answered' if v else 'did not answer'}" for k, v in answers.items()),
                  f"longest pause {gap:.1f} s", f"in sync {back:.1f} s after the heal",
+                 f"the feed wrote {fed:,} table events while the node was cut off, the last "
+                 + (f"{fed_last:.1f} s after the cut" if fed_last is not None else "before the cut"),
                  f"node {node} {'kept running' if alive_in_cut and still else 'EXITED'}; its log while cut: "
-                 f"{during or 'nothing of note'}; after the heal: {after or 'nothing of note'}"], next_s)
+                 f"{during or 'nothing of note'}; after the heal: {after or 'nothing of note'}"],
+                # The bound holds the floor's own next commit; the watch's figure carries its lag too.
+                next_workers if next_workers is not None else next_s)
     return fault
+
+
+def _utc_ms() -> str:
+    """The wall clock as the nodes' and the workers' logs write it, to the millisecond."""
+    now = time.time()
+    return time.strftime("%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}"
 
 
 def _connects(port: int, timeout: float = 3.0) -> bool:

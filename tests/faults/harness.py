@@ -412,23 +412,29 @@ class GroupWatch:
             self._admin = KafkaAdminClient(**{**client_settings("admin", self.run.bootstrap),
                                               "reconnect_backoff_max_ms": 1000, "request_timeout_ms": 5000,
                                               "client_id": "craps-faults-watch"})
+        if self._consumer is None:
             self._consumer = _consumer(self.run.bootstrap)
         return self._admin, self._consumer
 
-    def _reset(self) -> None:
-        for client in (self._admin, self._consumer):
+    # Each client is dropped on its own failure only: a partition of the table events led by a
+    # node cut off fails the end offsets for seconds, and the committed offsets, asked of the
+    # group's coordinator elsewhere, must not go dark with them (a new admin client bootstraps
+    # again, through the node that does not answer as well as the others).
+    def _reset(self, which: str = "both") -> None:
+        for name in (("_admin", "_consumer") if which == "both" else (which,)):
+            client = getattr(self, name)
             try:
                 client and client.close()
             except Exception:  # noqa: BLE001
                 pass
-        self._admin = self._consumer = None
+            setattr(self, name, None)
 
     def ends(self) -> dict[int, int] | None:
         try:
             _, consumer = self._clients()
             return {tp.partition: o for tp, o in consumer.end_offsets(self.tps).items()}
         except (KafkaError, OSError):  # the broker away
-            self._reset()
+            self._reset("_consumer")
             return None
 
     def committed(self) -> dict[int, int] | None:
@@ -437,7 +443,7 @@ class GroupWatch:
             offsets = admin.list_group_offsets({self.run.app_id: None})[self.run.app_id]
             return {tp.partition: om.offset for tp, om in offsets.items() if tp.topic == self.tps[0].topic}
         except (KafkaError, OSError):
-            self._reset()
+            self._reset("_admin")  # and with it its cached answer to FindCoordinator
             return None
 
     def lag(self) -> int | None:

@@ -1,6 +1,7 @@
 """The Kafka clients' logs said once (craps_streams/kafka/client_logs.py): a node that keeps failing
 is one warning, not hundreds of ERROR lines; a group still forming is INFO, not ERROR. Records are
-logged on aiokafka's own loggers, with aiokafka's own message templates."""
+logged on aiokafka's and kafka-python's own loggers, with their own message templates, or by a real
+kafka-python client."""
 from __future__ import annotations
 
 import logging
@@ -21,7 +22,8 @@ class Clock:
 
 @pytest.fixture
 def logs():
-    """aiokafka's loggers with a fresh filter on a fake clock, and the records that pass it."""
+    """aiokafka's and kafka-python's loggers with a fresh filter on a fake clock, and the records
+    that pass it."""
     clock = Clock()
     f = ClientLogs(clock)
     seen: list[logging.LogRecord] = []
@@ -31,15 +33,17 @@ def logs():
             seen.append(record)
 
     handler = Keep(logging.DEBUG)
-    loggers = [logging.getLogger(n) for n in client_logs.LOGGERS]
+    loggers = [logging.getLogger(n) for n in client_logs.LOGGERS + client_logs.SYNC_LOGGERS]
     saved = [(lg.level, list(lg.filters)) for lg in loggers]
     for lg in loggers:
         lg.filters = [f]
         lg.setLevel(logging.INFO)
-    top = logging.getLogger("aiokafka")  # the children's records propagate to it
-    top.addHandler(handler)
+    tops = [logging.getLogger("aiokafka"), logging.getLogger("kafka")]  # the children's records propagate to them
+    for top in tops:
+        top.addHandler(handler)
     yield clock, f, seen
-    top.removeHandler(handler)
+    for top in tops:
+        top.removeHandler(handler)
     for lg, (level, filters) in zip(loggers, saved):
         lg.setLevel(level)
         lg.filters = filters
@@ -80,6 +84,79 @@ def test_a_group_still_forming_is_info_not_error(logs):
         ("INFO", "Group Coordinator Request failed:"), ("ERROR", "Heartbeat failed: 'UnknownMemberI")]
 
 
+class Connection:
+    """What kafka-python's network lines pass as their first argument (kafka/net/connection.py)."""
+
+    def __init__(self, node_id):
+        self.node_id = node_id
+
+    def __str__(self):
+        return f"<KafkaConnection node_id={self.node_id} broker_version=(4, 3) (disconnected)>"
+
+
+def kafka_python_lost(node=2, error="KafkaConnectionError: 111 ECONNREFUSED"):
+    """One failed attempt on `node` as kafka-python 3 logs it (a ledger's poll while node 2 is down)."""
+    logging.getLogger("kafka.net.manager").error("Connection failed: %s", error)
+    logging.getLogger("kafka.net.connection").error("%s: Connection lost: %s", Connection(node), error)
+    logging.getLogger("kafka.net.transport").error("%s: socket disconnected", "<KafkaSSLTransport [none]>")
+    logging.getLogger("kafka.net.transport").error("%s: Abort (%s)", "<KafkaSSLTransport [none]>",
+                                                   "KafkaConnectionError: socket disconnected")
+    logging.getLogger("kafka.consumer.fetcher").error("Fetch to node %s failed: %s", node, error)
+    logging.getLogger("kafka.cluster").error("Metadata refresh: failed %s", error)
+
+
+def test_kafka_pythons_lost_node_is_said_once_as_aiokafkas(logs):
+    """The ledger's client (kafka-python): six ERROR lines a failed attempt, one WARNING an outage,
+    in the same list of lost nodes as the aiokafka clients of the same process."""
+    clock, f, seen = logs
+    for _ in range(200):
+        kafka_python_lost()
+        clock.now += 0.125
+    assert [(r.name, r.levelname) for r in seen] == [("kafka.net.connection", "WARNING")]
+    assert seen[0].getMessage().startswith("broker node 2 lost at 06:53:20 UTC (KafkaConnectionError: 111 ECONNREFUSED): "
+                                           "the clients retry it")
+    assert [(n.node, n.attempts) for n in f.lost()] == [("2", 400)]  # the connection's line and the fetch's
+    unreachable(node=2)  # aiokafka failing on the same node: the same outage, not said again
+    logging.getLogger("kafka.net.connection").warning(
+        "%s: Request timed out after %d ms. Closing connection.", "<KafkaConnection node_id=3 broker_version=(4, 3) (connected)>",
+        5000)  # a node cut off: its own warning
+    assert [r.getMessage().split(" lost")[0] for r in seen] == ["broker node 2", "broker node 3"]
+    assert seen[1].getMessage().startswith("broker node 3 lost at 06:53:45 UTC (Request timed out after 5000 ms. ")
+    clock.now += QUIET_S + 1
+    assert f.lost() == []
+
+
+def test_kafka_pythons_other_lines_pass(logs):
+    """Only the lines of a failed node are said once: an error of another kind, a line with no node
+    to tell, and the fetcher's INFO about a cancelled fetch pass as they were logged."""
+    _, _, seen = logs
+    logging.getLogger("kafka.cluster").error("Topic %s is not authorized for this client", "craps.settlements")
+    logging.getLogger("kafka.net.connection").error("%s: Connection lost: %s", "<KafkaConnection>", "boom")
+    logging.getLogger("kafka.consumer.fetcher").info("Fetch to node %s failed: %s", 1, "Cancelled")
+    assert [(r.levelname, r.getMessage()) for r in seen] == [
+        ("ERROR", "Topic craps.settlements is not authorized for this client"),
+        ("ERROR", "<KafkaConnection>: Connection lost: boom"), ("INFO", "Fetch to node 1 failed: Cancelled")]
+
+
+def test_a_real_kafka_python_client_refused_says_it_once(logs):
+    """A real kafka-python consumer whose only bootstrap server refuses, for 1.5 s: four lines an
+    attempt, several attempts a second without the filter; with it, one warning, and the client's
+    own giving up."""
+    from kafka import KafkaConsumer
+    from kafka.errors import KafkaTimeoutError
+
+    from tests.conftest import free_port
+
+    _, f, seen = logs
+    with pytest.raises(KafkaTimeoutError):
+        KafkaConsumer(bootstrap_servers=f"127.0.0.1:{free_port()}", bootstrap_timeout_ms=1500,
+                      reconnect_backoff_max_ms=100, request_timeout_ms=2000, connections_max_idle_ms=60_000)
+    [lost] = f.lost()
+    assert lost.node == "bootstrap-0" and lost.attempts >= 3, vars(lost)
+    assert [(r.levelname, r.getMessage().split(" (")[0].split(":")[0]) for r in seen if r.levelno >= logging.WARNING] == [
+        ("WARNING", "broker node bootstrap-0 lost at 06"), ("ERROR", "Bootstrap failed")]
+
+
 def test_every_clients_settings_install_the_filter():
     from craps_streams.kafka.settings import client_settings
 
@@ -87,12 +164,13 @@ def test_every_clients_settings_install_the_filter():
         client_settings("viewer")
     except Exception:  # no client config here: the filter is installed before the security is read
         pass
-    assert all(client_logs._FILTER in logging.getLogger(n).filters for n in client_logs.LOGGERS)
+    assert all(client_logs._FILTER in logging.getLogger(n).filters
+               for n in client_logs.LOGGERS + client_logs.SYNC_LOGGERS)
 
 
 def test_every_client_notices_a_dead_connection_within_its_timeouts(monkeypatch):
     """The timeouts of craps_streams/kafka/settings.py: a request to a node cut off by the network is
-    abandoned 5 s on, not aiokafka's 40 s (by then the controller fences the node, 6 s: a retry finds
+    abandoned 5 s on, not aiokafka's 40 s (about when the controller fences the node, 4-8 s: a retry finds
     its new leaders); metadata at most 5 s old; kafka-python's order fetch wait < request < idle; a
     group member's requests (its heartbeats, its coordinator lookups) are abandoned within its
     session, so it finds a new coordinator in time; the floor view's faust gets the same."""
@@ -111,5 +189,10 @@ def test_every_client_notices_a_dead_connection_within_its_timeouts(monkeypatch)
                                         max_poll_interval_ms=120_000, bootstrap="127.0.0.1:1")
     for session_ms in (6_000, 10_000, 30_000):
         assert asyncio.run(made(session_ms))._client._request_timeout_ms == 5_000 < session_ms
+    # kafka-python's connection setup, which none of its clients takes as a setting, bound the same way.
+    from kafka.net.manager import KafkaConnectionManager
+
+    assert (KafkaConnectionManager.DEFAULT_CONFIG["socket_connection_setup_timeout_ms"],
+            KafkaConnectionManager.DEFAULT_CONFIG["socket_connection_setup_timeout_max_ms"]) == (5_000, 5_000)
     faust = faust_broker_settings(settings.client_settings("floor"))
     assert faust["broker_request_timeout"] == faust["producer_request_timeout"] == 5.0

@@ -1,0 +1,84 @@
+"""A client's coordinator lookups avoid a node that just failed (craps_streams/kafka/lookups.py):
+on a real aiokafka client (the worker's group consumer's and transactional producer's), its
+cluster's brokers and its connections answered here as a cluster with node 2 cut off would."""
+from __future__ import annotations
+
+import asyncio
+import collections
+
+from aiokafka.conn import CloseReason
+from aiokafka.structs import BrokerMetadata
+
+from craps_streams.kafka.lookups import RECENT_S
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class Conn:
+    host, port = "127.0.0.1", 19094  # node 2's
+
+
+def cluster_of_three(client):
+    nodes = [BrokerMetadata(n, "127.0.0.1", 19092 + n, None) for n in (1, 2, 3)]
+    client.cluster.brokers = lambda: set(nodes)
+
+
+def consumer(monkeypatch):
+    from craps_streams.kafka import consumers, settings
+
+    monkeypatch.setattr(settings, "security_settings", lambda role: {"security_protocol": "PLAINTEXT"})
+
+    async def made():
+        return consumers.group_consumer("g", session_timeout_ms=10_000, heartbeat_interval_ms=2_000,
+                                        max_poll_interval_ms=120_000, bootstrap="127.0.0.1:1")
+    return asyncio.run(made())
+
+
+def picks(client, n=300):
+    return collections.Counter(client.get_random_node() for _ in range(n))
+
+
+def test_a_node_whose_request_timed_out_is_not_asked_again_for_a_while(monkeypatch):
+    from craps_streams.kafka import lookups
+
+    clock = Clock()
+    monkeypatch.setattr(lookups.time, "monotonic", clock)
+    client = consumer(monkeypatch)._client
+    cluster_of_three(client)
+    assert set(picks(client)) == {1, 2, 3}  # aiokafka's random node, every node
+    client._on_connection_closed(Conn(), CloseReason.CONNECTION_TIMEOUT)  # a lookup to node 2 timed out
+    assert set(picks(client)) == {1, 3}
+    clock.now += RECENT_S + 1
+    assert set(picks(client)) == {1, 2, 3}
+
+
+def test_a_node_it_cannot_connect_to_is_not_asked_again_for_a_while(monkeypatch):
+    from craps_streams.kafka import lookups, producers, settings
+
+    clock = Clock()
+    monkeypatch.setattr(lookups.time, "monotonic", clock)
+    monkeypatch.setattr(settings, "security_settings", lambda role: {"security_protocol": "PLAINTEXT"})
+
+    async def run():
+        p = producers.transactional_producer("craps-worker-5", 60_000, bootstrap="127.0.0.1:1")
+        cluster_of_three(p.client)
+        assert await p.client._get_conn(2) is None  # nothing listens there: the connection fails
+        return p.client
+    client = asyncio.run(run())
+    assert set(picks(client)) == {1, 3}
+
+
+def test_when_every_node_failed_any_is_asked(monkeypatch):
+    client = consumer(monkeypatch)._client
+    cluster_of_three(client)
+    for port in (19093, 19094, 19095):
+        conn = Conn()
+        conn.port = port
+        client._on_connection_closed(conn, CloseReason.CONNECTION_TIMEOUT)
+    assert set(picks(client)) == {1, 2, 3}
