@@ -6,12 +6,12 @@ One-off reads up to the end offsets (recovery, archive, replay, audit) are in cr
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import IllegalOperation, KafkaError, ProducerFenced
-from kafka import ConsumerRebalanceListener as SyncRebalanceListener
 from kafka import KafkaConsumer
 from kafka.errors import KafkaError as SyncKafkaError
 
@@ -67,65 +67,130 @@ class PositionedReader:
     it does not know is read from its beginning. `instance` names this member for good (two
     processes of one group never share it). `poll()` gives [(topic, partition, offset, value,
     timestamp_ms)] (the record's Kafka timestamp) with each partition's position after them (past
-    transaction markers and aborted records, which a read_committed consumer never returns)."""
+    transaction markers and aborted records, which a read_committed consumer never returns).
+
+    The client is aiokafka's (its record batches parsed and CRC-checked in C), run on an event
+    loop of its own in a background thread: it fetches and parses the next records while the
+    caller writes the last ones. The caller's side is synchronous, and everything that touches
+    positions happens in the caller's thread, between its batches: an assignment only pauses the
+    partitions it brings (no record of theirs is handed out), and the next `poll()` reads the
+    caller's positions, seeks there and resumes them. So a position is never moved under a batch
+    the caller holds, as with a client whose rebalances run inside its poll."""
 
     def __init__(self, topics: list[str], group_id: str, positions, *, instance: str, role: str = "ledger",
                  bootstrap: str | None = None, max_poll_records: int = 5000, session_timeout_ms: int = 10_000):
         self._positions = positions
-        # Static membership (KIP-345): a process restarted under the same instance name takes its
-        # partitions back at once, without a rebalance waiting out the dead one's session.
-        self.consumer = KafkaConsumer(**client_settings(role, bootstrap), group_id=group_id,
-                                      group_instance_id=f"{group_id}-{instance}",
-                                      isolation_level="read_committed", enable_auto_commit=False,
-                                      auto_offset_reset="earliest", max_poll_records=max_poll_records,
-                                      session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=1_000,
-                                      fetch_max_wait_ms=100)
-        # check_crcs stays on (kafka-python's default): TLS protects the records on the wire only,
-        # and the broker sends a batch as its log holds it, unchecked, so a bit rotted on the
-        # broker's disk would reach the ledger as a wrong amount. The check costs little with the
-        # C CRC-32C (the `crc32c` package, a dependency); without it kafka-python computes it in
-        # pure Python, then a third of the ledger's CPU.
+        self._max_records = max_poll_records
+        self._assigned: set = set()  # partitions assigned and paused, waiting for the caller's positions
+        self._assigned_lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="ledger-reader", daemon=True)
+        self._thread.start()
         reader = self
 
-        class _Listener(SyncRebalanceListener):
+        class _Listener(ConsumerRebalanceListener):
             def on_partitions_revoked(self, revoked):
                 pass
 
             def on_partitions_assigned(self, assigned):
-                reader.reseek(assigned)
+                # Runs on the client's loop, before any record of these partitions is handed out:
+                # paused, they wait for the caller's thread to seek them (`poll`).
+                reader.consumer.pause(*assigned)
+                with reader._assigned_lock:
+                    reader._assigned = set(assigned)
 
-        self.consumer.subscribe(topics, listener=_Listener())
+        async def start() -> AIOKafkaConsumer:
+            # Static membership (KIP-345): a process restarted under the same instance name takes
+            # its partitions back at once, without a rebalance waiting out the dead one's session.
+            # check_crcs stays on (the client's default, computed in C): TLS protects the records
+            # on the wire only, and the broker sends a batch as its log holds it, unchecked, so a
+            # bit rotted on the broker's disk would reach the ledger as a wrong amount.
+            consumer = AIOKafkaConsumer(**client_settings(role, bootstrap), group_id=group_id,
+                                        group_instance_id=f"{group_id}-{instance}",
+                                        isolation_level="read_committed", enable_auto_commit=False,
+                                        auto_offset_reset="earliest", check_crcs=True,
+                                        session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=1_000,
+                                        fetch_max_wait_ms=100)
+            reader.consumer = consumer
+            consumer.subscribe(topics, listener=_Listener())
+            await consumer.start()
+            return consumer
+
+        try:
+            self._run(start())
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    def _run(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     def reseek(self, partitions=None) -> None:
         """Go back to the caller's positions (after an assignment, or a batch the database refused)."""
-        partitions = list(self.consumer.assignment() if partitions is None else partitions)
+        async def assignment():
+            return set(self.consumer.assignment() if partitions is None else partitions)
+
+        self._seek(self._run(assignment()))
+
+    def _seek(self, partitions: set) -> None:
         if not partitions:
             return
         known = self._positions()
-        # Local calls only (a rebalance callback must not wait on the network): a position below
-        # the log's start (retention) is reset to the earliest offset by the fetcher.
-        for tp in partitions:
-            if (tp.topic, tp.partition) in known:
-                self.consumer.seek(tp, known[(tp.topic, tp.partition)])
-            else:
-                self.consumer.seek_to_beginning(tp)
+
+        async def seek():
+            assigned = self.consumer.assignment()
+            here = [tp for tp in partitions if tp in assigned]  # a rebalance since may have taken some
+            unknown = [tp for tp in here if (tp.topic, tp.partition) not in known]
+            for tp in here:
+                if (tp.topic, tp.partition) in known:
+                    self.consumer.seek(tp, known[(tp.topic, tp.partition)])
+            if unknown:
+                # A position below the log's start (retention) is reset to the earliest offset.
+                await self.consumer.seek_to_beginning(*unknown)
+            self.consumer.resume(*here)
+
+        self._run(seek())
 
     def poll(self, timeout_ms: int) -> tuple[list[tuple], dict[tuple[str, int], int]]:
+        with self._assigned_lock:
+            assigned, self._assigned = self._assigned, set()
+        if assigned:
+            try:
+                self._seek(assigned)
+            except BaseException:
+                with self._assigned_lock:
+                    self._assigned |= assigned  # still paused: sought again at the next poll
+                raise
+        return self._run(self._poll(timeout_ms))
+
+    async def _poll(self, timeout_ms: int) -> tuple[list[tuple], dict[tuple[str, int], int]]:
         records, after = [], {}
-        for tp, batch in self.consumer.poll(timeout_ms=timeout_ms).items():
-            records.extend((tp.topic, tp.partition, r.offset, r.value, r.timestamp) for r in batch)
-            after[(tp.topic, tp.partition)] = self.consumer.position(tp)
+        batches = await self.consumer.getmany(timeout_ms=timeout_ms, max_records=self._max_records)
+        for tp, batch in batches.items():
+            topic, partition = tp.topic, tp.partition
+            records.extend([(topic, partition, r.offset, r.value, r.timestamp) for r in batch])
+            after[(topic, partition)] = await self.consumer.position(tp)
         return records, after
 
     def end_offsets(self) -> dict[tuple[str, int], int]:
         """The assigned partitions' end offsets (read_committed: the last stable offsets)."""
-        assigned = list(self.consumer.assignment())
-        if not assigned:
-            return {}
-        return {(tp.topic, tp.partition): o for tp, o in self.consumer.end_offsets(assigned).items()}
+        async def ends():
+            assigned = list(self.consumer.assignment())
+            return await self.consumer.end_offsets(assigned) if assigned else {}
+
+        return {(tp.topic, tp.partition): o for tp, o in self._run(ends()).items()}
 
     def close(self) -> None:
-        self.consumer.close()
+        try:
+            self._run(self.consumer.stop())
+        finally:
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
+        if not self._thread.is_alive():
+            self._loop.close()
 
 
 def _connected(consumer: KafkaConsumer) -> bool:

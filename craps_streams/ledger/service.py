@@ -132,7 +132,17 @@ class LedgerService:
         next_lag = 0.0
         try:
             while not stop():
-                records, after = reader.poll(s.poll_ms)
+                try:
+                    records, after = reader.poll(s.poll_ms)
+                except DBAPIError as e:  # the positions of partitions just assigned, unread: they wait, paused
+                    log.warning("ledger: the database is away for the positions of an assignment (%s)", e.orig)
+                    self.metrics.db_errors.inc()
+                    time.sleep(s.retry_after_s)
+                    continue
+                except TRANSIENT as e:  # nothing read is lost: the positions are the database's
+                    log.warning("ledger: no records read (%s); reading again", e)
+                    time.sleep(s.retry_after_s)
+                    continue
                 if records:
                     self._write(reader, batch_of(records, after, self.known, s.calendar, s.events_topic),
                                 newest_timestamps(records))
