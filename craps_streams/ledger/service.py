@@ -15,6 +15,7 @@ import gc
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 from sqlalchemy.exc import DBAPIError
@@ -75,17 +76,12 @@ def opening_rows(value: bytes, partition: int, offset: int) -> list[Row]:
     return rows_of(record, partition, offset, None) if record.get("type") == "TableOpened" else []
 
 
-def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int],
-             calendar: GamingCalendar, events_topic: str | None = None) -> Batch:
-    """One poll's records (topic, partition, offset, value[, timestamp_ms]) as a batch: each
-    partition's span from its known position (when the ledger has one) to the reader's position
-    after the poll. Of `events_topic` (the table events) only the openings are decoded; every
-    other event moves the position, no row."""
-    batch = Batch()
+def decoded(records: list[tuple], calendar: GamingCalendar, events_topic: str | None = None) -> list[tuple]:
+    """One poll's records (topic, partition, offset, value[, timestamp_ms]) as (topic, partition,
+    offset, rows). Of `events_topic` (the table events) only the openings are decoded; every other
+    event makes no row."""
+    made = []
     for topic, partition, offset, value, *_ in records:
-        key = (topic, partition)
-        if key in known:
-            batch.begin(topic, partition, known[key])
         if topic == events_topic:
             rows = opening_rows(value, partition, offset)
         else:
@@ -93,10 +89,36 @@ def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dic
                 rows = rows_of(decode_output(value), partition, offset, calendar)
             except Exception as e:  # noqa: BLE001 - any damage is kept as a row, never dropped
                 rows = [unreadable_row(topic, partition, offset, value, e)]
+        made.append((topic, partition, offset, rows))
+    return made
+
+
+def batch_of_rows(made: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int]) -> Batch:
+    """Decoded records (`decoded`) as a batch: each partition's span from its known position (when
+    the ledger has one) to the reader's position after the poll. A record that made no row moves
+    the position all the same."""
+    batch = Batch()
+    for topic, partition, offset, rows in made:
+        key = (topic, partition)
+        if key in known:
+            batch.begin(topic, partition, known[key])
         batch.extend(topic, partition, offset, rows)
     for (topic, partition), position in after.items():
         batch.advance(topic, partition, position)
     return batch
+
+
+def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int],
+             calendar: GamingCalendar, events_topic: str | None = None) -> Batch:
+    """One poll's records (topic, partition, offset, value[, timestamp_ms]) as a batch (`decoded`,
+    then `batch_of_rows`)."""
+    return batch_of_rows(decoded(records, calendar, events_topic), after, known)
+
+
+def read_of(records: list[tuple], calendar: GamingCalendar, events_topic: str | None = None) -> tuple:
+    """What the reader hands the ledger for one poll's records, made in the reader's thread while
+    the ledger writes the last batch: the records decoded, and each partition's newest timestamp."""
+    return decoded(records, calendar, events_topic), newest_timestamps(records)
 
 
 class LedgerService:
@@ -120,8 +142,8 @@ class LedgerService:
         self.ledger.migrate()
         self.ledger.bind_calendar(s.calendar)
         reader = PositionedReader(list(s.topics), s.group_id, self._positions, instance=s.instance,
-                                  bootstrap=s.bootstrap,
-                                  max_poll_records=s.max_batch_records)
+                                  bootstrap=s.bootstrap, max_poll_records=s.max_batch_records,
+                                  transform=partial(read_of, calendar=s.calendar, events_topic=s.events_topic))
         # A batch makes thousands of short-lived objects (records, rows, parameters), which set off
         # the collector's young generation every 700 and its full pass over every module and
         # SQLAlchemy's caches, a tenth of the ledger's CPU: what the start made is set aside
@@ -133,7 +155,7 @@ class LedgerService:
         try:
             while not stop():
                 try:
-                    records, after = reader.poll(s.poll_ms)
+                    (made, newest_ms), after = reader.poll(s.poll_ms)
                 except DBAPIError as e:  # the positions of partitions just assigned, unread: they wait, paused
                     log.warning("ledger: the database is away for the positions of an assignment (%s)", e.orig)
                     self.metrics.db_errors.inc()
@@ -143,9 +165,14 @@ class LedgerService:
                     log.warning("ledger: no records read (%s); reading again", e)
                     time.sleep(s.retry_after_s)
                     continue
-                if records:
-                    self._write(reader, batch_of(records, after, self.known, s.calendar, s.events_topic),
-                                newest_timestamps(records))
+                if made:
+                    try:
+                        batch = batch_of_rows(made, after, self.known)
+                    except ValueError as e:  # records from behind the ledger's positions: read again from them
+                        log.warning("ledger: %s; reading again from the database's positions", e)
+                        reader.reseek()
+                        continue
+                    self._write(reader, batch, newest_ms)
                 if time.monotonic() >= next_lag:
                     next_lag = time.monotonic() + s.lag_every_s
                     try:
