@@ -149,22 +149,26 @@ def reset_postgres(db: str) -> None:
     engine.dispose()
 
 
-def ledger_seconds(env: dict, root: str, db: str, expected: int, log_path: str) -> float:
+def ledger_seconds(env: dict, root: str, db: str, expected: int, log_path: str) -> tuple[float, float]:
     """One ledger (the code at `root`) filling `db` from the backlog: seconds from its process's
-    start until every settlement is a row."""
+    start until every settlement is a row, and until the first is (its start: imports, the
+    migration, joining the group, the first fetch)."""
     if db.startswith("postgresql"):  # a fresh database: rows kept from an earlier run would count as this one's
         reset_postgres(db)
     t1 = time.monotonic()
     log = open(log_path, "w+")
     ledger = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "ledger", "--db", db, "--metrics-port", "0"],
                               env={**env, "PYTHONPATH": root}, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    first = None
     try:
-        while rows(db) < expected:
+        while (n := rows(db)) < expected:
+            if first is None and n > 0:
+                first = time.monotonic() - t1
             if ledger.poll() is not None:
                 log.seek(0)
                 raise SystemExit(f"the ledger stopped:\n{log.read()[-3000:]}")
             time.sleep(0.2)
-        return time.monotonic() - t1
+        return time.monotonic() - t1, first or 0.0
     finally:
         ledger.send_signal(signal.SIGTERM)
         ledger.wait(60)
@@ -220,10 +224,11 @@ def main() -> int:
             # the codes take turns going first, run by run: neither always meets a warmer machine
             for name, root in (trees if run % 2 == 0 else trees[::-1]):
                 db = args.db or f"sqlite:///{tmp}/ledger-{name}-{run}.db"
-                ledger_s = ledger_seconds(env, root, db, expected, f"{tmp}/ledger-{name}-{run}.log")
+                ledger_s, start_s = ledger_seconds(env, root, db, expected, f"{tmp}/ledger-{name}-{run}.log")
                 ratios[name].append(worker_s / ledger_s)
-                print(f"run {run + 1} ledger {name} ({dialect}): {ledger_s:.1f} s, {expected / ledger_s:,.0f} "
-                      f"settlements/s ({worker_s / ledger_s:.2f}x the worker's rate)", flush=True)
+                print(f"run {run + 1} ledger {name} ({dialect}): {ledger_s:.1f} s (its first row at {start_s:.1f} s), "
+                      f"{expected / ledger_s:,.0f} settlements/s ({worker_s / ledger_s:.2f}x the worker's rate)",
+                      flush=True)
         finally:
             delete_floor(prefix, bootstrap, timeout_s=10)
     for name, values in ratios.items():

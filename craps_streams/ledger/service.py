@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import sys
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -30,6 +31,7 @@ from craps_streams.report.calendar import GamingCalendar
 log = logging.getLogger("craps_streams.ledger")
 
 UNREADABLE = "ledger_unreadable_output"
+SWITCH_INTERVAL_S = 0.0005
 
 
 @dataclass(frozen=True)
@@ -98,11 +100,20 @@ def batch_of_rows(made: list[tuple], after: dict[tuple[str, int], int], known: d
     the ledger has one) to the reader's position after the poll. A record that made no row moves
     the position all the same."""
     batch = Batch()
+    run: list = []  # one partition's consecutive records (a poll gives each partition's together)
     for topic, partition, offset, rows in made:
+        if run and (run[0], run[1]) == (topic, partition) and offset > run[3]:
+            run[3] = offset
+            run[4].extend(rows)
+            continue
+        if run:
+            batch.extend_run(*run)
         key = (topic, partition)
         if key in known:
             batch.begin(topic, partition, known[key])
-        batch.extend(topic, partition, offset, rows)
+        run = [topic, partition, offset, offset, list(rows)]
+    if run:
+        batch.extend_run(*run)
     for (topic, partition), position in after.items():
         batch.advance(topic, partition, position)
     return batch
@@ -151,6 +162,11 @@ class LedgerService:
         # worth collecting sooner; its memory is bounded by max_batch_records).
         gc.freeze()
         gc.set_threshold(50_000, 20, 20)
+        # The reader's thread decodes the next records while this one writes. The database drivers
+        # let go of the interpreter at every row's step (sqlite3) and every wait on the server
+        # (psycopg); taking it back waits for the other thread's time slice, 5 ms by default, which
+        # made the writes wait on the decoding: slices of 0.5 ms keep the write going.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         next_lag = 0.0
         try:
             while not stop():
