@@ -15,7 +15,9 @@ its process (utime + stime, /proc/PID/stat) is read when its first settlements a
 the last is: CPU µs per settlement over that span (starting up, imports and joining the group left
 out), printed per run and as the median. `--before DIR` (a checkout of other code, e.g.
 `git archive <commit> | tar -x -C DIR`) runs that code's ledger too, interleaved with this one's
-(before, after, before, ...), on the same backlog, so both see the same machine.
+(before, after, before, ...), on the same backlog, so both see the same machine: in either mode.
+`--runs N`: N runs, each producing the backlog to a floor of its own and timing its worker again;
+with `--before`, each run times both ledgers on its backlog, taking turns going first.
 
 Needs the broker (`make kafka-up`) with the `ledger` role's login (`kafka.sh up` makes it).
 """
@@ -147,62 +149,96 @@ def reset_postgres(db: str) -> None:
     engine.dispose()
 
 
+def ledger_seconds(env: dict, root: str, db: str, expected: int, log_path: str) -> tuple[float, float]:
+    """One ledger (the code at `root`) filling `db` from the backlog: seconds from its process's
+    start until every settlement is a row, and until the first is (its start: imports, the
+    migration, joining the group, the first fetch)."""
+    if db.startswith("postgresql"):  # a fresh database: rows kept from an earlier run would count as this one's
+        reset_postgres(db)
+    t1 = time.monotonic()
+    log = open(log_path, "w+")
+    ledger = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "ledger", "--db", db, "--metrics-port", "0"],
+                              env={**env, "PYTHONPATH": root}, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    first = None
+    try:
+        while (n := rows(db)) < expected:
+            if first is None and n > 0:
+                first = time.monotonic() - t1
+            if ledger.poll() is not None:
+                log.seek(0)
+                raise SystemExit(f"the ledger stopped:\n{log.read()[-3000:]}")
+            time.sleep(0.2)
+        return time.monotonic() - t1, first or 0.0
+    finally:
+        ledger.send_signal(signal.SIGTERM)
+        ledger.wait(60)
+
+
+def drained(env: dict, prefix: str, app_id: str, bootstrap: str, history: str) -> float:
+    """The backlog produced to a new floor, and the seconds its worker takes to settle it all."""
+    assert cli(env, "topics", stdout=subprocess.DEVNULL).wait() == 0
+    assert cli(env, "produce", history, "--quiet").wait() == 0
+    t0 = time.monotonic()
+    worker = cli(env, "worker", "--web-port", "0", stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    while not events_done(prefix, app_id, bootstrap):
+        time.sleep(0.2)
+    worker_s = time.monotonic() - t0
+    worker.send_signal(signal.SIGTERM)
+    worker.wait(60)
+    return worker_s
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tables", type=int, default=40)
     p.add_argument("--hours", type=float, default=2.0)
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--db", help="the ledger's database URL (default: SQLite in a temporary directory)")
+    p.add_argument("--runs", type=int, default=1, help="runs, each on a floor of its own (the backlog produced anew)")
     p.add_argument("--cpu", type=int, metavar="N", help="measure the ledger's CPU per settlement, N runs")
-    p.add_argument("--before", metavar="DIR", help="with --cpu: another checkout whose ledger runs interleaved")
+    p.add_argument("--before", metavar="DIR", help="another checkout whose ledger runs interleaved with this one's "
+                                                   "on the same backlog")
     p.add_argument("--spy", metavar="FILE", help="with --cpu: sample each ledger with py-spy into FILE.<code>.<run> "
                                                  "(its CPU figures then include the sampling's cost)")
     args = p.parse_args()
     bootstrap = default_bootstrap()
     tmp = tempfile.mkdtemp(prefix="craps-ledger-bench-")
-    db = args.db or f"sqlite:///{tmp}/ledger.db"
-    prefix, app_id = f"lb{uuid.uuid4().hex[:8]}.", f"craps-ledger-bench-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "CRAPS_TOPIC_PREFIX": prefix, "CRAPS_APP_ID": app_id, "CRAPS_KAFKA_BOOTSTRAP": bootstrap,
-           "PYTHONPATH": ROOT, "CRAPS_DATA_DIR": f"{tmp}/worker", "CRAPS_WEB_PORT": "0"}
     history = f"{tmp}/floor.jsonl"
-    try:
-        assert cli(env, "topics", stdout=subprocess.DEVNULL).wait() == 0
-        assert cli(env, "simulate", "--tables", str(args.tables), "--hours", str(args.hours), "--seed", str(args.seed),
-                   "-o", history).wait() == 0
-        expected = settled_count(history)
-        assert cli(env, "produce", history, "--quiet").wait() == 0
-        print(f"backlog: {args.tables} tables x {args.hours} h, {expected:,} settlements", flush=True)
-
-        t0 = time.monotonic()
-        worker = cli(env, "worker", "--web-port", "0", stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        while not events_done(prefix, app_id, bootstrap):
-            time.sleep(0.2)
-        worker_s = time.monotonic() - t0
-        worker.send_signal(signal.SIGTERM)
-        worker.wait(60)
-
-        if args.cpu:
-            cpu_runs(env, tmp, expected, args.cpu, args.before, args.db, args.spy)
-            return 0
-        if args.db:  # a fresh database: rows kept from an earlier run would count as this one's
-            reset_postgres(args.db)
-        t1 = time.monotonic()
-        log = open(f"{tmp}/ledger.log", "w+")
-        ledger = cli(env, "ledger", "--db", db, "--metrics-port", "0", stdout=log, stderr=subprocess.STDOUT)
-        while rows(db) < expected:
-            if ledger.poll() is not None:
-                log.seek(0)
-                raise SystemExit(f"the ledger stopped:\n{log.read()[-3000:]}")
-            time.sleep(0.2)
-        ledger_s = time.monotonic() - t1
-        ledger.send_signal(signal.SIGTERM)
-        ledger.wait(60)
-        dialect = db.split(":", 1)[0].split("+")[0]
-        print(f"worker: {worker_s:.1f} s, {expected / worker_s:,.0f} settlements/s")
-        print(f"ledger ({dialect}): {ledger_s:.1f} s, {expected / ledger_s:,.0f} settlements/s "
-              f"({worker_s / ledger_s:.2f}x the worker's rate)")
-    finally:
-        delete_floor(prefix, bootstrap, timeout_s=10)
+    base = {**os.environ, "CRAPS_KAFKA_BOOTSTRAP": bootstrap, "PYTHONPATH": ROOT, "CRAPS_WEB_PORT": "0"}
+    assert cli(base, "simulate", "--tables", str(args.tables), "--hours", str(args.hours), "--seed", str(args.seed),
+               "-o", history).wait() == 0
+    expected = settled_count(history)
+    print(f"backlog: {args.tables} tables x {args.hours} h, {expected:,} settlements", flush=True)
+    trees = ([("before", os.path.abspath(args.before))] if args.before else []) + [("after", os.path.abspath(ROOT))]
+    dialect = (args.db or "sqlite").split(":", 1)[0].split("+")[0]
+    ratios: dict[str, list[float]] = {name: [] for name, _ in trees}
+    for run in range(1 if args.cpu else args.runs):
+        prefix, app_id = f"lb{uuid.uuid4().hex[:8]}.", f"craps-ledger-bench-{uuid.uuid4().hex[:8]}"
+        env = {**base, "CRAPS_TOPIC_PREFIX": prefix, "CRAPS_APP_ID": app_id, "CRAPS_DATA_DIR": f"{tmp}/worker-{run}"}
+        try:
+            worker_s = drained(env, prefix, app_id, bootstrap, history)
+            print(f"run {run + 1} worker: {worker_s:.1f} s, {expected / worker_s:,.0f} settlements/s", flush=True)
+            if args.cpu:
+                cpu_runs(env, tmp, expected, args.cpu, args.before, args.db, args.spy)
+                return 0
+            # the codes take turns going first, run by run: neither always meets a warmer machine
+            for name, root in (trees if run % 2 == 0 else trees[::-1]):
+                db = args.db or f"sqlite:///{tmp}/ledger-{name}-{run}.db"
+                # Each ledger in a group of its own (an app id of its own, its grants made by
+                # `topics`): one ledger's static membership left in a shared group would hold up
+                # the next one's join.
+                own = {**env, "CRAPS_APP_ID": f"{app_id}-{name}"}
+                assert cli(own, "topics", stdout=subprocess.DEVNULL).wait() == 0
+                ledger_s, start_s = ledger_seconds(own, root, db, expected, f"{tmp}/ledger-{name}-{run}.log")
+                ratios[name].append(worker_s / ledger_s)
+                print(f"run {run + 1} ledger {name} ({dialect}): {ledger_s:.1f} s (its first row at {start_s:.1f} s), "
+                      f"{expected / ledger_s:,.0f} settlements/s ({worker_s / ledger_s:.2f}x the worker's rate)",
+                      flush=True)
+        finally:
+            delete_floor(prefix, bootstrap, timeout_s=10)
+    for name, values in ratios.items():
+        print(f"ledger {name} median: {statistics.median(values):.2f}x the worker's rate "
+              f"({', '.join(f'{v:.2f}' for v in values)})")
     return 0
 
 

@@ -6,12 +6,12 @@ One-off reads up to the end offsets (recovery, archive, replay, audit) are in cr
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import IllegalOperation, KafkaError, ProducerFenced
-from kafka import ConsumerRebalanceListener as SyncRebalanceListener
+from aiokafka.errors import ConsumerStoppedError, IllegalOperation, KafkaError, ProducerFenced
 from kafka import KafkaConsumer
 from kafka.errors import KafkaError as SyncKafkaError
 
@@ -70,67 +70,158 @@ class PositionedReader:
 
     `positions()` is asked for on every assignment: (topic, partition) -> next offset; a partition
     it does not know is read from its beginning. `instance` names this member for good (two
-    processes of one group never share it). `poll()` gives [(topic, partition, offset, value,
-    timestamp_ms)] (the record's Kafka timestamp) with each partition's position after them (past
-    transaction markers and aborted records, which a read_committed consumer never returns)."""
+    processes of one group never share it). `poll()` gives `transform(records)` of the records
+    [(topic, partition, offset, value, timestamp_ms)] (the record's Kafka timestamp; `transform`
+    is the identity unless given) with each partition's position after them (past transaction
+    markers and aborted records, which a read_committed consumer never returns).
+
+    The client is aiokafka's (record batches parsed and CRC-checked in C), on an event loop of its
+    own in a background thread that reads ahead: it fetches, parses and transforms the next
+    records (up to `read_ahead` polls' worth) while the caller writes the last ones. The caller's
+    side is synchronous, and positions move only in the caller's thread, between its batches: an
+    assignment pauses the partitions it brings (no record of theirs is read), and the next
+    `poll()` reads the caller's positions and seeks every assigned partition there; whatever was
+    read ahead before a seek is dropped (`_generation`). So no position moves under a batch the
+    caller holds, as with a client whose rebalances run inside its poll."""
 
     def __init__(self, topics: list[str], group_id: str, positions, *, instance: str, role: str = "ledger",
-                 bootstrap: str | None = None, max_poll_records: int = 5000, session_timeout_ms: int = 10_000):
+                 bootstrap: str | None = None, max_poll_records: int = 5000, session_timeout_ms: int = 10_000,
+                 transform=None, read_ahead: int = 2):
         self._positions = positions
-        # Static membership (KIP-345): a process restarted under the same instance name takes its
-        # partitions back at once, without a rebalance waiting out the dead one's session.
-        self.consumer = KafkaConsumer(**client_settings(role, bootstrap), group_id=group_id,
-                                      group_instance_id=f"{group_id}-{instance}",
-                                      isolation_level="read_committed", enable_auto_commit=False,
-                                      auto_offset_reset="earliest", max_poll_records=max_poll_records,
-                                      session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=1_000,
-                                      fetch_max_wait_ms=100)
-        # check_crcs stays on (kafka-python's default): TLS protects the records on the wire only,
-        # and the broker sends a batch as its log holds it, unchecked, so a bit rotted on the
-        # broker's disk would reach the ledger as a wrong amount. The check costs little with the
-        # C CRC-32C (the `crc32c` package, a dependency); without it kafka-python computes it in
-        # pure Python, then a third of the ledger's CPU.
+        self._max_records = max_poll_records
+        self._transform = transform or (lambda records: records)
+        self._assigned = threading.Event()  # an assignment waits, paused, for the caller's positions
+        self._generation = 0  # moved by every seek: what was read ahead before it is dropped
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="positioned-reader", daemon=True)
+        self._thread.start()
         reader = self
 
-        class _Listener(SyncRebalanceListener):
+        class _Listener(ConsumerRebalanceListener):
             def on_partitions_revoked(self, revoked):
                 pass
 
             def on_partitions_assigned(self, assigned):
-                reader.reseek(assigned)
+                # On the client's loop, before any record of these partitions is read: paused,
+                # they wait for the caller's thread to seek them (`poll`).
+                reader.consumer.pause(*assigned)
+                reader._assigned.set()
 
-        self.consumer.subscribe(topics, listener=_Listener())
+        async def start() -> AIOKafkaConsumer:
+            # Static membership (KIP-345): a process restarted under the same instance name takes
+            # its partitions back at once, without a rebalance waiting out the dead one's session.
+            # check_crcs stays on: TLS protects the records on the wire only, and the broker sends
+            # a batch as its log holds it, unchecked, so a bit rotted on the broker's disk would
+            # reach the ledger as a wrong amount.
+            consumer = AIOKafkaConsumer(**client_settings(role, bootstrap), group_id=group_id,
+                                        group_instance_id=f"{group_id}-{instance}",
+                                        isolation_level="read_committed", enable_auto_commit=False,
+                                        auto_offset_reset="earliest", check_crcs=True,
+                                        session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=1_000,
+                                        fetch_max_wait_ms=100)
+            reader.consumer = consumer
+            reader._ready = asyncio.Queue(maxsize=read_ahead)
+            reader._reading = asyncio.Lock()  # held by a read, and by a seek
+            consumer.subscribe(topics, listener=_Listener())
+            await consumer.start()
+            reader._reader = asyncio.create_task(reader._read_ahead())
+            return consumer
 
-    def reseek(self, partitions=None) -> None:
+        try:
+            self._run(start())
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    def _run(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    async def _read_ahead(self) -> None:
+        while True:
+            async with self._reading:
+                generation = self._generation
+                try:
+                    records, after = [], {}
+                    batches = await self.consumer.getmany(timeout_ms=100, max_records=self._max_records)
+                    for tp, batch in batches.items():
+                        topic, partition = tp.topic, tp.partition
+                        records.extend([(topic, partition, r.offset, r.value, r.timestamp) for r in batch])
+                        after[(topic, partition)] = await self.consumer.position(tp)
+                    read = (self._transform(records), after) if records else None
+                except ConsumerStoppedError:
+                    return
+                except Exception as e:  # noqa: BLE001 - the caller's poll raises it
+                    read = e
+            if read is not None:
+                await self._ready.put((generation, read))
+            if isinstance(read, Exception):
+                await asyncio.sleep(0.2)
+
+    def reseek(self) -> None:
         """Go back to the caller's positions (after an assignment, or a batch the database refused)."""
-        partitions = list(self.consumer.assignment() if partitions is None else partitions)
-        if not partitions:
-            return
         known = self._positions()
-        # Local calls only (a rebalance callback must not wait on the network): a position below
-        # the log's start (retention) is reset to the earliest offset by the fetcher.
-        for tp in partitions:
-            if (tp.topic, tp.partition) in known:
-                self.consumer.seek(tp, known[(tp.topic, tp.partition)])
-            else:
-                self.consumer.seek_to_beginning(tp)
 
-    def poll(self, timeout_ms: int) -> tuple[list[tuple], dict[tuple[str, int], int]]:
-        records, after = [], {}
-        for tp, batch in self.consumer.poll(timeout_ms=timeout_ms).items():
-            records.extend((tp.topic, tp.partition, r.offset, r.value, r.timestamp) for r in batch)
-            after[(tp.topic, tp.partition)] = self.consumer.position(tp)
-        return records, after
+        async def seek():
+            async with self._reading:
+                self._generation += 1
+                assigned = self.consumer.assignment()
+                for tp in assigned:
+                    if (tp.topic, tp.partition) in known:
+                        self.consumer.seek(tp, known[(tp.topic, tp.partition)])
+                unknown = [tp for tp in assigned if (tp.topic, tp.partition) not in known]
+                if unknown:
+                    # A position below the log's start (retention) is reset to the earliest offset.
+                    await self.consumer.seek_to_beginning(*unknown)
+                self.consumer.resume(*assigned)
+
+        self._run(seek())
+
+    def poll(self, timeout_ms: int):
+        if self._assigned.is_set():
+            self._assigned.clear()
+            try:
+                self.reseek()
+            except BaseException:
+                self._assigned.set()  # still paused: sought at the next poll
+                raise
+        return self._run(self._next(timeout_ms))
+
+    async def _next(self, timeout_ms: int):
+        deadline = self._loop.time() + timeout_ms / 1000
+        while True:
+            try:
+                generation, read = await asyncio.wait_for(self._ready.get(), max(0.0, deadline - self._loop.time()))
+            except asyncio.TimeoutError:
+                return self._transform([]), {}
+            if generation != self._generation:
+                continue  # read before a seek
+            if isinstance(read, Exception):
+                raise read
+            return read
 
     def end_offsets(self) -> dict[tuple[str, int], int]:
         """The assigned partitions' end offsets (read_committed: the last stable offsets)."""
-        assigned = list(self.consumer.assignment())
-        if not assigned:
-            return {}
-        return {(tp.topic, tp.partition): o for tp, o in self.consumer.end_offsets(assigned).items()}
+        async def ends():
+            assigned = list(self.consumer.assignment())
+            return await self.consumer.end_offsets(assigned) if assigned else {}
+
+        return {(tp.topic, tp.partition): o for tp, o in self._run(ends()).items()}
 
     def close(self) -> None:
-        self.consumer.close()
+        async def stop():
+            self._reader.cancel()
+            await self.consumer.stop()
+
+        try:
+            self._run(stop())
+        finally:
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
+        if not self._thread.is_alive():
+            self._loop.close()
 
 
 def _connected(consumer: KafkaConsumer) -> bool:

@@ -19,6 +19,7 @@ found was booked at its part's stake, and moves to its whole stake.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import lru_cache
 from types import SimpleNamespace
 
 from sqlalchemy import BigInteger, case, cast, func, not_, or_, select, tuple_
@@ -45,17 +46,23 @@ def sum_if(condition, value):
     return total(case((condition, value), else_=0))
 
 
-def _upsert(conn, table, rows: list[dict], add=(), replace=(), least=(), greatest=()) -> None:
-    if not rows:
-        return
-    insert = (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(table)
+@lru_cache(maxsize=32)
+def _upsert_statement(dialect: str, table, add: tuple, replace: tuple, least: tuple, greatest: tuple):
+    # Built once per book: SQLAlchemy then finds its compiled form by the statement's cache key,
+    # without making the construct again for every batch.
+    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
     new = insert.excluded
     changes = {c: table.c[c] + new[c] for c in add}
     changes.update({c: new[c] for c in replace})
     changes.update({c: case((new[c] < table.c[c], new[c]), else_=table.c[c]) for c in least})
     changes.update({c: case((new[c] > table.c[c], new[c]), else_=table.c[c]) for c in greatest})
-    conn.execute(insert.on_conflict_do_update(index_elements=[c.name for c in table.primary_key.columns],
-                                              set_=changes), rows)
+    return insert.on_conflict_do_update(index_elements=[c.name for c in table.primary_key.columns], set_=changes)
+
+
+def _upsert(conn, table, rows: list[dict], add=(), replace=(), least=(), greatest=()) -> None:
+    if rows:
+        conn.execute(_upsert_statement(conn.dialect.name, table, tuple(add), tuple(replace), tuple(least),
+                                       tuple(greatest)), rows)
 
 
 def book(conn, settlements: list[dict]) -> None:

@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from operator import itemgetter
 
 from craps_streams.report.calendar import GamingCalendar
 
@@ -29,6 +30,7 @@ SETTLEMENT_FIELDS = ("id", "wager_id", "table_id", "position", "wager", "outcome
 REJECTION_FIELDS = ("id", "table_id", "seq", "ts", "reason", "message", "event_json", "raw", "topic", "partition",
                     "offset")
 ALERT_FIELDS = ("id", "table_id", "seq", "ts", "alert", "shooter_id", "message")
+_settlement_values = itemgetter(*SETTLEMENT_FIELDS)
 
 
 # Every TableOpened's Avro bytes hold its type name; an event without them is no opening.
@@ -59,9 +61,14 @@ def rows_of(record: dict, partition: int, offset: int, calendar: GamingCalendar)
     kind = record.get("type")
     source = {"source_partition": partition, "source_offset": offset}
     if kind == "WagerSettled":
-        day = calendar.gaming_day(record["ts"])
-        return [Row("settlements", {**{f: record[f] for f in SETTLEMENT_FIELDS}, "gaming_day": day,
-                                    "shift": shift_of(calendar, record["ts"], day), **source})]
+        ts = record["ts"]
+        day = calendar.gaming_day(ts)
+        values = dict(zip(SETTLEMENT_FIELDS, _settlement_values(record)))
+        values["gaming_day"] = day
+        values["shift"] = shift_of(calendar, ts, day)
+        values["source_partition"] = partition
+        values["source_offset"] = offset
+        return [Row("settlements", values)]
     if kind == "EventRejected":
         values = {f: record.get(f) for f in REJECTION_FIELDS}
         if values["raw"] is not None:

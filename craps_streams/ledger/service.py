@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import gc
 import logging
+import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 from sqlalchemy.exc import DBAPIError
@@ -29,6 +31,7 @@ from craps_streams.report.calendar import GamingCalendar
 log = logging.getLogger("craps_streams.ledger")
 
 UNREADABLE = "ledger_unreadable_output"
+SWITCH_INTERVAL_S = 0.0005
 
 
 @dataclass(frozen=True)
@@ -75,17 +78,12 @@ def opening_rows(value: bytes, partition: int, offset: int) -> list[Row]:
     return rows_of(record, partition, offset, None) if record.get("type") == "TableOpened" else []
 
 
-def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int],
-             calendar: GamingCalendar, events_topic: str | None = None) -> Batch:
-    """One poll's records (topic, partition, offset, value[, timestamp_ms]) as a batch: each
-    partition's span from its known position (when the ledger has one) to the reader's position
-    after the poll. Of `events_topic` (the table events) only the openings are decoded; every
-    other event moves the position, no row."""
-    batch = Batch()
+def decoded(records: list[tuple], calendar: GamingCalendar, events_topic: str | None = None) -> list[tuple]:
+    """One poll's records (topic, partition, offset, value[, timestamp_ms]) as (topic, partition,
+    offset, rows). Of `events_topic` (the table events) only the openings are decoded; every other
+    event makes no row."""
+    made = []
     for topic, partition, offset, value, *_ in records:
-        key = (topic, partition)
-        if key in known:
-            batch.begin(topic, partition, known[key])
         if topic == events_topic:
             rows = opening_rows(value, partition, offset)
         else:
@@ -93,10 +91,45 @@ def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dic
                 rows = rows_of(decode_output(value), partition, offset, calendar)
             except Exception as e:  # noqa: BLE001 - any damage is kept as a row, never dropped
                 rows = [unreadable_row(topic, partition, offset, value, e)]
-        batch.extend(topic, partition, offset, rows)
+        made.append((topic, partition, offset, rows))
+    return made
+
+
+def batch_of_rows(made: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int]) -> Batch:
+    """Decoded records (`decoded`) as a batch: each partition's span from its known position (when
+    the ledger has one) to the reader's position after the poll. A record that made no row moves
+    the position all the same."""
+    batch = Batch()
+    run: list = []  # one partition's consecutive records (a poll gives each partition's together)
+    for topic, partition, offset, rows in made:
+        if run and (run[0], run[1]) == (topic, partition) and offset > run[3]:
+            run[3] = offset
+            run[4].extend(rows)
+            continue
+        if run:
+            batch.extend_run(*run)
+        key = (topic, partition)
+        if key in known:
+            batch.begin(topic, partition, known[key])
+        run = [topic, partition, offset, offset, list(rows)]
+    if run:
+        batch.extend_run(*run)
     for (topic, partition), position in after.items():
         batch.advance(topic, partition, position)
     return batch
+
+
+def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int],
+             calendar: GamingCalendar, events_topic: str | None = None) -> Batch:
+    """One poll's records (topic, partition, offset, value[, timestamp_ms]) as a batch (`decoded`,
+    then `batch_of_rows`)."""
+    return batch_of_rows(decoded(records, calendar, events_topic), after, known)
+
+
+def read_of(records: list[tuple], calendar: GamingCalendar, events_topic: str | None = None) -> tuple:
+    """What the reader hands the ledger for one poll's records, made in the reader's thread while
+    the ledger writes the last batch: the records decoded, and each partition's newest timestamp."""
+    return decoded(records, calendar, events_topic), newest_timestamps(records)
 
 
 class LedgerService:
@@ -120,8 +153,8 @@ class LedgerService:
         self.ledger.migrate()
         self.ledger.bind_calendar(s.calendar)
         reader = PositionedReader(list(s.topics), s.group_id, self._positions, instance=s.instance,
-                                  bootstrap=s.bootstrap,
-                                  max_poll_records=s.max_batch_records)
+                                  bootstrap=s.bootstrap, max_poll_records=s.max_batch_records,
+                                  transform=partial(read_of, calendar=s.calendar, events_topic=s.events_topic))
         # A batch makes thousands of short-lived objects (records, rows, parameters), which set off
         # the collector's young generation every 700 and its full pass over every module and
         # SQLAlchemy's caches, a tenth of the ledger's CPU: what the start made is set aside
@@ -129,13 +162,33 @@ class LedgerService:
         # worth collecting sooner; its memory is bounded by max_batch_records).
         gc.freeze()
         gc.set_threshold(50_000, 20, 20)
+        # The reader's thread decodes the next records while this one writes. The database drivers
+        # let go of the interpreter at every row's step (sqlite3) and every wait on the server
+        # (psycopg); taking it back waits for the other thread's time slice, 5 ms by default, which
+        # made the writes wait on the decoding: slices of 0.5 ms keep the write going.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         next_lag = 0.0
         try:
             while not stop():
-                records, after = reader.poll(s.poll_ms)
-                if records:
-                    self._write(reader, batch_of(records, after, self.known, s.calendar, s.events_topic),
-                                newest_timestamps(records))
+                try:
+                    (made, newest_ms), after = reader.poll(s.poll_ms)
+                except DBAPIError as e:  # the positions of partitions just assigned, unread: they wait, paused
+                    log.warning("ledger: the database is away for the positions of an assignment (%s)", e.orig)
+                    self.metrics.db_errors.inc()
+                    time.sleep(s.retry_after_s)
+                    continue
+                except TRANSIENT as e:  # nothing read is lost: the positions are the database's
+                    log.warning("ledger: no records read (%s); reading again", e)
+                    time.sleep(s.retry_after_s)
+                    continue
+                if made:
+                    try:
+                        batch = batch_of_rows(made, after, self.known)
+                    except ValueError as e:  # records from behind the ledger's positions: read again from them
+                        log.warning("ledger: %s; reading again from the database's positions", e)
+                        reader.reseek()
+                        continue
+                    self._write(reader, batch, newest_ms)
                 if time.monotonic() >= next_lag:
                     next_lag = time.monotonic() + s.lag_every_s
                     try:

@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from sqlalchemy import create_engine, event, func, select, update
+from sqlalchemy import bindparam, create_engine, event, func, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -32,6 +32,10 @@ from craps_streams.ledger.rows import Row
 from craps_streams.report.calendar import GamingCalendar
 
 TABLES = {t.name: t for t in schema.RECORD_TABLES}
+_offsets = schema.consumed_offsets
+_MOVE = update(_offsets).where((_offsets.c.topic == bindparam("b_topic")) &
+                               (_offsets.c.partition == bindparam("b_partition")) &
+                               (_offsets.c.next_offset == bindparam("b_start"))).values(next_offset=bindparam("b_end"))
 
 
 class StaleBatch(RuntimeError):
@@ -60,6 +64,13 @@ class Batch:
         self.advance(topic, partition, offset)
         start, _ = self.spans[(topic, partition)]
         self.spans[(topic, partition)] = (start, offset + 1)
+        self.rows.extend(rows)
+
+    def extend_run(self, topic: str, partition: int, first: int, last: int, rows: list[Row]) -> None:
+        """Records of one partition at offsets `first` to `last` (rising), and the rows they made."""
+        self.advance(topic, partition, first)
+        start, _ = self.spans[(topic, partition)]
+        self.spans[(topic, partition)] = (start, last + 1)
         self.rows.extend(rows)
 
     def advance(self, topic: str, partition: int, offset: int) -> None:
@@ -156,8 +167,7 @@ class Ledger:
             by_table[row.table].append(row.values)
         try:
             with self.engine.begin() as conn:
-                for (topic, partition), (start, end) in sorted(batch.spans.items()):
-                    self._move(conn, topic, partition, start, end)
+                self._move_all(conn, sorted(batch.spans.items()))
                 for table in schema.RECORD_TABLES:  # alerts before the wagers they name
                     values = by_table.get(table.name)
                     if values:
@@ -189,9 +199,10 @@ class Ledger:
         cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} "
                        f"(LIKE {table.name} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS")
         columns = _columns_sql(names)
+        row_of = _tuple_of(names)
         with cursor.copy(f"COPY {staging} ({columns}) FROM STDIN") as copy:
             for v in values:
-                copy.write_row([v[n] for n in names])
+                copy.write_row(row_of(v))
         cursor.execute(f"INSERT INTO {table.name} ({columns}) SELECT DISTINCT ON ({_key_sql(table)}) {columns} "
                        f"FROM {staging} ON CONFLICT DO NOTHING RETURNING {_key_sql(table)}")
         written = [tuple(r) for r in cursor.fetchall()]
@@ -240,6 +251,23 @@ class Ledger:
                          f'VALUES ({", ".join("?" * len(names))}) ON CONFLICT DO NOTHING')
             cached = self._sqlite_statements[table.name] = (statement, key_of, parameters_of)
         return cached
+
+    @classmethod
+    def _move_all(cls, conn: Connection, spans: list) -> None:
+        """Every partition's position from the batch's start to its end: one statement run over
+        them all (one round trip to PostgreSQL, where a statement each took one each); when any
+        did not move (a first position, or another ledger's), undone and moved one by one."""
+        if not spans:
+            return
+        moves = [{"b_topic": topic, "b_partition": partition, "b_start": start, "b_end": end}
+                 for (topic, partition), (start, end) in spans]
+        savepoint = conn.begin_nested()
+        if conn.execute(_MOVE, moves).rowcount == len(moves):
+            savepoint.commit()
+            return
+        savepoint.rollback()
+        for (topic, partition), (start, end) in spans:
+            cls._move(conn, topic, partition, start, end)
 
     @staticmethod
     def _move(conn: Connection, topic: str, partition: int, start: int, end: int) -> None:

@@ -86,13 +86,15 @@ def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypa
     from craps_streams.ledger.store import Ledger, open_engine
 
     class Reader:  # the adapter's PositionedReader, as the loop sees it: two polls, then quiet
-        def __init__(self, *args, **kw):
+        def __init__(self, *args, transform, **kw):
+            self.transform = transform
             self.polls = [([("craps.settlements", 0, 0, settled(1), 1_000)], {("craps.settlements", 0): 1}),
                           ([("craps.settlements", 0, 1, settled(2), 2_000)], {("craps.settlements", 0): 2})]
             self.asked = 0
 
         def poll(self, timeout_ms):
-            return self.polls.pop(0) if self.polls else ([], {})
+            records, after = self.polls.pop(0) if self.polls else ([], {})
+            return self.transform(records), after
 
         def end_offsets(self):
             self.asked += 1
@@ -100,7 +102,7 @@ def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypa
                 raise KafkaTimeoutError("Failed to get offsets by timestamps in 12000 ms")
             return {("craps.settlements", 0): 2}
 
-        def reseek(self, partitions=None):
+        def reseek(self):
             pass
 
         def close(self):
