@@ -116,6 +116,7 @@ def one_run(kind: str, args, bootstrap: str, tmp: pathlib.Path, pg: dict | None,
     cli = [sys.executable, "-m", "craps_streams.cli"]
     subprocess.run(cli + ["topics"], env=env, cwd=ROOT, check=True, capture_output=True)
     procs: list[subprocess.Popen] = []
+    feed_killed = False
     committed = Committed(prefix + "settlements", bootstrap)
     positions = Positions(read_url, prefix + "settlements", args.poll)
     try:
@@ -141,7 +142,12 @@ def one_run(kind: str, args, bootstrap: str, tmp: pathlib.Path, pg: dict | None,
         time.sleep(args.seconds - args.warmup)
         ledger_cpu = cpu_seconds(ledger.pid) - cpu_start
         feed.terminate()
-        feed.wait(20)
+        try:
+            feed.wait(20)
+        except subprocess.TimeoutExpired:  # its controllers still sending: the floor has stopped either way
+            print(f"  the feed did not stop within 20 s of SIGTERM: killed ({tmp / f'feed-{kind}-{n}.log'})", flush=True)
+            feed.kill()
+            feed_killed = True
         time.sleep(args.drain)  # the last settlements reach the ledger
         if ledger.poll() is not None:
             raise SystemExit(f"the ledger stopped: {tmp / f'ledger-{kind}-{n}.log'}")
@@ -165,7 +171,7 @@ def one_run(kind: str, args, bootstrap: str, tmp: pathlib.Path, pg: dict | None,
             missing += 1
     return {"lags": lags, "missing": missing, "settled": len(committed.at), "ledger_cpu": ledger_cpu,
             "load": (load_before, os.getloadavg()[0]), "writes": writes,
-            "measured_s": args.seconds - args.warmup}
+            "measured_s": args.seconds - args.warmup, "feed_killed": feed_killed}
 
 
 def main() -> int:
@@ -206,7 +212,7 @@ def main() -> int:
                       f"  {kind} run {n + 1}: no settlement measured: {r['settled']:,} settlements committed in "
                       f"the run, {r['missing']:,} of those after the warmup not in the ledger; the run's logs kept "
                       f"in {tmp}", flush=True)
-                if not lags:
+                if not lags or r["feed_killed"]:
                     keep = True
     finally:
         if pg is not None:
