@@ -58,10 +58,12 @@ floor_cleanup() {
 # The traps: Ctrl-C, TERM, a closed terminal (HUP) and the script's own end all stop everything.
 # Ctrl-C is how an operator ends a run: stopped cleanly, the run exits 0 (make would report an exit
 # of 130 as `make: *** [Makefile:20: run] Error 130`, a failure it was not). TERM and HUP keep their
-# signal's status: something else ended the run.
+# signal's status: something else ended the run. A foreground child that Ctrl-C ended first can
+# make `set -e` end the script with its 130 before bash runs the INT trap: the EXIT trap reads that
+# 130 as the same Ctrl-C.
 floor_stop_on_exit() {
   trap 'floor_cleanup; exit 0' INT
   trap 'floor_cleanup; exit 143' TERM
   trap 'floor_cleanup; exit 129' HUP
-  trap floor_cleanup EXIT
+  trap 'floor_status=$?; floor_cleanup; if [ "$floor_status" -eq 130 ]; then exit 0; fi' EXIT
 }

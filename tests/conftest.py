@@ -181,3 +181,18 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def forget_lost_nodes() -> None:
+    """Empty the process's list of broker nodes its Kafka clients lost (craps_streams/kafka/client_logs.py):
+    a test that made a client fail to connect must not make another test's metrics say a node is lost."""
+    from craps_streams.kafka import client_logs
+
+    with client_logs._FILTER.lock:
+        client_logs._FILTER.nodes.clear()
+
+
+@pytest.fixture(autouse=True)
+def _lost_nodes_of_this_test_only():
+    forget_lost_nodes()
+    yield

@@ -24,7 +24,7 @@ from craps_streams.rules import WagerSettled
 from craps_streams.sim.floor import floor_events
 from craps_streams.metrics.unusual import p_text
 
-from tests.conftest import free_port
+from tests.conftest import forget_lost_nodes, free_port
 from tests.floor.replayed import ReplayedFloor
 
 LINKS = Links("http://127.0.0.1:6070/", ("http://127.0.0.1:6066/metrics",), "http://127.0.0.1:9090",
@@ -61,6 +61,7 @@ def floor_doc(records) -> dict:
 
 @pytest.fixture(scope="module")
 def floor():
+    forget_lost_nodes()  # made before the tests' own reset (module scope): a node another test lost is not this floor's
     records = floor_records()
     shell, metrics, settled = settled_floor(records)
     return shell, generate_latest(metrics.registry).decode(), floor_doc(records), settled
