@@ -77,15 +77,25 @@ def cmd_controller(args, settings) -> int:
     def ready(info):
         print(f"controller ready: {info}", file=sys.stderr, flush=True)
 
-    def stop(signum, frame):
-        raise KeyboardInterrupt  # SIGTERM: stop as on ^C (the journal holds whatever is not yet sent)
-
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        asyncio.run(serve(config, ready))
-    except KeyboardInterrupt:
-        pass
+    until_stopped(lambda: serve(config, ready))  # the journal holds whatever is not yet sent
     return 0
+
+
+def until_stopped(main) -> None:
+    """Run the coroutine `main()` until it returns or SIGINT / SIGTERM cancels it. The stop is a
+    cancellation, not an exception raised wherever the signal lands: each controller's `finally`
+    runs in order (the inputs closed, the sender's producer stopped within its bound, the journal
+    closed), so a stop takes seconds and leaves no producer or task half torn down."""
+    async def guarded():
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            await main()
+        except asyncio.CancelledError:
+            pass
+
+    asyncio.run(guarded())
 
 
 def _started_after_topic(journal: Path, tables, topic: str, bootstrap: str, seed_them: bool) -> list[str]:
@@ -240,6 +250,14 @@ def floor_through_controllers(settings, *, tables: int, hours: float, seed: int,
     async def floor():
         ready = [asyncio.Event() for _ in configs]
         controllers = [asyncio.create_task(serve(c, lambda _info, e=e: e.set())) for c, e in zip(configs, ready)]
+        try:
+            return await entered_and_forwarded(ready)
+        finally:  # done, or stopped by a signal: every controller stops in order, together
+            for task in controllers:
+                task.cancel()
+            await asyncio.gather(*controllers, return_exceptions=True)
+
+    async def entered_and_forwarded(ready):
         await asyncio.gather(*(e.wait() for e in ready))
         records = floor_events(tables, hours, seed, bad_rate, time.time_ns() // 1_000_000, faults=faults or {})
         entered = await deal(records, sockets, speed)
@@ -255,19 +273,9 @@ def floor_through_controllers(settings, *, tables: int, hours: float, seed: int,
         for config in configs:  # forwarded: every journal drained
             while (await loop.run_in_executor(None, journal_depth, config.journal))[0]:
                 await asyncio.sleep(0.5)
-        for task in controllers:
-            task.cancel()
-        await asyncio.gather(*controllers, return_exceptions=True)
         return entered
 
-    def stop(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        asyncio.run(floor())
-    except KeyboardInterrupt:
-        pass
+    until_stopped(floor)
     return 0
 
 

@@ -41,26 +41,54 @@ async def serve_lines(controller, reader: asyncio.StreamReader, write) -> None:
         writer.cancel()
 
 
-async def start_socket(controller, path: Path) -> asyncio.AbstractServer:
+class SocketInput:
+    """The line protocol's Unix socket: the listening server and the connections it serves."""
+
+    def __init__(self, server: asyncio.AbstractServer, clients: dict):
+        self.server, self.clients = server, clients  # clients: each connection's writer -> its handler
+
+    async def close(self) -> None:
+        """Stop listening and end every open connection and its handler. A connected driver would
+        otherwise hold a stopping controller for as long as it stays connected (the server waits
+        for its connections to end); it enters its unanswered lines again on its next connection,
+        and those already journaled are answered with their seq."""
+        self.server.close()
+        handlers = list(self.clients.values())
+        for writer in list(self.clients):
+            writer.close()
+        for handler in handlers:
+            handler.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
+        await self.server.wait_closed()
+
+
+async def start_socket(controller, path: Path) -> SocketInput:
     """Listen on the Unix socket `path` (0600: the equipment runs as the controller's user)."""
     path = Path(path)
     if path.is_socket():
         path.unlink()
+    clients: dict[asyncio.StreamWriter, asyncio.Task] = {}
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         async def write(data: bytes):
             writer.write(data)
             await writer.drain()
+        clients[writer] = asyncio.current_task()
         try:
             await serve_lines(controller, reader, write)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # Ended by SocketInput.close: the handler returns, as asyncio's server expects of it
+            # (Python 3.11 reports a cancelled handler as an error in a callback).
+            pass
         finally:
+            del clients[writer]
             writer.close()
 
     old = os.umask(0o177)
     try:
-        return await asyncio.start_unix_server(client, str(path), limit=MAX_EVENT_BYTES + 2)
+        return SocketInput(await asyncio.start_unix_server(client, str(path), limit=MAX_EVENT_BYTES + 2), clients)
     finally:
         os.umask(old)
 

@@ -103,9 +103,13 @@ class Sender:
                 self._wake.clear()  # before the read: a commit after it wakes the wait below at once
                 group = await self._db(self.journal.unsent, GROUP)
                 if not group:
+                    # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow the
+                    # controller's stop (a cancel landing as the wake fires), and this loop would
+                    # then run on forever.
                     try:
-                        await asyncio.wait_for(self._wake.wait(), 0.5)
-                    except asyncio.TimeoutError:
+                        async with asyncio.timeout(0.5):
+                            await self._wake.wait()
+                    except TimeoutError:
                         pass
                     continue
                 try:

@@ -199,9 +199,7 @@ async def serve(config: ControllerConfig, ready=None) -> None:
             cleanups.append(runner.cleanup)
             info["http"] = f"http://{config.http_host}:{port}"
         if config.socket is not None:
-            server = await start_socket(controller, config.socket)
-            cleanups.append(server.wait_closed)
-            cleanups.append(_closer(server))
+            cleanups.append((await start_socket(controller, config.socket)).close)
             info["socket"] = str(config.socket)
         if config.stdin:
             tasks.append(asyncio.create_task(serve_stdin(controller), name="stdin"))
@@ -231,9 +229,3 @@ def journal_depth(path) -> tuple:
         return j.depth()
     finally:
         j.close()
-
-
-def _closer(server):
-    async def close():
-        server.close()
-    return close

@@ -28,7 +28,8 @@ class ChangeHub:
         if self.version > version:
             return
         self._event.clear()
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout)
-        except asyncio.TimeoutError:
+        try:  # asyncio.timeout: Python 3.11's wait_for can swallow a cancel landing as the event fires
+            async with asyncio.timeout(timeout):
+                await self._event.wait()
+        except TimeoutError:
             pass

@@ -149,13 +149,54 @@ def test_the_line_protocol_answers_each_line_in_order(tmp_path):
         await writer.drain()
         got = [json.loads(await reader.readline()) for _ in lines]
         writer.close()
-        server.close()
+        await server.close()
         await stop()
         return got
 
     got = asyncio.run(scenario())
     assert [g.get("seq") or g["refused"] for g in got] == [1, "malformed", 1, "too_long", 2]
     assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_stopping_controller_ends_a_connection_its_driver_holds_open(tmp_path):
+    # A controller's stop (SIGTERM) closes its socket input: a dealer's driver still connected,
+    # with a line entered and answered, must not hold the stop (asyncio's server waits for its
+    # connections to end).
+    journal, path = tmp_path / "j.sqlite", tmp_path / "table.sock"
+
+    async def scenario():
+        controller, _, _, stop = await started(journal)
+        server = await start_socket(controller, path)
+        reader, writer = await asyncio.open_unix_connection(str(path))
+        writer.write((json.dumps(throw()) + "\n").encode())
+        answered = json.loads(await reader.readline())
+        await asyncio.wait_for(server.close(), 5)
+        ended = await asyncio.wait_for(reader.read(), 5)
+        await stop()
+        return answered, ended
+
+    answered, ended = asyncio.run(scenario())
+    assert answered["seq"] == 1
+    assert ended == b""
+
+
+def test_a_stop_that_lands_as_new_events_wake_the_sender_still_stops_it(tmp_path):
+    # The wake and the stop in one turn of the loop: the idle sender's wait ends both ways at
+    # once, and the stop must win (a wait that swallowed it left a controller running forever).
+    journal = tmp_path / "j.sqlite"
+    Journal(journal).close()
+
+    async def scenario():
+        sender = Sender(journal, TABLES, "nowhere.table-events", ControllerMetrics(), f"127.0.0.1:{dead_port()}",
+                        request_timeout_ms=1000, backoff_max_s=0.5)
+        task = asyncio.create_task(sender.run())
+        await asyncio.sleep(0.2)  # idle: nothing journaled
+        sender.wake()
+        task.cancel()
+        done, _ = await asyncio.wait([task], timeout=3)
+        return task in done and task.cancelled()
+
+    assert asyncio.run(scenario())
 
 
 def test_a_retried_request_id_gets_its_first_answer_and_no_second_event(tmp_path):
