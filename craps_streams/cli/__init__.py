@@ -14,8 +14,9 @@ from __future__ import annotations
 import gc
 
 # The imports below (pydantic-settings for the settings, the rules, the surveillance) make objects
-# that live as long as the process; the cyclic collector's passes over them while they are made
-# free nothing and cost a few percent of a short command. Paused for these imports, then as it was.
+# that live as long as the process; the cyclic collector's passes over them, while they are made
+# and after, free nothing and cost a few percent of a short command. Paused for these imports, the
+# objects then frozen out of its walks (gc.freeze), and the collector as it was.
 _COLLECTING = gc.isenabled()
 gc.disable()
 
@@ -43,6 +44,7 @@ from craps_streams.cli.history import format_summary  # noqa: F401,E402 - benchm
 from craps_streams.cli.options import APP_ID, KAFKA, KEYS, Formatter, epilog  # noqa: E402
 from craps_streams.cli.progress import Progress  # noqa: F401,E402
 
+gc.freeze()
 if _COLLECTING:
     gc.enable()
 
