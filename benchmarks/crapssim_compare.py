@@ -24,7 +24,12 @@ each ratio both of the medians and as the median of the rounds' own ratios ("by 
   4. the same command over the same history untagged, with `--accept-untagged`: history as it
      was before events carried tags (the difference is the tag check's cost);
   5. the command's start: the same command over the history's first line alone (the interpreter,
-     the imports, the settings, the key ring, the exit), printed as a share of row 3.
+     the imports, the settings, the key ring, the exit), printed as a share of row 3;
+  6. with `--baseline DIR` (another checkout of craps-streams, its accelerator built in place): rows
+     3 and 5 run from that tree too, in the same rounds, for a change's before and after side by side.
+
+`--hands` sets the history's length: the default 3,000 hands is the target's measure; a longer one
+(`--hands 30000`) spreads the command's fixed start over ten times the settling.
 
 The package is compiled to bytecode first (`python -m compileall craps_streams`, into the
 `__pycache__` directories an installed wheel carries): where PYTHONDONTWRITEBYTECODE is set, every
@@ -235,21 +240,22 @@ def command(path: str, out: str, keys: str | None) -> list[str]:
             "--no-progress", *tags]
 
 
-def compile_package() -> None:
+def compile_package(tree: Path = ROOT) -> None:
     """The package's bytecode written beside its sources, as installing a wheel writes it, so the
     command's start is measured as an installation runs it (PYTHONDONTWRITEBYTECODE, where set,
     would have each run compile every module again)."""
     import compileall
 
-    if not compileall.compile_dir(str(ROOT / "craps_streams"), quiet=1):
-        raise SystemExit("compileall failed on craps_streams/")
+    if not compileall.compile_dir(str(tree / "craps_streams"), quiet=1):
+        raise SystemExit(f"compileall failed on {tree / 'craps_streams'}")
 
 
-def run_command(path: str, keys: str | None) -> float:
-    """User + system CPU seconds of the whole `craps-streams replay` command."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def run_command(path: str, keys: str | None, tree: Path = ROOT) -> float:
+    """User + system CPU seconds of the whole `craps-streams replay` command (the package of `tree`)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command(path, os.devnull, keys), check=True, env=env, stderr=subprocess.DEVNULL)
+    # run in `tree`: `python -m` puts the working directory first on the path, before PYTHONPATH
+    subprocess.run(command(path, os.devnull, keys), check=True, env=env, stderr=subprocess.DEVNULL, cwd=tree)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -278,6 +284,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--file", help="where the tagged JSON Lines history is written (default: a temporary directory)")
+    ap.add_argument("--baseline", metavar="DIR", type=Path,
+                    help="another checkout whose command (tagged, and its start) is measured in the same rounds")
     args = ap.parse_args()
 
     from tagged_history import bench_ring, signed, write_ring
@@ -308,11 +316,13 @@ def main() -> int:
     # Ours: the real command, every tag checked (a forged or unchecked event would be a rejection,
     # not a settlement); the untagged replay must settle the same.
     compile_package()
+    if args.baseline is not None:
+        compile_package(args.baseline.resolve())
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     settled = {}
     for name, (history, ring_path) in {"tagged": (path, keys), "untagged": (untagged_path, None)}.items():
         out = os.path.join(work, f"settled-{name}.jsonl")
-        subprocess.run(command(history, out, ring_path), check=True, env=env, stderr=subprocess.DEVNULL)
+        subprocess.run(command(history, out, ring_path), check=True, env=env, stderr=subprocess.DEVNULL, cwd=ROOT)
         with open(out, "rb") as f:
             settled[name] = f.read()
         os.unlink(out)
@@ -346,8 +356,11 @@ def main() -> int:
         print(f"native and Python cores give the same {len(py_out):,} outputs: {'yes' if same else 'NO'}")
     print(f"the worker's and replay's core (CRAPS_CORE) is the "
           f"{native.rules_core(os.environ.get('CRAPS_CORE') or 'auto').name} core")
-    rates: dict[str, list[float]] = {"crapssim": [], **{f"core-{c}": [] for c in cores}, "command": [], "untagged": []}
+    baseline = args.baseline.resolve() if args.baseline is not None else None
+    rates: dict[str, list[float]] = {"crapssim": [], **{f"core-{c}": [] for c in cores}, "command": [], "untagged": [],
+                                     **({"baseline": []} if baseline else {})}
     starts: list[float] = []  # CPU seconds of the command over the one-line history
+    baseline_starts: list[float] = []
     for _ in range(args.rounds):  # interleaved: all see the same machine noise
         rates["crapssim"].append(throws / run_crapssim(dice, args.players))
         for c in cores:
@@ -355,12 +368,16 @@ def main() -> int:
         rates["command"].append(throws / run_command(path, keys))
         rates["untagged"].append(throws / run_command(untagged_path, None))
         starts.append(run_command(start_path, keys))
+        if baseline:
+            rates["baseline"].append(throws / run_command(path, keys, baseline))
+            baseline_starts.append(run_command(start_path, keys, baseline))
     base = statistics.median(rates["crapssim"])
     labels = {"crapssim": "crapssim, in memory, no I/O",
               "core-python": "craps-streams rules core, Python, in memory (pre-decoded events)",
               "core-native": "craps-streams rules core, native, in memory (pre-decoded events)",
               "command": "craps-streams replay FILE.jsonl --only settlements --keys RING (tagged)",
-              "untagged": "  the same, untagged history, --accept-untagged"}
+              "untagged": "  the same, untagged history, --accept-untagged",
+              "baseline": f"  the tagged command from {baseline}"}
     print(f"\nload average {' '.join(f'{x:.1f}' for x in os.getloadavg())} (after the rounds)")
     # "ratio": of the medians; "by round": the median of each round's own ratio, crapssim and the
     # row measured seconds apart, which a shared machine's swings between rounds (crapssim alone
@@ -373,11 +390,13 @@ def main() -> int:
         by_round = statistics.median(x / c for x, c in zip(rates[key], rates["crapssim"]))
         print(f"{label:<70}{m:>10,.0f}{m * len(records) / throws:>11,.0f}{m / base:>7.1f}x{by_round:>9.1f}x   "
               f"{', '.join(f'{x:,.0f}' for x in rates[key])}")
-    start, whole = statistics.median(starts), throws / statistics.median(rates["command"])
-    rest = whole - start
-    print(f"the command's start (its history's first line alone): {start:.3f} of the tagged command's {whole:.3f} "
-          f"CPU s ({100 * start / whole:.0f} %); the rest settles the history at {throws / rest:,.0f} throws/s "
-          f"({throws / rest / base:.1f}x crapssim)")
+    runs = [("the command's", starts, "command")] + ([(f"{baseline}'s", baseline_starts, "baseline")] if baseline else [])
+    for name, fixed, key in runs:
+        start, whole = statistics.median(fixed), throws / statistics.median(rates[key])
+        rest = whole - start
+        print(f"{name} start (its history's first line alone): {start:.3f} of the tagged command's {whole:.3f} "
+              f"CPU s ({100 * start / whole:.0f} %); the rest settles the history at {throws / rest:,.0f} throws/s "
+              f"({throws / rest / base:.1f}x crapssim)")
     shutil.rmtree(work, ignore_errors=True)
     return 0 if agree else 1
 

@@ -11,13 +11,22 @@ adds the traceback and the Kafka clients' own logs.
 """
 from __future__ import annotations
 
-import argparse
-import importlib
-import logging
-import os
-import sys
+import gc
 
-from craps_streams.cli.errors import (  # noqa: F401 - the exit codes are the package's too
+# The imports below (pydantic-settings for the settings, the rules, the surveillance) make objects
+# that live as long as the process; the cyclic collector's passes over them, while they are made
+# and after, free nothing and cost a few percent of a short command. Paused for these imports, the
+# objects then frozen out of its walks (gc.freeze), and the collector as it was.
+_COLLECTING = gc.isenabled()
+gc.disable()
+
+import argparse  # noqa: E402
+import importlib  # noqa: E402
+import logging  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+
+from craps_streams.cli.errors import (  # noqa: F401,E402 - the exit codes are the package's too
     EXIT_BROKER_REFUSED,
     EXIT_BROKER_UNREACHABLE,
     EXIT_FILE,
@@ -31,9 +40,13 @@ from craps_streams.cli.errors import (  # noqa: F401 - the exit codes are the pa
     command_name,
     explain_error,
 )
-from craps_streams.cli.history import format_summary  # noqa: F401 - benchmarks print a replay's summary
-from craps_streams.cli.options import APP_ID, KAFKA, KEYS, Formatter, epilog
-from craps_streams.cli.progress import Progress  # noqa: F401
+from craps_streams.cli.history import format_summary  # noqa: F401,E402 - benchmarks print a replay's summary
+from craps_streams.cli.options import APP_ID, KAFKA, KEYS, Formatter, epilog  # noqa: E402
+from craps_streams.cli.progress import Progress  # noqa: F401,E402
+
+gc.freeze()
+if _COLLECTING:
+    gc.enable()
 
 # The command groups, in the order of `craps-streams --help`: craps_streams.cli.<name>.register.
 GROUPS = ("replay", "report", "simulate", "controller", "ledger", "keys", "services", "watch", "odds", "admin")
@@ -68,7 +81,31 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_of(argv: list[str]) -> str | None:
+    """The command `argv` names: its first word that is not an option (the program's own options,
+    --version and --debug, take no value), or None."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with `command`, of that command's group alone where the group
+    of that name holds it (`replay` is in the replay group): its arguments parse the same, and the
+    other groups' modules and their --help texts are not made for a run that never shows them.
+    Every other case (no command, an option alone, a command of another group's name, a misspelt
+    one) gets the whole parser, whose --help and errors list every command."""
+    if command in GROUPS:
+        p = _parser((command,))
+        if command in _commands_of(p):
+            return p
+    return _parser(GROUPS)
+
+
+def _commands_of(parser: argparse.ArgumentParser) -> set:
+    return {name for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices}
+
+
+def _parser(groups: tuple) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="craps-streams", formatter_class=Formatter,
                                 description="Settle the side wagers of a craps floor from Kafka, exactly once; "
                                             "simulate, replay and audit floors; follow them live.",
@@ -78,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true",
                    help="on an error, the traceback and the Kafka clients' logs too (default: one or two lines)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in GROUPS:
+    for name in groups:
         importlib.import_module(f"craps_streams.cli.{name}").register(sub)
     return p
 
@@ -124,7 +161,29 @@ def _settings(args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    """Run the command `argv` names (default: the process's arguments); its exit code."""
+    return _main(sys.argv[1:] if argv is None else argv)[0]
+
+
+def console() -> None:
+    """The `craps-streams` program (and `python -m craps_streams.cli`): `main`, then the process's
+    exit. A command that has closed its outputs and leaves nothing running says so
+    (`args.outputs_closed`: the replay in one process): the process then ends at once with its exit
+    code, the standard streams flushed, without the interpreter's own exit, which collects and frees
+    every object of the run (a tenth of a short replay's CPU) and has nothing left to write."""
+    code, args = _main(sys.argv[1:])
+    if getattr(args, "outputs_closed", False):
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # a stream that cannot take its last bytes: the ordinary exit says so
+            sys.exit(code)
+        os._exit(code)
+    sys.exit(code)
+
+
+def _main(argv: list[str]) -> tuple[int, argparse.Namespace]:
+    parser = build_parser(_command_of(argv))
     _debug_everywhere(parser)
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
@@ -140,13 +199,13 @@ def main(argv: list[str] | None = None) -> int:
             from craps_streams.kafka.errors import preflight
 
             preflight(role, settings.kafka_bootstrap)
-        return args.run(args, settings)
+        return args.run(args, settings), args
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED, args
     except BrokenPipeError:
         # stdout closed by its reader (`| head`): nothing more to say, to anybody
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+        return EXIT_OK, args
     except Exception as e:  # noqa: BLE001 - every error answered in one or two lines
         if debug:
             import traceback
@@ -154,8 +213,8 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         code, message = explain_error(e)
         print(f"craps-streams {command_name(args)}: {message}", file=sys.stderr)
-        return code
+        return code, args
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

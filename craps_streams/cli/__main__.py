@@ -1,6 +1,4 @@
 """`python -m craps_streams.cli`: the same as `craps-streams`."""
-import sys
+from craps_streams.cli import console
 
-from craps_streams.cli import main
-
-sys.exit(main())
+console()

@@ -46,8 +46,12 @@ def cmd_replay(args, settings) -> int:
         with batch_gc():
             run.feed(itertools.chain((first,), history))
     progress.done()
-    out.flush()
+    if out is sys.stdout:
+        out.flush()
+    else:
+        out.close()
     print(format_summary(run.tally()), file=sys.stderr)
+    args.outputs_closed = True  # nothing left to write or to wait for: the program may end at once (cli.console)
     return 0
 
 

@@ -263,7 +263,8 @@ impl TagKeys {
         if URL_SAFE_NO_PAD.encode_slice(digest, &mut expected).ok() != Some(43) {
             return false;
         }
-        tag_text.len() == 43 && bool::from(expected.ct_eq(tag_text))
+        let Ok(tag) = <&[u8; 43]>::try_from(tag_text) else { return false };
+        bool::from(words(&expected).ct_eq(&words(tag)))
     }
 
     /// The format of the kind named `name` (a JSON line's `type`), if this module writes it.
@@ -283,6 +284,19 @@ impl TagKeys {
         matches!((attr(event, &self.attr_key_id), attr(event, &self.attr_tag)),
                  (Some(k), Some(t)) if k.p() == none && t.p() == none)
     }
+}
+
+/// A tag's 43 characters as six words, for the constant-time compare (subtle's, one word at a time
+/// rather than one byte: the same guarantee, a seventh of its barriers).
+#[inline(always)]
+fn words(text: &[u8; 43]) -> [u64; 6] {
+    let mut out = [0u64; 6];
+    for (word, chunk) in out.iter_mut().zip(text.chunks(8)) {
+        let mut bytes = [0u8; 8];
+        bytes[..chunk.len()].copy_from_slice(chunk);
+        *word = u64::from_le_bytes(bytes);
+    }
+    out
 }
 
 /// The canonical bytes of `event` (version 1) into `buf`; false where this module leaves the

@@ -59,3 +59,17 @@ def test_the_native_keys_serve_any_thread():
     thread.start()
     thread.join()
     assert answers == [True]
+
+
+def test_a_tag_differing_in_any_one_character_is_not_authentic():
+    """The native compare (six words at a time, the last one partly filled) meets every one of the
+    tag's 43 characters: one changed anywhere, or one too few or too many, is not authentic."""
+    ring = ring_for(["A"])
+    keys = native_of(ring)
+    honest = signed(ring.get("k-A"), DiceThrown("A", 5, T0, 3, 4))
+    assert keys.authentic(honest) and len(honest.tag) == 43
+    for k in range(43):
+        other = "A" if honest.tag[k] != "A" else "B"
+        assert not keys.authentic(msgspec.structs.replace(honest, tag=honest.tag[:k] + other + honest.tag[k + 1:])), k
+    for tag in (honest.tag[:-1], honest.tag + "A", ""):
+        assert not keys.authentic(msgspec.structs.replace(honest, tag=tag))
