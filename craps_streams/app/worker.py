@@ -115,6 +115,9 @@ class PartitionOwner:
         # The input offset after the last message taken from the consumer (settled, in flight or
         # pending); None: from the start. Dropping the owner drops whatever was not committed.
         self.next_offset: int | None = None
+        # The input offset committed with the partition's last transaction (its next event to
+        # settle once committed), or as read at the takeover; None: nothing committed yet.
+        self.committed_offset: int | None = None
         self.pending: list = []  # fetched messages not in a batch yet, in offset order
         self.drain: asyncio.Task | None = None  # settles `pending`, one batch at a time
 
@@ -178,6 +181,11 @@ class SettlingWorker:
         """The partitions this worker owns now."""
         return sorted(self.owners)
 
+    def committed_offsets(self) -> dict[int, int]:
+        """Partition -> the input offset committed with its last transaction (read at the takeover
+        until the first), for the partitions this worker owns now: the metrics."""
+        return {p: o.committed_offset for p, o in list(self.owners.items()) if o.committed_offset is not None}
+
     # ------------------------------------------------------------ partition ownership
 
     async def own(self, tp: TopicPartition) -> PartitionOwner | None:
@@ -208,7 +216,7 @@ class SettlingWorker:
         if partition in self.event_by_event:
             shell.quiet = None
         owner = self.owners[partition] = PartitionOwner(partition, producer, shell, states)
-        owner.next_offset = committed
+        owner.next_offset = owner.committed_offset = committed
         return owner
 
     async def own_assigned(self) -> None:
@@ -467,6 +475,7 @@ class SettlingWorker:
             await self._drop(owner)
             self._rewind(tp, messages[0].offset)
             return
+        owner.committed_offset = messages[-1].offset + 1
         self.event_by_event.discard(partition)  # committed: the next batch in quiet runs again
         if failed:  # committed: offsets below the batch's end are never read again
             for offset in [o for o in failed if o < messages[-1].offset + 1]:

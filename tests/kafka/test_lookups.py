@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import types
 
 from aiokafka.conn import CloseReason
 from aiokafka.structs import BrokerMetadata
@@ -82,3 +83,42 @@ def test_when_every_node_failed_any_is_asked(monkeypatch):
         conn.port = port
         client._on_connection_closed(conn, CloseReason.CONNECTION_TIMEOUT)
     assert set(picks(client)) == {1, 2, 3}
+
+
+class MetadataConn:
+    """A connection answering a metadata request with the cluster of three, or never (cut off)."""
+
+    def __init__(self, node, asked, silent):
+        self.node, self.asked, self.silent = node, asked, silent
+
+    async def send(self, request):
+        self.asked.append(self.node)
+        if self.node in self.silent:
+            raise asyncio.TimeoutError()
+        return types.SimpleNamespace(brokers=[(n, "127.0.0.1", 19092 + n) for n in (1, 2, 3)])
+
+
+def test_a_node_that_did_not_answer_a_metadata_request_is_asked_last(monkeypatch):
+    client = consumer(monkeypatch)._client
+    cluster_of_three(client)
+    asked: list = []
+
+    async def get_conn(node_id, **kw):
+        return MetadataConn(node_id, asked, silent={2})
+    client._get_conn = get_conn  # under the patch's own wrapper: the connections of a cut
+    from craps_streams.kafka.lookups import avoid_failed_nodes
+
+    avoid_failed_nodes(client)
+
+    updated = types.SimpleNamespace(update_metadata=lambda metadata: None)
+
+    async def updates(n):
+        for _ in range(n):
+            assert await client._metadata_update(updated, [])
+    # Until node 2 times out once, it is asked in its turn (aiokafka's random order); then never first.
+    while 2 not in asked:
+        asked.clear()
+        asyncio.run(updates(1))
+    asked.clear()
+    asyncio.run(updates(50))
+    assert asked and 2 not in asked
