@@ -55,7 +55,7 @@ from craps_streams.kafka.consumers import (
     TopicPartition,
     group_consumer,
 )
-from craps_streams.kafka.producers import abort_hanging, send_records, transactional_producer
+from craps_streams.kafka.producers import abort_hanging, send_records, stop_producer, transactional_producer
 from craps_streams.kafka.settings import default_bootstrap
 from craps_streams.surveillance import HoldWatch
 from craps_streams.topics import DEFAULT_APP_ID, Topics
@@ -204,10 +204,10 @@ class SettlingWorker:
             # Read after the fencing: the previous owner's last commit is complete by now.
             committed = await self.consumer.committed(tp)
         except BaseException:
-            await producer.stop()
+            await stop_producer(producer)
             raise
         if generation != self.generation or partition not in self.assigned:
-            await producer.stop()
+            await stop_producer(producer)
             log.info("partition %s revoked while being taken over", partition)
             return None
         log.info("partition %s owned: %s table states recovered in %.2f s, resuming at offset %s",
@@ -283,7 +283,7 @@ class SettlingWorker:
         if self.owners.get(owner.partition) is owner:
             del self.owners[owner.partition]
             try:
-                await owner.producer.stop()
+                await stop_producer(owner.producer)
             except Exception:  # a fenced or disconnected producer: nothing left to flush
                 log.warning("partition %s: producer stop failed", owner.partition, exc_info=True)
             log.info("partition %s released", owner.partition)
@@ -306,8 +306,11 @@ class SettlingWorker:
                 for tp in revoked:
                     worker.assigned.discard(tp.partition)
                 await worker._cancel_takeovers({tp.partition for tp in revoked})
-                for tp in revoked:
-                    await worker.release(tp.partition)
+                # All at once: the worker rejoins the group only once every revoked partition is
+                # released, and the rebalance drops a member that has not rejoined within its
+                # timeout (the session's, 10 s): each release waits for its partition's batch in
+                # flight, which a lost broker node may hold up for a request timeout.
+                await asyncio.gather(*(worker.release(tp.partition) for tp in revoked))
 
             async def on_partitions_assigned(self, assigned):
                 # Owning (fencing, recovery) happens in the loop (own_assigned), not in the listener:

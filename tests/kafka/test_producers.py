@@ -95,3 +95,28 @@ def test_the_producer_keeps_its_settings(monkeypatch):
     assert (s.client, s._txn_manager, s._message_accumulator) == (p.client, p._txn_manager, p._message_accumulator)
     assert (s._retry_backoff, s._request_timeout_ms, s._acks) == (0.01, 5_000, -1)
     assert p._txn_manager.transactional_id == "craps-worker-5"
+
+
+def test_stopping_a_producer_waits_at_most_its_bound_for_the_connections_to_close():
+    """A TLS connection to a node cut off closes only after Python's TLS shutdown timeout (30 s):
+    `stop_producer` lets that go on by itself after its wait, and the stop still completes."""
+    from craps_streams.kafka.producers import stop_producer
+
+    class Stuck:
+        stopped = False
+
+        async def stop(self):
+            await asyncio.sleep(0.5)  # the sockets' closing, to a silent node
+            self.stopped = True
+
+    async def run():
+        producer = Stuck()
+        loop = asyncio.get_running_loop()
+        t = loop.time()
+        await stop_producer(producer, wait_s=0.05)
+        waited = loop.time() - t
+        assert not producer.stopped
+        await asyncio.sleep(0.6)
+        return waited, producer.stopped
+    waited, stopped = asyncio.run(run())
+    assert waited < 0.3 and stopped
