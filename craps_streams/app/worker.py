@@ -55,6 +55,7 @@ from craps_streams.kafka.consumers import (
     TopicPartition,
     group_consumer,
 )
+from craps_streams.kafka.lookups import answering_servers
 from craps_streams.kafka.producers import abort_hanging, send_records, stop_producer, transactional_producer
 from craps_streams.kafka.settings import default_bootstrap
 from craps_streams.surveillance import HoldWatch
@@ -199,8 +200,10 @@ class SettlingWorker:
             # ... as the coordinator knows it: records it left open on an output partition would
             # be committed by this owner's first commit (abort_hanging says when and why).
             await abort_hanging(producer, self.topics.worker_outputs, partition, tp, self.app_id)
+            # Bootstrapped from the nodes that answer: kafka-python tries its servers in a random
+            # order, each for a connection timeout, and a node just lost would cost the read 5 s.
             states, seconds = await asyncio.to_thread(recover_partition, partition, self.topics.table_state,
-                                                         self.bootstrap)
+                                                         answering_servers(self.bootstrap))
             # Read after the fencing: the previous owner's last commit is complete by now.
             committed = await self.consumer.committed(tp)
         except BaseException:

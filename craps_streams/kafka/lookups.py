@@ -84,6 +84,19 @@ class _ConnectionLocks:
 FAILED: dict = {}
 
 
+def answering_servers(servers: str, clock=None) -> str:
+    """`servers` ("host:port,..."), less those a client of this process failed to reach within
+    `RECENT_S` (all of them if none is left): the bootstrap servers for a client made now."""
+    clock = clock or time.monotonic
+    hosts = [(host, port) for host, port, _ in collect_hosts(servers, randomize=False)]
+    answering = [f"{host}:{port}" for host, port in hosts if not _recent(clock, (host, port))]
+    return ",".join(answering) if answering else servers
+
+
+def _recent(clock, where) -> bool:
+    return where in FAILED and clock() - FAILED[where] <= RECENT_S
+
+
 def avoid_failed_nodes(client, clock=None) -> None:
     """Patch this one aiokafka client (AIOKafkaClient, before it connects) as the module says."""
     clock = clock or time.monotonic
@@ -98,11 +111,8 @@ def avoid_failed_nodes(client, clock=None) -> None:
         if where is not None:
             FAILED[where] = clock()
 
-    def recent_at(where) -> bool:
-        return where in FAILED and clock() - FAILED[where] <= RECENT_S
-
     def recent(node_id) -> bool:
-        return recent_at(endpoint(node_id))
+        return _recent(clock, endpoint(node_id))
 
     async def _get_conn(node_id, *, group=ConnectionGroup.DEFAULT, no_hint=False):
         making = _CONNECTING.set((node_id, group))
@@ -123,9 +133,8 @@ def avoid_failed_nodes(client, clock=None) -> None:
         # aiokafka tries the bootstrap servers in a random order, each for the request timeout: a
         # client started during a cut (a takeover's producer) first asks the others.
         servers = client._bootstrap_servers
-        hosts = [(host, port) for host, port, _ in collect_hosts(servers)]
-        answering = [f"{host}:{port}" for host, port in hosts if not recent_at((host, port))]
-        if answering and len(answering) < len(hosts):
+        answering = answering_servers(servers, clock)
+        if answering != servers:
             client._bootstrap_servers = answering
             try:
                 return await bootstrap()

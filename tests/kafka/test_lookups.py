@@ -180,5 +180,20 @@ def test_a_client_made_after_a_failure_bootstraps_from_the_other_servers(monkeyp
     monkeypatch.setattr(another, "bootstrap", bootstrap)
     lookups.avoid_failed_nodes(another)  # over the stand-in: the patch's own ordering
     asyncio.run(another.bootstrap())
-    assert [sorted(servers) for servers in tried] == [["127.0.0.1:19093", "127.0.0.1:19095"]]
+    assert [sorted(servers.split(",")) for servers in tried] == [["127.0.0.1:19093", "127.0.0.1:19095"]]
     assert another._bootstrap_servers.count(",") == 2  # the full list again, for later
+
+
+def test_the_servers_for_a_new_client_leave_out_a_node_that_just_failed(monkeypatch):
+    from craps_streams.kafka import lookups
+
+    clock = Clock()
+    servers = "127.0.0.1:19093,127.0.0.1:19094,127.0.0.1:19095"
+    assert lookups.answering_servers(servers, clock) == servers
+    lookups.FAILED[("127.0.0.1", 19094)] = clock()
+    assert lookups.answering_servers(servers, clock) == "127.0.0.1:19093,127.0.0.1:19095"
+    clock.now += RECENT_S + 1
+    assert lookups.answering_servers(servers, clock) == servers
+    for port in (19093, 19094, 19095):
+        lookups.FAILED[("127.0.0.1", port)] = clock()
+    assert lookups.answering_servers(servers, clock) == servers  # none left: every one
