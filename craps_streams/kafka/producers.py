@@ -8,7 +8,7 @@ import os
 from typing import Iterable
 
 from aiokafka import AIOKafkaProducer, TopicPartition
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, KafkaTimeoutError
 from aiokafka.producer.sender import Sender
 from kafka import KafkaProducer
 
@@ -148,13 +148,37 @@ async def send_records(producer: AIOKafkaProducer, records: dict, partition: int
         for key, value in items:
             if batch.append(key=key, value=value, timestamp=None) is None:  # full
                 batch.close()
-                delivered.append(await producer.send_batch(batch, topic, partition=partition))
+                delivered.append(await _queued(producer, batch, topic, partition))
                 batch = producer.create_batch()
                 batch.append(key=key, value=value, timestamp=None)  # a batch's first record always fits
         if batch.record_count():
             batch.close()
-            delivered.append(await producer.send_batch(batch, topic, partition=partition))
+            delivered.append(await _queued(producer, batch, topic, partition))
     return delivered
+
+
+# How many request timeouts a record batch may wait for room in the producer's queue.
+QUEUE_WAITS = 3
+
+
+async def _queued(producer: AIOKafkaProducer, batch, topic: str, partition: int):
+    """`producer.send_batch`, waiting up to QUEUE_WAITS request timeouts for room.
+
+    aiokafka queues one record batch per partition behind the one in flight, and gives up waiting
+    for room after the request timeout (KafkaTimeoutError; the batch is not queued). A batch of
+    events bigger than one record batch waits so behind its own first record batch; when a node is
+    cut off, that one waits for the partition's leader to drop the cut node from the in-sync
+    replicas (acks=all) or for the leadership to move, and in the worst-case partition drill the
+    transaction was aborted at the first timeout, 11-14 s after the cut, and its partition taken
+    over again (the producer fenced and started anew, the table states read back): 8-20 s more on
+    the loaded machine. Waiting longer is safe: a batch that found no room was not queued, so it is
+    queued once, in its order."""
+    for attempt in range(QUEUE_WAITS):
+        try:
+            return await producer.send_batch(batch, topic, partition=partition)
+        except KafkaTimeoutError:
+            if attempt == QUEUE_WAITS - 1:
+                raise
 
 
 

@@ -120,3 +120,52 @@ def test_stopping_a_producer_waits_at_most_its_bound_for_the_connections_to_clos
         return waited, producer.stopped
     waited, stopped = asyncio.run(run())
     assert waited < 0.3 and stopped
+
+
+class _Builder:
+    def __init__(self):
+        self.records = []
+
+    def append(self, key, value, timestamp):
+        self.records.append((key, value))
+        return True
+
+    def close(self):
+        pass
+
+    def record_count(self):
+        return len(self.records)
+
+
+class _Queue:
+    """A producer whose queue has no room for `full` tries (aiokafka's KafkaTimeoutError)."""
+
+    def __init__(self, full):
+        self.full, self.tries, self.queued = full, 0, []
+
+    def create_batch(self):
+        return _Builder()
+
+    async def send_batch(self, batch, topic, partition):
+        from aiokafka.errors import KafkaTimeoutError
+
+        self.tries += 1
+        if self.tries <= self.full:
+            raise KafkaTimeoutError()
+        self.queued.append((topic, partition, list(batch.records)))
+        return "delivery"
+
+
+def test_a_record_batch_waits_for_room_behind_the_one_in_flight():
+    import pytest
+    from aiokafka.errors import KafkaTimeoutError
+
+    from craps_streams.kafka.producers import QUEUE_WAITS, send_records
+
+    producer = _Queue(full=QUEUE_WAITS - 1)
+    delivered = asyncio.run(send_records(producer, {"settlements": [(b"T1", b"a"), (b"T1", b"b")]}, 3))
+    assert delivered == ["delivery"] and producer.queued == [("settlements", 3, [(b"T1", b"a"), (b"T1", b"b")])]
+    stuck = _Queue(full=QUEUE_WAITS)
+    with pytest.raises(KafkaTimeoutError):
+        asyncio.run(send_records(stuck, {"settlements": [(b"T1", b"a")]}, 3))
+    assert stuck.queued == [] and stuck.tries == QUEUE_WAITS
