@@ -1,5 +1,6 @@
-"""Where an aiokafka client sends a request any node can answer (a coordinator lookup): not to a
-node that has just failed it.
+"""An aiokafka client beside a node that stopped answering (a network cut): where it sends a
+request any node can answer (a coordinator lookup, a metadata refresh), where it bootstraps, and
+how it makes connections, so that no request to the other nodes waits on that node.
 
 aiokafka sends a FindCoordinator to a node picked at random from its metadata
 (`AIOKafkaClient.get_random_node`). A node cut off by the network stays in a client's metadata
@@ -15,9 +16,9 @@ random order (`AIOKafkaClient._metadata_update`) and, when a metadata request ti
 connection (only `AIOKafkaClient.send` closes one on a timeout), so the next refresh may ask the
 cut node again on the same silent connection, 5 s each time. A member whose coordinator lookup
 failed (the group still loading on its new coordinator) refreshes its metadata before it asks
-again: in a worst-case drill a worker's refreshes went to the cut node twice during its search,
-and it reached the new coordinator 14 s after it lost the old one, after its session there had run
-out.
+again: in a worst-case drill a worker's metadata requests timed out on the cut node three times
+while it looked for the new coordinator, which it reached 14 s after losing the old one, after its
+session there had run out.
 
 Worse still, aiokafka makes every new connection of a client under one lock (`AIOKafkaClient.
 _get_conn`): while it tries the cut node, which answers nothing for the request timeout (5 s), no

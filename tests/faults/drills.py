@@ -6,7 +6,8 @@ a three-node cluster of its own, under a live feed, checked as every fault scena
 
 Prints the table of figures (docs/reliability/cluster.md) and exits 1 if any drill failed: lost or
 repeated a settlement, disagreed on the money, or took longer than its bound (`BOUNDS`) from the
-fault to the next settlement committed.
+fault to the next settlement committed. CRAPS_DRILL_KEEP=DIR keeps each drill's run directory
+(the nodes' and the workers' logs) under DIR.
 """
 from __future__ import annotations
 
