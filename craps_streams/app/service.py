@@ -34,7 +34,8 @@ def worker_of(settings: Settings, worker_class=SettlingWorker, **overrides) -> S
 async def _main(settings: Settings) -> None:
     worker = worker_of(settings)
 
-    metrics = FloorMetrics(tables=lambda: ((t.state, t.book) for t in worker.tables()), thresholds=settings.thresholds)
+    metrics = FloorMetrics(tables=lambda: ((t.state, t.book) for t in worker.tables()), thresholds=settings.thresholds,
+                           committed=worker.committed_offsets)
 
     def observe(batch, partition, seconds):
         metrics.observe(batch.handled, time.time(), quiet=batch.quiet)

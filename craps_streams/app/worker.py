@@ -55,7 +55,8 @@ from craps_streams.kafka.consumers import (
     TopicPartition,
     group_consumer,
 )
-from craps_streams.kafka.producers import abort_hanging, send_records, transactional_producer
+from craps_streams.kafka.lookups import answering_servers
+from craps_streams.kafka.producers import abort_hanging, send_records, stop_producer, transactional_producer
 from craps_streams.kafka.settings import default_bootstrap
 from craps_streams.surveillance import HoldWatch
 from craps_streams.topics import DEFAULT_APP_ID, Topics
@@ -115,6 +116,9 @@ class PartitionOwner:
         # The input offset after the last message taken from the consumer (settled, in flight or
         # pending); None: from the start. Dropping the owner drops whatever was not committed.
         self.next_offset: int | None = None
+        # The input offset committed with the partition's last transaction (its next event to
+        # settle once committed), or as read at the takeover; None: nothing committed yet.
+        self.committed_offset: int | None = None
         self.pending: list = []  # fetched messages not in a batch yet, in offset order
         self.drain: asyncio.Task | None = None  # settles `pending`, one batch at a time
 
@@ -178,6 +182,11 @@ class SettlingWorker:
         """The partitions this worker owns now."""
         return sorted(self.owners)
 
+    def committed_offsets(self) -> dict[int, int]:
+        """Partition -> the input offset committed with its last transaction (read at the takeover
+        until the first), for the partitions this worker owns now: the metrics."""
+        return {p: o.committed_offset for p, o in list(self.owners.items()) if o.committed_offset is not None}
+
     # ------------------------------------------------------------ partition ownership
 
     async def own(self, tp: TopicPartition) -> PartitionOwner | None:
@@ -191,15 +200,17 @@ class SettlingWorker:
             # ... as the coordinator knows it: records it left open on an output partition would
             # be committed by this owner's first commit (abort_hanging says when and why).
             await abort_hanging(producer, self.topics.worker_outputs, partition, tp, self.app_id)
+            # Bootstrapped from the nodes that answer: kafka-python tries its servers in a random
+            # order, each for a connection timeout, and a node just lost would cost the read 5 s.
             states, seconds = await asyncio.to_thread(recover_partition, partition, self.topics.table_state,
-                                                         self.bootstrap)
+                                                         answering_servers(self.bootstrap))
             # Read after the fencing: the previous owner's last commit is complete by now.
             committed = await self.consumer.committed(tp)
         except BaseException:
-            await producer.stop()
+            await stop_producer(producer)
             raise
         if generation != self.generation or partition not in self.assigned:
-            await producer.stop()
+            await stop_producer(producer)
             log.info("partition %s revoked while being taken over", partition)
             return None
         log.info("partition %s owned: %s table states recovered in %.2f s, resuming at offset %s",
@@ -208,7 +219,7 @@ class SettlingWorker:
         if partition in self.event_by_event:
             shell.quiet = None
         owner = self.owners[partition] = PartitionOwner(partition, producer, shell, states)
-        owner.next_offset = committed
+        owner.next_offset = owner.committed_offset = committed
         return owner
 
     async def own_assigned(self) -> None:
@@ -275,7 +286,7 @@ class SettlingWorker:
         if self.owners.get(owner.partition) is owner:
             del self.owners[owner.partition]
             try:
-                await owner.producer.stop()
+                await stop_producer(owner.producer)
             except Exception:  # a fenced or disconnected producer: nothing left to flush
                 log.warning("partition %s: producer stop failed", owner.partition, exc_info=True)
             log.info("partition %s released", owner.partition)
@@ -298,8 +309,11 @@ class SettlingWorker:
                 for tp in revoked:
                     worker.assigned.discard(tp.partition)
                 await worker._cancel_takeovers({tp.partition for tp in revoked})
-                for tp in revoked:
-                    await worker.release(tp.partition)
+                # All at once: the worker rejoins the group only once every revoked partition is
+                # released, and the rebalance drops a member that has not rejoined within its
+                # timeout (the session's, 10 s): each release waits for its partition's batch in
+                # flight, which a lost broker node may hold up for a request timeout.
+                await asyncio.gather(*(worker.release(tp.partition) for tp in revoked))
 
             async def on_partitions_assigned(self, assigned):
                 # Owning (fencing, recovery) happens in the loop (own_assigned), not in the listener:
@@ -467,6 +481,7 @@ class SettlingWorker:
             await self._drop(owner)
             self._rewind(tp, messages[0].offset)
             return
+        owner.committed_offset = messages[-1].offset + 1
         self.event_by_event.discard(partition)  # committed: the next batch in quiet runs again
         if failed:  # committed: offsets below the batch's end are never read again
             for offset in [o for o in failed if o < messages[-1].offset + 1]:

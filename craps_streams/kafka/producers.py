@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 from typing import Iterable
 
 from aiokafka import AIOKafkaProducer, TopicPartition
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, KafkaTimeoutError
 from aiokafka.producer.sender import Sender
 from kafka import KafkaProducer
 
@@ -147,14 +148,70 @@ async def send_records(producer: AIOKafkaProducer, records: dict, partition: int
         for key, value in items:
             if batch.append(key=key, value=value, timestamp=None) is None:  # full
                 batch.close()
-                delivered.append(await producer.send_batch(batch, topic, partition=partition))
+                delivered.append(await _queued(producer, batch, topic, partition))
                 batch = producer.create_batch()
                 batch.append(key=key, value=value, timestamp=None)  # a batch's first record always fits
         if batch.record_count():
             batch.close()
-            delivered.append(await producer.send_batch(batch, topic, partition=partition))
+            delivered.append(await _queued(producer, batch, topic, partition))
     return delivered
 
+
+# How many request timeouts a record batch may wait for room in the producer's queue.
+QUEUE_WAITS = 3
+
+
+async def _queued(producer: AIOKafkaProducer, batch, topic: str, partition: int):
+    """`producer.send_batch`, waiting up to QUEUE_WAITS request timeouts for room.
+
+    aiokafka queues one record batch per partition behind the one in flight, and gives up waiting
+    for room after the request timeout (KafkaTimeoutError; the batch is not queued). A batch of
+    events bigger than one record batch waits so behind its own first record batch; when a node is
+    cut off, that one waits for the partition's leader to drop the cut node from the in-sync
+    replicas (acks=all) or for the leadership to move, and in the worst-case partition drill the
+    transaction was aborted at the first timeout, 11-14 s after the cut, and its partition taken
+    over again (the producer fenced and started anew, the table states read back): 8-20 s more on
+    the loaded machine. Waiting longer is safe: a batch that found no room was not queued, so it is
+    queued once, in its order."""
+    for attempt in range(QUEUE_WAITS):
+        try:
+            return await producer.send_batch(batch, topic, partition=partition)
+        except KafkaTimeoutError:
+            if attempt == QUEUE_WAITS - 1:
+                raise
+
+
+
+# How long `stop_producer` waits for a producer to close before it lets the closing go on unwatched.
+STOP_WAIT_S = 1.0
+_closing: set = set()  # producers' closings left to finish on their own (kept referenced until they do)
+
+
+async def stop_producer(producer: AIOKafkaProducer, wait_s: float = STOP_WAIT_S) -> None:
+    """Stop `producer` (its transaction already ended, or fenced), waiting at most `wait_s`; the
+    rest of its closing goes on by itself.
+
+    Why: aiokafka's `stop()` ends by closing every connection of the producer and waits until each
+    one is closed, and a TLS connection to a node cut off by the network closes only when Python's
+    TLS shutdown gives up, 30 s later (asyncio's `ssl_shutdown_timeout`), or when the cut heals. A
+    worker releasing a partition in a rebalance, or dropping it after a failed transaction, stopped
+    its producer this way: in the worst-case partition drill the releases of a revocation took 15
+    to 39 s, the worker rejoined the group long after the rebalance's 10 s, the group dropped it
+    and every partition was taken over again after the heal. The producer's requests are over by
+    then (its sender is cancelled first); only the sockets' closing is left, which holds nothing up."""
+    closing = asyncio.ensure_future(producer.stop())
+    _closing.add(closing)
+    closing.add_done_callback(_closing.discard)
+    done, _ = await asyncio.wait({closing}, timeout=wait_s)
+    if done:
+        closing.result()
+    else:
+        closing.add_done_callback(_unwatched_closing_ended)
+
+
+def _unwatched_closing_ended(closing: asyncio.Future) -> None:
+    if not closing.cancelled() and closing.exception() is not None:
+        logging.getLogger(__name__).debug("a producer's closing failed: %r", closing.exception())
 
 
 # The key of the records `abort_hanging` writes: no table id has it ("~" is outside the contract's

@@ -35,9 +35,10 @@ disable_created_metrics()
 
 class FloorMetrics:
     def __init__(self, registry: CollectorRegistry | None = None, tables=lambda: (),
-                 thresholds: Thresholds | None = None):
+                 thresholds: Thresholds | None = None, committed=lambda: {}):
         """`tables()` yields (table state, hold book) for every table this worker owns;
-        `thresholds` are the surveillance settings (the defaults unless given)."""
+        `thresholds` are the surveillance settings (the defaults unless given); `committed()` is
+        {partition: input offset committed} for the partitions this worker owns."""
         r = self.registry = registry or CollectorRegistry()
         self.events = Counter("craps_events", "Input events by verdict", ["verdict"], registry=r)
         self.rejections = Counter("craps_rejections", "Rejected input events by reason", ["reason"], registry=r)
@@ -68,6 +69,7 @@ class FloorMetrics:
         self.thresholds.labels("dice_bias", "cell").set(thresholds.dice.cell_h)
         r.register(_OwnedTables(tables, thresholds))
         r.register(_LostBrokers())
+        r.register(_CommittedOffsets(committed))
 
     def events_applied(self) -> int:
         """Input events applied so far by this process (a gap-filling event that released held
@@ -91,6 +93,27 @@ class FloorMetrics:
                     self.rejections.labels(o.reason).inc()
                 elif kind is SurveillanceAlerted:
                     self.alerts.labels(o.alert).inc()
+
+
+class _CommittedOffsets:
+    """Prometheus collector of the input offset each owned partition has committed (its next table
+    event to settle): where the group's committed offsets are, read from the worker itself. It
+    moves at every committed transaction; a partition whose gauge stands still while its lag is
+    above 0 is not settling (a node lost, a takeover stuck), and it is read with no Kafka client in
+    the way, so it shows that even while the group's coordinator does not answer."""
+
+    def __init__(self, committed):
+        self.committed = committed
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        gauge = GaugeMetricFamily("craps_committed_offset", "Input offset committed with the partition's "
+                                  "last transaction (its next table event to settle)", labels=("partition",))
+        for partition, offset in sorted(self.committed().items()):
+            gauge.add_metric((str(partition),), offset)
+        yield gauge
 
 
 class _LostBrokers:

@@ -220,25 +220,30 @@ class Progress(threading.Thread):
 
 
 class Committed(threading.Thread):
-    """The events the live workers have committed (`craps_events_total` of their /metrics, counted
-    once a batch's transaction committed), summed and sampled every 100 ms over HTTP: no Kafka
-    client in the way, so the measure does not wait on the node cut off as the watch of the
-    committed offsets does (its requests and its coordinator lookups time out too)."""
+    """What the live workers have committed, read from their /metrics every 100 ms over HTTP: the
+    events (`craps_events_total`, counted once a batch's transaction committed), summed, and each
+    partition's input offset committed with its last transaction (`craps_committed_offset`, the
+    highest a worker shows). No Kafka client in the way, so the measure does not wait on the node
+    cut off as the watch of the group's committed offsets does (its requests and its coordinator
+    lookups time out too)."""
 
     def __init__(self, run: FaultRun):
         super().__init__(daemon=True)
         self.floor = run
-        self.samples: list[tuple[float, float]] = []
+        self.samples: list[tuple[float, float, dict[int, int]]] = []  # (asked, events, partition -> offset)
         self.stopping = threading.Event()
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            asked, total = time.monotonic(), 0.0
+            asked, total, offsets = time.monotonic(), 0.0, {}
             try:
                 for w in self.floor.live_workers():
                     with urllib.request.urlopen(f"http://127.0.0.1:{w.web_port}/metrics", timeout=2) as r:
-                        total += sum(float(v) for v in _EVENTS.findall(r.read().decode()))
-                self.samples.append((asked, total))
+                        text = r.read().decode()
+                    total += sum(float(v) for v in _EVENTS.findall(text))
+                    for p, o in _OFFSETS.findall(text):
+                        offsets[int(p)] = max(offsets.get(int(p), 0), int(float(o)))
+                self.samples.append((asked, total, offsets))
             except OSError:
                 pass
             time.sleep(0.1)
@@ -246,8 +251,36 @@ class Committed(threading.Thread):
     def next_after(self, since: float) -> float | None:
         """Seconds from `since` to the first sample showing more events committed than the first
         sample asked after it."""
-        after = [(t, n) for t, n in self.samples if t >= since]
+        after = [(t, n) for t, n, _ in self.samples if t >= since]
         return next((t - since for t, n in after[1:] if n > after[0][1]), None) if after else None
+
+    def firsts_after(self, since: float) -> dict[int, float]:
+        """Partition -> seconds from `since` to the first sample showing its committed offset above
+        the first sample asked after `since` (a commit answered just before the fault is not one
+        after it)."""
+        after = [(t, o) for t, _, o in self.samples if t >= since]
+        if not after:
+            return {}
+        base, firsts = after[0][1], {}
+        for t, offsets in after[1:]:
+            for p, o in offsets.items():
+                if o > base.get(p, -1):
+                    firsts.setdefault(p, t - since)
+        return firsts
+
+    def every_after(self, since: float, partitions, timeout: float = 180) -> tuple[float | None, dict[int, float]]:
+        """Seconds from `since` until every one of `partitions` committed again (None: not within
+        `timeout` of `since`), and each partition's own time."""
+        wanted = set(partitions)
+        wait_until(lambda: wanted <= self.firsts_after(since).keys() or time.monotonic() > since + timeout,
+                   timeout + 5, "every partition's commit on the workers' /metrics", interval=0.2)
+        firsts = self.firsts_after(since)
+        return (max(firsts[p] for p in wanted) if wanted <= firsts.keys() else None), firsts
+
+    def offsets_at(self, when: float) -> dict[int, int]:
+        """The committed offsets of the last sample asked at or before `when`."""
+        before = [o for t, _, o in self.samples if t <= when]
+        return before[-1] if before else {}
 
     def stop(self) -> None:
         self.stopping.set()
@@ -255,6 +288,7 @@ class Committed(threading.Thread):
 
 
 _EVENTS = re.compile(r"^craps_events_total\{[^}]*\} (\S+)$", re.M)
+_OFFSETS = re.compile(r'^craps_committed_offset\{partition="(\d+)"\} (\S+)$', re.M)
 
 
 @dataclasses.dataclass
@@ -311,6 +345,7 @@ def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int
                 notes.append(f"workers exited: {dead}")
             v = check(run, floor, collector, name, recovery, notes)
             v.next_settlement_s = next_s[0] if next_s else None  # type: ignore[attr-defined]
+            v.every_partition_s = next_s[1] if len(next_s) > 1 else None  # type: ignore[attr-defined]
             return v
         finally:
             for thing in (progress, feeder, watch):
@@ -453,32 +488,48 @@ def partition(seconds: float = 30.0, worst: bool = False):
         assert answers[f"node {node} (cut)"] is False and all(v for k, v in answers.items() if "(cut)" not in k), \
             f"the cut did not cut off exactly node {node}: {answers}"
         next_s, every_s = progress.settling_again(mark, t)
+        every_workers, firsts = committed.every_after(t, range(PARTITIONS))
         committed.stop()
         next_workers = committed.next_after(t)
         fed, fed_last = progress.fed(t, t_heal)
+        # The feed seen through the workers: events settled during the cut beyond the table events'
+        # end offsets at the mark were written during the cut (the watch's end offsets go stale
+        # while its own clients wait on the cut node).
+        at_heal = committed.offsets_at(t_heal)
+        fed_settled = {p: at_heal.get(p, 0) - end for p, end in mark[1].items() if at_heal.get(p, 0) > end}
+        slowest = sorted(firsts.items(), key=lambda kv: -kv[1])[:3]
         synced = cluster.in_sync()
         back = time.monotonic() - t_heal
         gap = progress.longest_gap(t, time.monotonic())
         after = _node_says(node_log, seen_heal)
         still = _alive(pid)
-        log(f"partition: node {node} ({leaders}; active controller {controller}, group coordinator {coordinator}) cut off {seconds:.0f} s (from {cut_at} to {heal_at} UTC); next "
-            f"settlement {next_s:.1f} s (by the workers' /metrics {next_workers}), every partition {every_s:.1f} s after the "
-            f"cut, longest pause {gap:.1f} s, in sync {back:.1f} s after the heal; feed: {fed} events during the cut, the last at {fed_last}; node running through the cut: {alive_in_cut}, after: {still}; "
+        load = os.getloadavg()
+        log(f"partition: node {node} ({leaders}; active controller {controller}, group coordinator {coordinator}) cut off {seconds:.0f} s (from {cut_at} to {heal_at} UTC); "
+            f"the workers' /metrics: next settlement {next_workers}, every partition {every_workers} s after the cut "
+            f"(per partition: {dict(sorted(firsts.items()))}); the watch: next {next_s:.1f} s, every partition {every_s:.1f} s; "
+            f"longest pause {gap:.1f} s, in sync {back:.1f} s after the heal; feed: {fed} events during the cut by the watch, the last at {fed_last}, "
+            f"settled beyond the ends at the cut {fed_settled}; load {load[0]:.1f} {load[1]:.1f}; node running through the cut: {alive_in_cut}, after: {still}; "
             f"its log during the cut: {during}; after the heal: {after}")
         workers_s = f"{next_workers:.1f} s" if next_workers is not None else "none"
-        return (f"next settlement {next_s:.1f} s (the workers' /metrics: {workers_s}), every partition "
-                f"{every_s:.1f} s after the cut",
+        every_w = f"{every_workers:.1f} s" if every_workers is not None else "not within 180 s"
+        return (f"the workers' /metrics: next settlement {workers_s}, every partition {every_w} after the cut "
+                f"(the group's committed offsets' watch: {next_s:.1f} s and {every_s:.1f} s)",
                 [f"node {node} (leader of {leaders}; the active controller was node {controller}, the group's "
                  f"coordinator node {coordinator}) cut off "
                  f"{seconds:.0f} s, then healed",
                  "while cut: " + ", ".join(f"{k} {'answered' if v else 'did not answer'}" for k, v in answers.items()),
+                 "the last partitions to commit again (the workers' /metrics): "
+                 + ", ".join(f"{p} at {f:.1f} s" for p, f in slowest),
                  f"longest pause {gap:.1f} s", f"in sync {back:.1f} s after the heal",
+                 f"events settled during the cut beyond the table events' ends at the cut (written during "
+                 f"the cut): {sum(fed_settled.values()):,} on {len(fed_settled)} of {PARTITIONS} partitions",
+                 f"load average {load[0]:.1f} (1 min), {load[1]:.1f} (5 min) at the end",
                  f"the feed wrote {fed:,} table events while the node was cut off, the last "
                  + (f"{fed_last:.1f} s after the cut" if fed_last is not None else "before the cut"),
                  f"node {node} {'kept running' if alive_in_cut and still else 'EXITED'}; its log while cut: "
                  f"{during or 'nothing of note'}; after the heal: {after or 'nothing of note'}"],
-                # The bound holds the floor's own next commit; the watch's figure carries its lag too.
-                next_workers if next_workers is not None else next_s)
+                # The bounds hold the floor's own commits; the watch's figures carry its lag too.
+                next_workers if next_workers is not None else next_s, every_workers)
     return fault
 
 

@@ -6,10 +6,13 @@ a three-node cluster of its own, under a live feed, checked as every fault scena
 
 Prints the table of figures (docs/reliability/cluster.md) and exits 1 if any drill failed: lost or
 repeated a settlement, disagreed on the money, or took longer than its bound (`BOUNDS`) from the
-fault to the next settlement committed.
+fault to the next settlement committed. CRAPS_DRILL_KEEP=DIR keeps each drill's run directory
+(the nodes' and the workers' logs) under DIR.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import pathlib
 import sys
 import tempfile
@@ -43,6 +46,21 @@ DRILLS = {
 BOUNDS = {"partition": 15.0, "partition-controller": 15.0}
 
 
+@contextlib.contextmanager
+def _run_directory(name: str):
+    """The drill's run directory (its cluster's data and logs, the workers' logs): removed at the
+    end, or kept under CRAPS_DRILL_KEEP (a directory) to read the nodes' and workers' logs after."""
+    keep = os.environ.get("CRAPS_DRILL_KEEP")
+    if keep:
+        pathlib.Path(keep).mkdir(parents=True, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=f"craps-drill-{name}-", dir=keep)
+        log(f"{name}: run directory {tmp} (kept)")
+        yield tmp
+        return
+    with tempfile.TemporaryDirectory(prefix=f"craps-drill-{name}-") as tmp:
+        yield tmp
+
+
 def main(argv: list[str]) -> int:
     names = argv or list(DRILLS)
     unknown = [n for n in names if n not in DRILLS]
@@ -51,7 +69,7 @@ def main(argv: list[str]) -> int:
         return 2
     verdicts, failed = [], []
     for name in names:
-        with tempfile.TemporaryDirectory(prefix=f"craps-drill-{name}-") as tmp:
+        with _run_directory(name) as tmp:
             try:
                 v = DRILLS[name](pathlib.Path(tmp))
             except Exception:  # noqa: BLE001 - the next drill still runs; this one is reported failed

@@ -95,3 +95,77 @@ def test_the_producer_keeps_its_settings(monkeypatch):
     assert (s.client, s._txn_manager, s._message_accumulator) == (p.client, p._txn_manager, p._message_accumulator)
     assert (s._retry_backoff, s._request_timeout_ms, s._acks) == (0.01, 5_000, -1)
     assert p._txn_manager.transactional_id == "craps-worker-5"
+
+
+def test_stopping_a_producer_waits_at_most_its_bound_for_the_connections_to_close():
+    """A TLS connection to a node cut off closes only after Python's TLS shutdown timeout (30 s):
+    `stop_producer` lets that go on by itself after its wait, and the stop still completes."""
+    from craps_streams.kafka.producers import stop_producer
+
+    class Stuck:
+        stopped = False
+
+        async def stop(self):
+            await asyncio.sleep(0.5)  # the sockets' closing, to a silent node
+            self.stopped = True
+
+    async def run():
+        producer = Stuck()
+        loop = asyncio.get_running_loop()
+        t = loop.time()
+        await stop_producer(producer, wait_s=0.05)
+        waited = loop.time() - t
+        assert not producer.stopped
+        await asyncio.sleep(0.6)
+        return waited, producer.stopped
+    waited, stopped = asyncio.run(run())
+    assert waited < 0.3 and stopped
+
+
+class _Builder:
+    def __init__(self):
+        self.records = []
+
+    def append(self, key, value, timestamp):
+        self.records.append((key, value))
+        return True
+
+    def close(self):
+        pass
+
+    def record_count(self):
+        return len(self.records)
+
+
+class _Queue:
+    """A producer whose queue has no room for `full` tries (aiokafka's KafkaTimeoutError)."""
+
+    def __init__(self, full):
+        self.full, self.tries, self.queued = full, 0, []
+
+    def create_batch(self):
+        return _Builder()
+
+    async def send_batch(self, batch, topic, partition):
+        from aiokafka.errors import KafkaTimeoutError
+
+        self.tries += 1
+        if self.tries <= self.full:
+            raise KafkaTimeoutError()
+        self.queued.append((topic, partition, list(batch.records)))
+        return "delivery"
+
+
+def test_a_record_batch_waits_for_room_behind_the_one_in_flight():
+    import pytest
+    from aiokafka.errors import KafkaTimeoutError
+
+    from craps_streams.kafka.producers import QUEUE_WAITS, send_records
+
+    producer = _Queue(full=QUEUE_WAITS - 1)
+    delivered = asyncio.run(send_records(producer, {"settlements": [(b"T1", b"a"), (b"T1", b"b")]}, 3))
+    assert delivered == ["delivery"] and producer.queued == [("settlements", 3, [(b"T1", b"a"), (b"T1", b"b")])]
+    stuck = _Queue(full=QUEUE_WAITS)
+    with pytest.raises(KafkaTimeoutError):
+        asyncio.run(send_records(stuck, {"settlements": [(b"T1", b"a")]}, 3))
+    assert stuck.queued == [] and stuck.tries == QUEUE_WAITS

@@ -126,3 +126,16 @@ def test_no_created_series_for_the_counters():
     text = generate_latest(metrics.registry).decode()
     assert "craps_events_total{" in text
     assert "_created" not in text
+
+
+def test_each_owned_partition_exports_its_committed_offset():
+    owned_now = {3: 120, 5: 7}
+    metrics = FloorMetrics(committed=lambda: owned_now)
+    text = generate_latest(metrics.registry).decode()
+    assert 'craps_committed_offset{partition="3"} 120.0' in text
+    assert 'craps_committed_offset{partition="5"} 7.0' in text
+    del owned_now[3]  # released: its next owner exports it
+    owned_now[5] = 9
+    text = generate_latest(metrics.registry).decode()
+    assert 'partition="3"' not in text.split("craps_committed_offset", 1)[1]
+    assert 'craps_committed_offset{partition="5"} 9.0' in text
