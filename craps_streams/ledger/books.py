@@ -22,7 +22,7 @@ from collections import defaultdict
 from functools import lru_cache
 from types import SimpleNamespace
 
-from sqlalchemy import BigInteger, case, cast, func, not_, or_, select, tuple_
+from sqlalchemy import BigInteger, bindparam, case, cast, func, not_, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 
 from craps_streams.ledger import schema
@@ -50,7 +50,15 @@ def sum_if(condition, value):
 def _upsert_statement(dialect: str, table, add: tuple, replace: tuple, least: tuple, greatest: tuple):
     # Built once per book: SQLAlchemy then finds its compiled form by the statement's cache key,
     # without making the construct again for every batch.
-    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+    if dialect == "postgresql":
+        # One statement for all of a book's rows, each column's values one array (unnest side by
+        # side makes the rows again): run row by row (executemany), the server's work on a
+        # batch's hundreds of book rows was most of the ledger's write.
+        names = [c.name for c in table.columns]
+        insert = postgresql.insert(table).from_select(names, select(
+            *(func.unnest(bindparam(n, type_=postgresql.ARRAY(table.c[n].type))) for n in names)))
+    else:
+        insert = sqlite.insert(table)
     new = insert.excluded
     changes = {c: table.c[c] + new[c] for c in add}
     changes.update({c: new[c] for c in replace})
@@ -60,9 +68,15 @@ def _upsert_statement(dialect: str, table, add: tuple, replace: tuple, least: tu
 
 
 def _upsert(conn, table, rows: list[dict], add=(), replace=(), least=(), greatest=()) -> None:
-    if rows:
-        conn.execute(_upsert_statement(conn.dialect.name, table, tuple(add), tuple(replace), tuple(least),
-                                       tuple(greatest)), rows)
+    """Add `rows` (one per key) to a book: new keys inserted, present ones changed as asked."""
+    if not rows:
+        return
+    statement = _upsert_statement(conn.dialect.name, table, tuple(add), tuple(replace), tuple(least),
+                                  tuple(greatest))
+    if conn.dialect.name == "postgresql":
+        conn.execute(statement, {c.name: [r[c.name] for r in rows] for c in table.columns})
+    else:
+        conn.execute(statement, rows)
 
 
 def book(conn, settlements: list[dict]) -> None:
@@ -113,12 +127,16 @@ def book(conn, settlements: list[dict]) -> None:
 
 def _book_decisions(conn, partial: dict, seqs: dict) -> None:
     d = schema.open_decisions
-    begun = [k for k in partial if k[1] == seqs[k[0]][0]]  # only these may have been begun before
+    # Only each table's first decision here may have been begun before: looked up by its table and
+    # seq (the key's leading columns, a few per table), its kinds kept of what comes back.
+    begun = {k for k in partial if k[1] == seqs[k[0]][0]}
+    firsts = sorted({k[:2] for k in begun})
     before = {}
-    for i in range(0, len(begun), 500):
-        chunk = begun[i:i + 500]
-        for r in conn.execute(select(d).where(tuple_(d.c.table_id, d.c.seq, d.c.wager, d.c.paytable).in_(chunk))):
-            before[(r.table_id, r.seq, r.wager, r.paytable)] = r
+    for i in range(0, len(firsts), 500):
+        for r in conn.execute(select(d).where(tuple_(d.c.table_id, d.c.seq).in_(firsts[i:i + 500]))):
+            key = (r.table_id, r.seq, r.wager, r.paytable)
+            if key in begun:
+                before[key] = r
     stakes: dict = defaultdict(lambda: [0, 0])
     still_open = []
     for key, (day, shift, stake, win) in partial.items():
