@@ -19,13 +19,12 @@ found was booked at its part's stake, and moves to its whole stake.
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
 from types import SimpleNamespace
 
-from sqlalchemy import BigInteger, bindparam, case, cast, func, not_, or_, select, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import BigInteger, case, cast, func, not_, or_, select, tuple_
 
 from craps_streams.ledger import schema
+from craps_streams.ledger.bulk import upsert
 from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, decided_by_dice, unit_result
 
 s = schema.settlements
@@ -44,39 +43,6 @@ def total(value):
 
 def sum_if(condition, value):
     return total(case((condition, value), else_=0))
-
-
-@lru_cache(maxsize=32)
-def _upsert_statement(dialect: str, table, add: tuple, replace: tuple, least: tuple, greatest: tuple):
-    # Built once per book: SQLAlchemy then finds its compiled form by the statement's cache key,
-    # without making the construct again for every batch.
-    if dialect == "postgresql":
-        # One statement for all of a book's rows, each column's values one array (unnest side by
-        # side makes the rows again): run row by row (executemany), the server's work on a
-        # batch's hundreds of book rows was most of the ledger's write.
-        names = [c.name for c in table.columns]
-        insert = postgresql.insert(table).from_select(names, select(
-            *(func.unnest(bindparam(n, type_=postgresql.ARRAY(table.c[n].type))) for n in names)))
-    else:
-        insert = sqlite.insert(table)
-    new = insert.excluded
-    changes = {c: table.c[c] + new[c] for c in add}
-    changes.update({c: new[c] for c in replace})
-    changes.update({c: case((new[c] < table.c[c], new[c]), else_=table.c[c]) for c in least})
-    changes.update({c: case((new[c] > table.c[c], new[c]), else_=table.c[c]) for c in greatest})
-    return insert.on_conflict_do_update(index_elements=[c.name for c in table.primary_key.columns], set_=changes)
-
-
-def _upsert(conn, table, rows: list[dict], add=(), replace=(), least=(), greatest=()) -> None:
-    """Add `rows` (one per key) to a book: new keys inserted, present ones changed as asked."""
-    if not rows:
-        return
-    statement = _upsert_statement(conn.dialect.name, table, tuple(add), tuple(replace), tuple(least),
-                                  tuple(greatest))
-    if conn.dialect.name == "postgresql":
-        conn.execute(statement, {c.name: [r[c.name] for r in rows] for c in table.columns})
-    else:
-        conn.execute(statement, rows)
 
 
 def book(conn, settlements: list[dict]) -> None:
@@ -117,9 +83,9 @@ def book(conn, settlements: list[dict]) -> None:
                 span[0], span[1] = min(span[0], seq), max(span[1], seq)
     names = ("settled", "handle_cents", "returned_cents", "collected_cents", "won_cents", "wins", "losses",
              "first_seq", "last_seq")
-    _upsert(conn, schema.line_totals, [{**dict(zip(LINE, k)), **dict(zip(names, v))} for k, v in totals.items()],
+    upsert(conn, schema.line_totals, [{**dict(zip(LINE, k)), **dict(zip(names, v))} for k, v in totals.items()],
             add=names[:7], least=("first_seq",), greatest=("last_seq",))
-    _upsert(conn, schema.line_outcomes, [{**dict(zip(LINE, k[:5])), "unit": k[5], "wagers": n}
+    upsert(conn, schema.line_outcomes, [{**dict(zip(LINE, k[:5])), "unit": k[5], "wagers": n}
                                          for k, n in outcomes.items()], add=("wagers",))
     if partial:
         _book_decisions(conn, partial, seqs)
@@ -154,8 +120,8 @@ def _book_decisions(conn, partial: dict, seqs: dict) -> None:
         if key[1] == seqs[key[0]][1]:  # its table ends these settlements with it: the next may continue it
             still_open.append({"table_id": key[0], "seq": key[1], "wager": key[2], "paytable": key[3],
                                "stake_cents": stake, "house_win_cents": win})
-    _upsert(conn, d, still_open, replace=("stake_cents", "house_win_cents"))
-    _upsert(conn, schema.line_stakes, [{**dict(zip(LINE, k[:5])), "stake_cents": k[5], "decisions": n,
+    upsert(conn, d, still_open, replace=("stake_cents", "house_win_cents"))
+    upsert(conn, schema.line_stakes, [{**dict(zip(LINE, k[:5])), "stake_cents": k[5], "decisions": n,
                                         "house_win_cents": w} for k, (n, w) in stakes.items()],
             add=("decisions", "house_win_cents"))
 
