@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from sqlalchemy import BigInteger, case, cast, func, not_, or_, select, tuple_
 
 from craps_streams.ledger import schema
-from craps_streams.ledger.bulk import upsert
+from craps_streams.ledger.bulk import BookRows, upsert
 from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, decided_by_dice, unit_result
 
 s = schema.settlements
@@ -83,15 +83,16 @@ def book(conn, settlements: list[dict]) -> None:
                 span[0], span[1] = min(span[0], seq), max(span[1], seq)
     names = ("settled", "handle_cents", "returned_cents", "collected_cents", "won_cents", "wins", "losses",
              "first_seq", "last_seq")
-    upsert(conn, schema.line_totals, [{**dict(zip(LINE, k)), **dict(zip(names, v))} for k, v in totals.items()],
-            add=names[:7], least=("first_seq",), greatest=("last_seq",))
-    upsert(conn, schema.line_outcomes, [{**dict(zip(LINE, k[:5])), "unit": k[5], "wagers": n}
-                                         for k, n in outcomes.items()], add=("wagers",))
-    if partial:
-        _book_decisions(conn, partial, seqs)
+    upsert(conn, [
+        BookRows(schema.line_totals, [{**dict(zip(LINE, k)), **dict(zip(names, v))} for k, v in totals.items()],
+                 add=names[:7], least=("first_seq",), greatest=("last_seq",)),
+        BookRows(schema.line_outcomes, [{**dict(zip(LINE, k[:5])), "unit": k[5], "wagers": n}
+                                        for k, n in outcomes.items()], add=("wagers",)),
+        *(_decisions(conn, partial, seqs) if partial else ())])
 
 
-def _book_decisions(conn, partial: dict, seqs: dict) -> None:
+def _decisions(conn, partial: dict, seqs: dict) -> tuple:
+    """The open decisions' and line_stakes' rows of these decisions (the open decisions read)."""
     d = schema.open_decisions
     # Only each table's first decision here may have been begun before: looked up by its table and
     # seq (the key's leading columns, a few per table), its kinds kept of what comes back.
@@ -120,10 +121,10 @@ def _book_decisions(conn, partial: dict, seqs: dict) -> None:
         if key[1] == seqs[key[0]][1]:  # its table ends these settlements with it: the next may continue it
             still_open.append({"table_id": key[0], "seq": key[1], "wager": key[2], "paytable": key[3],
                                "stake_cents": stake, "house_win_cents": win})
-    upsert(conn, d, still_open, replace=("stake_cents", "house_win_cents"))
-    upsert(conn, schema.line_stakes, [{**dict(zip(LINE, k[:5])), "stake_cents": k[5], "decisions": n,
-                                        "house_win_cents": w} for k, (n, w) in stakes.items()],
-            add=("decisions", "house_win_cents"))
+    return (BookRows(d, still_open, replace=("stake_cents", "house_win_cents")),
+            BookRows(schema.line_stakes, [{**dict(zip(LINE, k[:5])), "stake_cents": k[5], "decisions": n,
+                                           "house_win_cents": w} for k, (n, w) in stakes.items()],
+                     add=("decisions", "house_win_cents")))
 
 
 def rebuild(conn) -> None:

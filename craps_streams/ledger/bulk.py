@@ -4,23 +4,25 @@ how, inside the caller's transaction).
 
     insert_new(conn, table, rows)   the rows not there yet (ON CONFLICT DO NOTHING); the keys of
                                     those that were new
-    upsert(conn, table, rows, ...)  a book's rows (one per key) added to what it holds
+    upsert(conn, books)             the books' rows (`BookRows`, one per key) added to what they hold
 
 PostgreSQL takes a batch's rows in a few statements, never row by row: the record rows by COPY
 into a temporary table and one INSERT ... SELECT (a multi-row VALUES statement of thousands of
 parameters cost psycopg more to parse than the server to run), a book's rows as one array per
-column, unnested side by side into one INSERT ... ON CONFLICT DO UPDATE (run row by row, as
-executemany does, the server's work on a batch's hundreds of book rows was most of the write).
+column, unnested side by side into an INSERT ... ON CONFLICT DO UPDATE, the four books' in one
+statement (run row by row, as executemany does, the server's work on a batch's hundreds of book
+rows was most of the write; and each statement is a round trip, long on a loaded machine).
 SQLite, in the process, runs one prepared statement over the rows (the driver's executemany),
 each row's parameters converted by SQLAlchemy's own types (a date as the text SQLAlchemy reads
 back): building and binding SQLAlchemy's statements per row took most of the write's CPU.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
 
-from sqlalchemy import bindparam, case, func, select
+from sqlalchemy import Table, bindparam, case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -115,13 +117,30 @@ def _insert_new_sqlite(conn: Connection, table, values: list[dict]) -> list[tupl
     return [key_of(v) for v, row in zip(values, rows) if conn.exec_driver_sql(statement, row).rowcount == 1]
 
 
-@lru_cache(maxsize=32)
-def _upsert_statement(dialect: str, table, add: tuple, replace: tuple, least: tuple, greatest: tuple):
+@dataclass(frozen=True)
+class BookRows:
+    """Rows (one per key) to add to a book: a key new is inserted; a present one has its columns
+    `add` summed, `replace` replaced, `least` / `greatest` kept at the lesser / greater."""
+    table: Table
+    rows: list
+    add: tuple = ()
+    replace: tuple = ()
+    least: tuple = ()
+    greatest: tuple = ()
+
+    @property
+    def shape(self) -> tuple:
+        return self.table, self.add, self.replace, self.least, self.greatest
+
+
+@lru_cache(maxsize=64)
+def _upsert_statement(dialect: str, shape: tuple, prefix: str = ""):
     # Built once per book: SQLAlchemy then finds its compiled form by the statement's cache key.
+    table, add, replace, least, greatest = shape
     names = [c.name for c in table.columns]
     if dialect == "postgresql":
         insert = postgresql.insert(table).from_select(names, select(
-            *(func.unnest(bindparam(n, type_=postgresql.ARRAY(table.c[n].type))) for n in names)))
+            *(func.unnest(bindparam(prefix + n, type_=postgresql.ARRAY(table.c[n].type))) for n in names)))
     else:
         insert = sqlite.insert(table).values({n: bindparam(n) for n in names})
     new = insert.excluded
@@ -133,22 +152,31 @@ def _upsert_statement(dialect: str, table, add: tuple, replace: tuple, least: tu
 
 
 @lru_cache(maxsize=32)
+def _postgresql_upserts(shapes: tuple):
+    """The books' upserts as one statement: each but the last a data-modifying WITH of it (the
+    books are distinct tables, so no row is changed twice), its parameters named by its table."""
+    statements = [_upsert_statement("postgresql", shape, f"{shape[0].name}__") for shape in shapes]
+    return statements[-1].add_cte(*(s.cte(f"book_{i}") for i, s in enumerate(statements[:-1])))
+
+
+@lru_cache(maxsize=32)
 def _sqlite_upsert(statement, dialect) -> tuple[str, tuple]:
     """The statement's SQL on SQLite and its parameters' names, in order."""
     compiled = statement.compile(dialect=dialect)
     return compiled.string, tuple(compiled.positiontup)
 
 
-def upsert(conn: Connection, table, rows: list[dict], add=(), replace=(), least=(), greatest=()) -> None:
-    """Add `rows` (one per key) to a book: a key new is inserted; a present one has its columns
-    `add` summed, `replace` replaced, `least` / `greatest` kept at the lesser / greater."""
-    if not rows:
+def upsert(conn: Connection, books: list[BookRows]) -> None:
+    """Add each book's rows to it. PostgreSQL: one statement for them all, one round trip."""
+    books = [b for b in books if b.rows]
+    if not books:
         return
-    dialect = _check(conn)
-    statement = _upsert_statement(dialect, table, tuple(add), tuple(replace), tuple(least), tuple(greatest))
-    if dialect == "postgresql":
-        conn.execute(statement, {c.name: [r[c.name] for r in rows] for c in table.columns})
-    else:
-        sql, order = _sqlite_upsert(statement, conn.dialect)
-        parameters_of = _parameters_of(table, order, conn.dialect)
-        conn.exec_driver_sql(sql, [parameters_of(r) for r in rows])
+    if _check(conn) == "postgresql":
+        statement = _postgresql_upserts(tuple(b.shape for b in books))
+        conn.execute(statement, {f"{b.table.name}__{c.name}": [r[c.name] for r in b.rows]
+                                 for b in books for c in b.table.columns})
+        return
+    for b in books:
+        sql, order = _sqlite_upsert(_upsert_statement("sqlite", b.shape), conn.dialect)
+        parameters_of = _parameters_of(b.table, order, conn.dialect)
+        conn.exec_driver_sql(sql, [parameters_of(r) for r in b.rows])
