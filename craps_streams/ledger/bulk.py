@@ -85,7 +85,10 @@ def insert_new(conn: Connection, table, rows: list[dict]) -> list[tuple]:
     with cursor.copy(f"COPY {staging} ({columns}) FROM STDIN") as copy:
         for v in rows:
             copy.write_row(row_of(v))
-    cursor.execute(f"INSERT INTO {table.name} ({columns}) SELECT DISTINCT ON ({keys}) {columns} "
+    # A key twice in the rows (a record read twice in one batch) is kept once, the first: DO NOTHING
+    # skips a row whose key the same statement inserted (no sort of the rows by key, as DISTINCT
+    # ON took).
+    cursor.execute(f"INSERT INTO {table.name} ({columns}) SELECT {columns} "
                    f"FROM {staging} ON CONFLICT DO NOTHING RETURNING {keys}")
     return [tuple(r) for r in cursor.fetchall()]
 

@@ -157,10 +157,12 @@ class Ledger:
                         new[table.name] += len(keys)
                         present[table.name] += len(values) - len(keys)
                         if table is schema.settlements and keys:
-                            # the report's books, from the settlements new to the ledger only
-                            fresh = {k[0] for k in keys}
-                            books.book(conn, [v for v in values if v["id"] in fresh] if len(fresh) < len(values)
-                                       else values)
+                            # the report's books, from the settlements new to the ledger only,
+                            # each once (a settlement twice in the batch is one new row)
+                            if len(keys) < len(values):
+                                fresh = {k[0] for k in keys}
+                                values = list({v["id"]: v for v in reversed(values) if v["id"] in fresh}.values())
+                            books.book(conn, values)
         except IntegrityError as e:  # two ledgers inserting the first position of a partition
             raise StaleBatch(f"a partition's first position was written by another ledger: {e.orig}") from e
         return Written(dict(new), dict(present))
