@@ -42,6 +42,7 @@ from craps_streams.kafka.settings import client_settings, default_bootstrap  # n
 from craps_streams.kafka.topics import delete_floor  # noqa: E402
 from craps_streams.ledger.store import open_engine  # noqa: E402
 from craps_streams.replay.engine import Replay, json_lines  # noqa: E402
+from craps_streams.settings import load, use  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -201,6 +202,7 @@ def main() -> int:
     p.add_argument("--spy", metavar="FILE", help="with --cpu: sample each ledger with py-spy into FILE.<code>.<run> "
                                                  "(its CPU figures then include the sampling's cost)")
     args = p.parse_args()
+    use(load())  # this benchmark is an edge: its settings (the broker's logins among them) read once
     bootstrap = default_bootstrap()
     tmp = tempfile.mkdtemp(prefix="craps-ledger-bench-")
     history = f"{tmp}/floor.jsonl"

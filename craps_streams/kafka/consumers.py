@@ -92,6 +92,7 @@ class PositionedReader:
         self._transform = transform or (lambda records: records)
         self._assigned = threading.Event()  # an assignment waits, paused, for the caller's positions
         self._generation = 0  # moved by every seek: what was read ahead before it is dropped
+        self._failed = None  # (generation, error) a poll_ready() met: the next poll() raises it
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="positioned-reader", daemon=True)
         self._thread.start()
@@ -186,7 +187,29 @@ class PositionedReader:
                 raise
         return self._run(self._next(timeout_ms))
 
+    def poll_ready(self):
+        """The next read already made, as `poll()` gives it, or None when none is waiting or an
+        assignment is (its partitions are sought at the next `poll()`). Never waits, never seeks:
+        what a caller adds to the records it holds, positions unmoved."""
+        if self._assigned.is_set():
+            return None
+        return self._run(self._next_ready())
+
+    async def _next_ready(self):
+        while self._failed is None and not self._ready.empty():
+            generation, read = self._ready.get_nowait()
+            if generation != self._generation:
+                continue  # read before a seek
+            if isinstance(read, Exception):
+                self._failed = (generation, read)  # raised by the next poll(), after the held records
+                return None
+            return read
+        return None
+
     async def _next(self, timeout_ms: int):
+        failed, self._failed = self._failed, None
+        if failed is not None and failed[0] == self._generation:
+            raise failed[1]
         deadline = self._loop.time() + timeout_ms / 1000
         while True:
             try:

@@ -19,13 +19,12 @@ found was booked at its part's stake, and moves to its whole stake.
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
 from types import SimpleNamespace
 
 from sqlalchemy import BigInteger, case, cast, func, not_, or_, select, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
 
 from craps_streams.ledger import schema
+from craps_streams.ledger.bulk import BookRows, upsert
 from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, decided_by_dice, unit_result
 
 s = schema.settlements
@@ -44,25 +43,6 @@ def total(value):
 
 def sum_if(condition, value):
     return total(case((condition, value), else_=0))
-
-
-@lru_cache(maxsize=32)
-def _upsert_statement(dialect: str, table, add: tuple, replace: tuple, least: tuple, greatest: tuple):
-    # Built once per book: SQLAlchemy then finds its compiled form by the statement's cache key,
-    # without making the construct again for every batch.
-    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
-    new = insert.excluded
-    changes = {c: table.c[c] + new[c] for c in add}
-    changes.update({c: new[c] for c in replace})
-    changes.update({c: case((new[c] < table.c[c], new[c]), else_=table.c[c]) for c in least})
-    changes.update({c: case((new[c] > table.c[c], new[c]), else_=table.c[c]) for c in greatest})
-    return insert.on_conflict_do_update(index_elements=[c.name for c in table.primary_key.columns], set_=changes)
-
-
-def _upsert(conn, table, rows: list[dict], add=(), replace=(), least=(), greatest=()) -> None:
-    if rows:
-        conn.execute(_upsert_statement(conn.dialect.name, table, tuple(add), tuple(replace), tuple(least),
-                                       tuple(greatest)), rows)
 
 
 def book(conn, settlements: list[dict]) -> None:
@@ -103,22 +83,27 @@ def book(conn, settlements: list[dict]) -> None:
                 span[0], span[1] = min(span[0], seq), max(span[1], seq)
     names = ("settled", "handle_cents", "returned_cents", "collected_cents", "won_cents", "wins", "losses",
              "first_seq", "last_seq")
-    _upsert(conn, schema.line_totals, [{**dict(zip(LINE, k)), **dict(zip(names, v))} for k, v in totals.items()],
-            add=names[:7], least=("first_seq",), greatest=("last_seq",))
-    _upsert(conn, schema.line_outcomes, [{**dict(zip(LINE, k[:5])), "unit": k[5], "wagers": n}
-                                         for k, n in outcomes.items()], add=("wagers",))
-    if partial:
-        _book_decisions(conn, partial, seqs)
+    upsert(conn, [
+        BookRows(schema.line_totals, [{**dict(zip(LINE, k)), **dict(zip(names, v))} for k, v in totals.items()],
+                 add=names[:7], least=("first_seq",), greatest=("last_seq",)),
+        BookRows(schema.line_outcomes, [{**dict(zip(LINE, k[:5])), "unit": k[5], "wagers": n}
+                                        for k, n in outcomes.items()], add=("wagers",)),
+        *(_decisions(conn, partial, seqs) if partial else ())])
 
 
-def _book_decisions(conn, partial: dict, seqs: dict) -> None:
+def _decisions(conn, partial: dict, seqs: dict) -> tuple:
+    """The open decisions' and line_stakes' rows of these decisions (the open decisions read)."""
     d = schema.open_decisions
-    begun = [k for k in partial if k[1] == seqs[k[0]][0]]  # only these may have been begun before
+    # Only each table's first decision here may have been begun before: looked up by its table and
+    # seq (the key's leading columns, a few per table), its kinds kept of what comes back.
+    begun = {k for k in partial if k[1] == seqs[k[0]][0]}
+    firsts = sorted({k[:2] for k in begun})
     before = {}
-    for i in range(0, len(begun), 500):
-        chunk = begun[i:i + 500]
-        for r in conn.execute(select(d).where(tuple_(d.c.table_id, d.c.seq, d.c.wager, d.c.paytable).in_(chunk))):
-            before[(r.table_id, r.seq, r.wager, r.paytable)] = r
+    for i in range(0, len(firsts), 500):
+        for r in conn.execute(select(d).where(tuple_(d.c.table_id, d.c.seq).in_(firsts[i:i + 500]))):
+            key = (r.table_id, r.seq, r.wager, r.paytable)
+            if key in begun:
+                before[key] = r
     stakes: dict = defaultdict(lambda: [0, 0])
     still_open = []
     for key, (day, shift, stake, win) in partial.items():
@@ -136,10 +121,10 @@ def _book_decisions(conn, partial: dict, seqs: dict) -> None:
         if key[1] == seqs[key[0]][1]:  # its table ends these settlements with it: the next may continue it
             still_open.append({"table_id": key[0], "seq": key[1], "wager": key[2], "paytable": key[3],
                                "stake_cents": stake, "house_win_cents": win})
-    _upsert(conn, d, still_open, replace=("stake_cents", "house_win_cents"))
-    _upsert(conn, schema.line_stakes, [{**dict(zip(LINE, k[:5])), "stake_cents": k[5], "decisions": n,
-                                        "house_win_cents": w} for k, (n, w) in stakes.items()],
-            add=("decisions", "house_win_cents"))
+    return (BookRows(d, still_open, replace=("stake_cents", "house_win_cents")),
+            BookRows(schema.line_stakes, [{**dict(zip(LINE, k[:5])), "stake_cents": k[5], "decisions": n,
+                                           "house_win_cents": w} for k, (n, w) in stakes.items()],
+                     add=("decisions", "house_win_cents")))
 
 
 def rebuild(conn) -> None:

@@ -41,7 +41,8 @@ class LedgerSettings:
     calendar: GamingCalendar
     instance: str = "1"  # this ledger's name in its group, the same across restarts
     bootstrap: str | None = None
-    max_batch_records: int = 5000
+    max_batch_records: int = 5000  # a poll's records at most
+    write_polls: int = 4  # a write takes the polls already read, up to this many: a backlog, few commits
     poll_ms: int = 200
     lag_every_s: float = 1.0
     retry_after_s: float = 1.0
@@ -154,12 +155,13 @@ class LedgerService:
         self.ledger.bind_calendar(s.calendar)
         reader = PositionedReader(list(s.topics), s.group_id, self._positions, instance=s.instance,
                                   bootstrap=s.bootstrap, max_poll_records=s.max_batch_records,
+                                  read_ahead=s.write_polls,
                                   transform=partial(read_of, calendar=s.calendar, events_topic=s.events_topic))
         # A batch makes thousands of short-lived objects (records, rows, parameters), which set off
         # the collector's young generation every 700 and its full pass over every module and
         # SQLAlchemy's caches, a tenth of the ledger's CPU: what the start made is set aside
         # (gc.freeze), and the young generation is collected less often (a batch holds no cycles
-        # worth collecting sooner; its memory is bounded by max_batch_records).
+        # worth collecting sooner; its memory is bounded by max_batch_records x write_polls).
         gc.freeze()
         gc.set_threshold(50_000, 20, 20)
         # The reader's thread decodes the next records while this one writes. The database drivers
@@ -182,6 +184,7 @@ class LedgerService:
                     time.sleep(s.retry_after_s)
                     continue
                 if made:
+                    made, after, newest_ms = self._with_ready(reader, made, after, newest_ms)
                     try:
                         batch = batch_of_rows(made, after, self.known)
                     except ValueError as e:  # records from behind the ledger's positions: read again from them
@@ -201,6 +204,21 @@ class LedgerService:
                     self.metrics.positions(self.known, ends, self.clock(), self.newest_ms)
         finally:
             reader.close()
+
+    def _with_ready(self, reader: PositionedReader, made: list, after: dict, newest_ms: dict) -> tuple:
+        """The polled records and those of the polls already read after them, up to `write_polls`
+        polls: one batch, one transaction. Behind on a backlog, the ledger commits once for
+        several polls (the commit's wait, the books' statements and their rows shared by more
+        settlements); caught up, a poll finds none waiting and is written alone, as soon as read."""
+        for _ in range(self.settings.write_polls - 1):
+            ready = reader.poll_ready()
+            if ready is None:
+                break
+            (more, more_newest), more_after = ready
+            made = made + more
+            after = {**after, **more_after}
+            newest_ms = {**newest_ms, **{k: max(v, newest_ms.get(k, v)) for k, v in more_newest.items()}}
+        return made, after, newest_ms
 
     def _write(self, reader: PositionedReader, batch: Batch, newest_ms: dict[tuple[str, int], int]) -> None:
         started = time.perf_counter()

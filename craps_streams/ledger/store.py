@@ -10,8 +10,8 @@ its batch is refused whole (`StaleBatch`), so it re-reads from where the databas
 primary keys on the outputs' deterministic ids are the second guard: a row already present is
 kept, never doubled (ON CONFLICT DO NOTHING), and counted.
 
-One code path for SQLite and PostgreSQL (SQLAlchemy Core); the upsert's dialect differs, and on
-PostgreSQL a batch's rows travel by COPY.
+One code path for SQLite and PostgreSQL (SQLAlchemy Core); how a batch's many rows reach each
+database (COPY on PostgreSQL, the driver's executemany on SQLite) is craps_streams/ledger/bulk.py's.
 SQLite runs in WAL mode with synchronous=FULL: a commit that returned survives a power loss, not
 only a kill -9 (SQLite's `PRAGMA synchronous` documentation: NORMAL syncs
 the WAL only at checkpoints), and BEGIN IMMEDIATE,
@@ -21,13 +21,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 from sqlalchemy import bindparam, create_engine, event, func, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from craps_streams.ledger import books, migrate, schema
+from craps_streams.ledger import books, bulk, migrate, schema
 from craps_streams.ledger.rows import Row
 from craps_streams.report.calendar import GamingCalendar
 
@@ -112,28 +111,11 @@ def open_engine(url: str, reader: bool = False) -> Engine:
     return engine
 
 
-def _columns_sql(names) -> str:
-    return ", ".join(f'"{n}"' for n in names)
-
-
-def _tuple_of(names: list[str]):
-    """A row's values of `names`, as a tuple (itemgetter gives a lone value for one name)."""
-    if len(names) == 1:
-        return lambda v, name=names[0]: (v[name],)
-    return itemgetter(*names)
-
-
-def _key_sql(table) -> str:
-    return _columns_sql(c.name for c in table.primary_key.columns)
-
-
 class Ledger:
     """A ledger database: its positions, its calendar, and the transactional write of a batch."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        self.dialect = engine.dialect.name
-        self._sqlite_statements: dict = {}
 
     def migrate(self) -> None:
         migrate.upgrade(self.engine)
@@ -171,86 +153,19 @@ class Ledger:
                 for table in schema.RECORD_TABLES:  # alerts before the wagers they name
                     values = by_table.get(table.name)
                     if values:
-                        keys = self._insert(conn, table, values)
+                        keys = bulk.insert_new(conn, table, values)
                         new[table.name] += len(keys)
                         present[table.name] += len(values) - len(keys)
                         if table is schema.settlements and keys:
-                            # the report's books, from the settlements new to the ledger only
-                            fresh = {k[0] for k in keys}
-                            books.book(conn, [v for v in values if v["id"] in fresh] if len(fresh) < len(values)
-                                       else values)
+                            # the report's books, from the settlements new to the ledger only,
+                            # each once (a settlement twice in the batch is one new row)
+                            if len(keys) < len(values):
+                                fresh = {k[0] for k in keys}
+                                values = list({v["id"]: v for v in reversed(values) if v["id"] in fresh}.values())
+                            books.book(conn, values)
         except IntegrityError as e:  # two ledgers inserting the first position of a partition
             raise StaleBatch(f"a partition's first position was written by another ledger: {e.orig}") from e
         return Written(dict(new), dict(present))
-
-    def _insert(self, conn: Connection, table, values: list[dict]) -> list[tuple]:
-        """Insert the rows not there yet; returns the keys of those that were new."""
-        if self.dialect == "sqlite":
-            return self._insert_sqlite(conn, table, values)
-        if self.dialect != "postgresql":
-            raise ValueError(f"the ledger runs on SQLite or PostgreSQL, not {self.dialect}")
-        # PostgreSQL: COPY into a temporary table, then one INSERT ... SELECT ... ON CONFLICT DO
-        # NOTHING. A multi-row VALUES statement of thousands of parameters costs psycopg more to
-        # parse than the server to run; COPY sends the rows as data, and the one statement returns
-        # the keys of the rows new.
-        names = [c.name for c in table.columns]
-        staging = f"ledger_staging_{table.name}"
-        cursor = conn.connection.driver_connection.cursor()
-        cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} "
-                       f"(LIKE {table.name} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS")
-        columns = _columns_sql(names)
-        row_of = _tuple_of(names)
-        with cursor.copy(f"COPY {staging} ({columns}) FROM STDIN") as copy:
-            for v in values:
-                copy.write_row(row_of(v))
-        cursor.execute(f"INSERT INTO {table.name} ({columns}) SELECT DISTINCT ON ({_key_sql(table)}) {columns} "
-                       f"FROM {staging} ON CONFLICT DO NOTHING RETURNING {_key_sql(table)}")
-        written = [tuple(r) for r in cursor.fetchall()]
-        cursor.execute(f"TRUNCATE {staging}")
-        return written
-
-    def _insert_sqlite(self, conn: Connection, table, values: list[dict]) -> list[tuple]:
-        """SQLite: one prepared INSERT ... ON CONFLICT DO NOTHING run over the rows by the driver
-        (executemany), each row's parameters taken by SQLAlchemy's own type conversions (a date
-        as the text SQLAlchemy reads back). Building and binding SQLAlchemy's multi-row VALUES
-        statements took most of the write's CPU. The rows new are those the database changed: all
-        of them (the case but after a re-read), or else the batch is undone to its savepoint and
-        written row by row, each row's change telling new from present."""
-        statement, key_of, parameters_of = self._sqlite_statement(conn, table)
-        rows = [parameters_of(v) for v in values]
-        driver = conn.connection.driver_connection
-        changes = driver.total_changes
-        conn.exec_driver_sql("SAVEPOINT ledger_rows")
-        conn.exec_driver_sql(statement, rows)  # through SQLAlchemy: its errors, as the service expects
-        if driver.total_changes - changes == len(rows):
-            conn.exec_driver_sql("RELEASE ledger_rows")
-            return [key_of(v) for v in values]
-        conn.exec_driver_sql("ROLLBACK TO ledger_rows")
-        conn.exec_driver_sql("RELEASE ledger_rows")
-        return [key_of(v) for v, row in zip(values, rows) if conn.exec_driver_sql(statement, row).rowcount == 1]
-
-    def _sqlite_statement(self, conn: Connection, table):
-        cached = self._sqlite_statements.get(table.name)
-        if cached is None:
-            names = [c.name for c in table.columns]
-            take = _tuple_of(names)
-            converts = [(i, c.type.bind_processor(conn.dialect)) for i, c in enumerate(table.columns)]
-            converts = [(i, f) for i, f in converts if f is not None]
-
-            def parameters_of(v: dict) -> tuple:
-                row = take(v)
-                if not converts:
-                    return row
-                row = list(row)
-                for i, f in converts:
-                    row[i] = f(row[i])
-                return tuple(row)
-
-            key_of = _tuple_of([c.name for c in table.primary_key.columns])
-            statement = (f'INSERT INTO "{table.name}" ({_columns_sql(names)}) '
-                         f'VALUES ({", ".join("?" * len(names))}) ON CONFLICT DO NOTHING')
-            cached = self._sqlite_statements[table.name] = (statement, key_of, parameters_of)
-        return cached
 
     @classmethod
     def _move_all(cls, conn: Connection, spans: list) -> None:

@@ -96,6 +96,9 @@ def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypa
             records, after = self.polls.pop(0) if self.polls else ([], {})
             return self.transform(records), after
 
+        def poll_ready(self):
+            return None  # nothing read ahead: each poll is written alone
+
         def end_offsets(self):
             self.asked += 1
             if self.asked == 1:
@@ -118,3 +121,56 @@ def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypa
     assert ledger.newest_ms == {("craps.settlements", 0): 2_000}
     text = generate_latest(metrics.registry).decode()
     assert 'craps_ledger_lag_records{partition="0",topic="craps.settlements"} 0.0' in text
+
+
+def test_the_polls_already_read_go_in_one_write_with_the_positions_after_the_last(tmp_path, monkeypatch):
+    """Behind on a backlog, the records read ahead join the polled ones: one transaction, the
+    positions after the last of them; a poll with none waiting is written alone."""
+    from craps_streams.ledger import service
+    from craps_streams.ledger.store import Ledger, open_engine
+
+    polls = [([("s", 0, 0, settled(1), 1_000), ("s", 1, 0, settled(2), 4_000)], {("s", 0): 1, ("s", 1): 1}),
+             ([("s", 0, 2, settled(3), 3_000)], {("s", 0): 4}),  # offset 1: a transaction marker
+             ([("s", 1, 1, settled(4), 2_000)], {("s", 1): 2}),
+             ([("s", 0, 4, settled(5), 5_000)], {("s", 0): 5})]
+
+    class Reader:  # the adapter's PositionedReader: the first poll finds two more read, then one more
+        def __init__(self, *args, transform, **kw):
+            self.transform, self.ready = transform, [2, 0]
+
+        def read(self):
+            records, after = polls.pop(0)
+            return self.transform(records), after
+
+        def poll(self, timeout_ms):
+            return self.read() if polls else (self.transform([]), {})
+
+        def poll_ready(self):
+            if self.ready[0] == 0:
+                self.ready.pop(0)
+                return None
+            self.ready[0] -= 1
+            return self.read()
+
+        def end_offsets(self):
+            return {}
+
+        def reseek(self):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(service, "PositionedReader", Reader)
+    ledger = Ledger(open_engine(f"sqlite:///{tmp_path / 'l.db'}"))
+    batches = []
+    write = ledger.write
+    monkeypatch.setattr(ledger, "write", lambda batch: batches.append(batch) or write(batch))
+    settings = service.LedgerSettings(topics=("s",), group_id="g", calendar=CAL, lag_every_s=1e9)
+    turns = iter(range(3))
+    ledger_service = service.LedgerService(ledger, settings)
+    ledger_service.run(lambda: next(turns, None) is None)
+    assert [b.spans for b in batches] == [{("s", 0): (0, 4), ("s", 1): (0, 2)}, {("s", 0): (4, 5)}]
+    assert [len(b.rows) for b in batches] == [4, 1]
+    assert ledger.positions() == {("s", 0): 5, ("s", 1): 2} and ledger.count("settlements") == 5
+    assert ledger_service.newest_ms == {("s", 0): 5_000, ("s", 1): 4_000}

@@ -115,6 +115,18 @@ def test_a_batch_of_rows_new_and_present_writes_and_books_the_new_only(ledger_ur
     assert sum(booked) == ledger.count("settlements") == sum(r.table == "settlements" for r in mixed.rows)
 
 
+def test_a_row_twice_in_one_batch_is_written_and_booked_once(ledger_url):
+    ledger = fresh(ledger_url)
+    [batch, *_] = batches(RECORDS, {}, 30)
+    settled = [r for r in batch.rows if r.table == "settlements"]
+    twice = Batch(batch.rows + settled, batch.spans)
+    result = ledger.write(twice)
+    assert result.new["settlements"] == result.present["settlements"] == len(settled) > 0
+    with ledger.engine.connect() as conn:
+        booked = conn.execute(select(schema.line_totals.c.settled)).scalars().all()
+    assert sum(booked) == ledger.count("settlements") == len(settled)
+
+
 def test_another_calendar_is_refused(ledger_url):
     fresh(ledger_url)
     with pytest.raises(CalendarMismatch):
