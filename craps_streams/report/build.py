@@ -24,12 +24,14 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from craps_streams.accelerator.report import report_book
 from craps_streams.replay.engine import EVENT_TYPES, Replay
 from craps_streams.replay.jsonread import LineBatch
 from craps_streams.replay.sources import Slice
-from craps_streams.report.books import Line, book_group, unit_result
+from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, Line, book_group, unit_result
 from craps_streams.report.calendar import GamingCalendar, Period
 from craps_streams.rules import EventRejected, SurveillanceAlerted, TableOpened, WagerSettled
+from craps_streams.rules.hold import HoldLine
 from craps_streams.report.statistics import INVESTIGATION_LEVEL, odds_of
 
 HOUR_MS = 3_600_000
@@ -83,9 +85,15 @@ class Collected:
 
 
 class ReportPass:
-    """Feed the history's batches (`feed`), then `finish()` -> `Collected`."""
+    """Feed the history's batches (`feed`), then `finish()` -> `Collected`.
 
-    def __init__(self, settings: ReportSettings, tags=None, topic_offsets: bool = False, watch=None):
+    The booking (`_book`, `_settled`) is the specification; where the accelerator is in use the
+    same books are kept natively (native/src/report.rs `ReportBook`, handed the calendar's shifts,
+    the kinds' theory and the outcomes' words from here), unless `native_books` is False.
+    tests/report/test_native_books.py holds the two equal line by line."""
+
+    def __init__(self, settings: ReportSettings, tags=None, topic_offsets: bool = False, watch=None,
+                 native_books: bool = True):
         cal, period = settings.calendar, settings.period
         self.cal = cal
         self.replay = Replay(watch, tags=tags)
@@ -106,6 +114,11 @@ class ReportPass:
         self.cum: dict = {}  # table -> [handle, house win, expected, variance] in the period
         span = end - start
         self.bucket_ms = max(300_000, span // SERIES_POINTS)
+        self.book = report_book(
+            (start, end, self.earliest, self.bucket_ms, HOUR_MS),
+            (WagerSettled, "lose", "win", "push", TABLE_CLOSED_DETAIL, SURRENDER_DETAIL_END),
+            self.segment, self._kind, self._other, (SurveillanceAlerted, EventRejected)) if native_books else None
+        self._out: list = []  # the outputs of the throws the lane finishes, booked after each run
 
     # ------------------------------------------------------------ where an instant belongs
 
@@ -115,12 +128,17 @@ class ReportPass:
         seg = self.last_segment
         if seg is not None and seg[0] <= ts < seg[1]:
             return seg[2], seg[3]
+        seg = self.segment(ts)
+        return seg[2], seg[3]
+
+    def segment(self, ts: int) -> tuple:
+        """`(start, end, gaming day, shift, the day's ordinal)` of the shift an instant is in."""
         i = bisect.bisect_right(self.starts, ts) - 1
         if i >= 0:
             seg = self.segments[i]
             if ts < seg[1]:
                 self.last_segment = seg
-                return seg[2], seg[3]
+                return seg
         d = self.cal.gaming_day(ts)
         for name in self.cal.shift_names():
             s, e = self.cal.shift_bounds(d, name)
@@ -128,10 +146,10 @@ class ReportPass:
                 j = bisect.bisect_left(self.starts, s)
                 if j >= len(self.starts) or self.starts[j] != s:
                     self.starts.insert(j, s)
-                    self.segments.insert(j, (s, e, d, name))
+                    self.segments.insert(j, (s, e, d, name, d.toordinal()))
         i = bisect.bisect_right(self.starts, ts) - 1
         seg = self.last_segment = self.segments[i]
-        return seg[2], seg[3]
+        return seg
 
     # ------------------------------------------------------------ feeding
 
@@ -218,11 +236,14 @@ class ReportPass:
         `feed` feeds an item. When the lane read every line, `times` are theirs, one a line."""
         self.laned = True
         plain = False  # whether a line went the plain way (then only the lane's lines' times count)
-        lines, replay, seen, look = batch.lines, self.replay, self.c.seen, self._look
+        lines, replay, seen, look, out = batch.lines, self.replay, self.c.seen, self._look, self._out
         quiet: list = []  # the lines the lane settled, for their times
         i, n = 0, len(lines)
         while i < n:
-            stop, event, outputs = replay.feed_lane(lines, i)
+            stop, event, outputs = replay.feed_lane(lines, i, out)
+            if out:  # the throws the lane finished (booked and watched): in order, before the next line
+                self._book(out)
+                out.clear()
             if stop > i:
                 quiet += lines[i:stop]
                 seen.items += stop - i
@@ -289,6 +310,8 @@ class ReportPass:
                 if self.rules_of.get(table) is not rules:
                     self.rules_of[table] = rules
                     self.kinds = {k: v for k, v in self.kinds.items() if k[0] != table}
+                    if self.book is not None:
+                        self.book.forget(table)
                     self._rules_opened(table, ts, state.table_kind, rules)
         self._book(outputs)
 
@@ -304,6 +327,9 @@ class ReportPass:
     def _book(self, outputs: list) -> None:
         if not outputs:
             return
+        if self.book is not None:
+            self.book.book(outputs)
+            return
         groups: dict = {}
         for o in outputs:
             kind = type(o)
@@ -314,14 +340,20 @@ class ReportPass:
                     groups[key] = [o]
                 else:
                     group.append(o)
-            elif kind is SurveillanceAlerted:
-                if self.c.start_ms <= o.ts < self.c.end_ms:
-                    self.c.alerts.append(o)
-            elif kind is EventRejected:
-                if o.ts == 0 or not o.table_id or self.c.start_ms <= o.ts < self.c.end_ms:
-                    self.c.rejections.append(o)
+            elif kind is SurveillanceAlerted or kind is EventRejected:
+                self._other(o)
         for group in groups.values():
             self._settled(group)
+
+    def _other(self, o) -> None:
+        """An output that is not a settlement: the period's alerts and rejections kept."""
+        kind = type(o)
+        if kind is SurveillanceAlerted:
+            if self.c.start_ms <= o.ts < self.c.end_ms:
+                self.c.alerts.append(o)
+        elif kind is EventRejected:
+            if o.ts == 0 or not o.table_id or self.c.start_ms <= o.ts < self.c.end_ms:
+                self.c.rejections.append(o)
 
     def _kind(self, table: str, wager: str, paytable: str) -> tuple:
         rules = self.rules_of.get(table)
@@ -396,6 +428,8 @@ class ReportPass:
 
     def finish(self) -> Collected:
         c = self.c
+        if self.book is not None:
+            self._native_rows()
         c.tally = self.replay.tally
         for table, state in self.replay.tables.items():
             held = getattr(state, "held", None)
@@ -407,3 +441,20 @@ class ReportPass:
                               if o[0] < c.end_ms and (i + 1 == len(opened) or opened[i + 1][0] > c.start_ms)]
         return c
 
+
+    def _native_rows(self) -> None:
+        """The native books' rows into the collected lines (`ReportBook.rows`: each in the order
+        first met, as the Python books fill them)."""
+        c = self.c
+        lines, before, outcomes, hourly, series = self.book.rows()
+        for into, rows in ((c.lines, lines), (c.before, before)):
+            for key, money, decisions, stakes in rows:
+                line = Line(HoldLine(*money), *decisions, stakes)
+                known = into.get(key)
+                if known is None:
+                    into[key] = line
+                else:
+                    known.merge(line)
+        c.outcomes.update(outcomes)
+        c.hourly.update(hourly)
+        c.series.update(series)
