@@ -20,7 +20,6 @@ duplicates; it has no output of its own). Everything else goes through in batche
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -36,9 +35,6 @@ from craps_streams.report.statistics import INVESTIGATION_LEVEL, odds_of
 
 HOUR_MS = 3_600_000
 SEQUENCE_ALERTS = ("sequence_gap", "sequence_resumed")
-# A line's time as the lane reads it: the value of its "ts" key (no escape, no nesting in the lane's
-# grammar, so the pattern meets no other text of such a line).
-TS_KEY = re.compile(r'"ts"\s*:\s*(-?[0-9]+)')
 SERIES_POINTS = 300  # points per table in a period's hold series (thinned by time)
 
 
@@ -157,11 +153,12 @@ class ReportPass:
         """Feed the history's batches: lists of items, or `LineBatch`es of raw JSON lines (through
         the native lane where it is in use, `_feed_lines`)."""
         look = self._look
+        # Raw lines go through the lane where it is in use and every table is reported.
+        lane = self.replay.lane_in_use and self.slice.tables is None
         for items in batches:
             if type(items) is LineBatch:
-                times = self._lane_takes(items)
-                if times is not None:
-                    self._feed_lines(items, times)
+                if lane:
+                    self._feed_lines(items)
                     continue
                 items = items.items()
             elif type(items) is not list:
@@ -219,46 +216,38 @@ class ReportPass:
                 self.max_seq[table] = seq
         return table, seq, ts, opening, alone
 
-    def _lane_takes(self, batch: LineBatch) -> list | None:
-        """The batch's `TS_KEY` times when its raw lines may go through the lane (the lane is in use,
-        every table is reported, no line's time is past the period's end, which the slice would not
-        feed), else None. Every time the lane reads is the value of its line's one "ts" key (its
-        grammar: a flat object, no escapes, no key twice), so the largest match bounds them all."""
-        if not self.replay.lane_in_use or self.slice.tables is not None:
-            return None
-        found = list(map(int, TS_KEY.findall("\n".join(batch.lines))))
-        return found if not found or max(found) <= self.slice.until else None
-
-    def _feed_lines(self, batch: LineBatch, times: list) -> None:
-        """A batch of raw JSON lines (`times`: its `TS_KEY` times): each run of quiet lines settled
-        in the lane (`Replay.feed_lane`: no outputs, nothing of theirs to book but their count and
-        times), each throw it applied booked, every other line read (`LineBatch.item`) and fed as
-        `feed` feeds an item. When the lane read every line, `times` are theirs, one a line."""
+    def _feed_lines(self, batch: LineBatch) -> None:
+        """A batch of raw JSON lines: each run the lane settles (`Replay.feed_lane`: quiet lines, and
+        the throws it finishes, their outputs booked in order before the next line; nothing else of
+        theirs to book but their count and times) up to a line past the period's end, which the
+        slice does not feed; each throw it applied booked; every other line read (`LineBatch.item`)
+        and fed as `feed` feeds an item."""
         self.laned = True
-        plain = False  # whether a line went the plain way (then only the lane's lines' times count)
         lines, replay, seen, look, out = batch.lines, self.replay, self.c.seen, self._look, self._out
-        quiet: list = []  # the lines the lane settled, for their times
+        span = [seen.min_ts, seen.max_ts]  # widened by the lane with the times of the lines it settles
+        until = self.slice.until
         i, n = 0, len(lines)
         while i < n:
-            stop, event, outputs = replay.feed_lane(lines, i, out)
+            stop, event, outputs = replay.feed_lane(lines, i, out, until, span)
             if out:  # the throws the lane finished (booked and watched): in order, before the next line
                 self._book(out)
                 out.clear()
-            if stop > i:
-                quiet += lines[i:stop]
-                seen.items += stop - i
+            seen.items += stop - i
             i = stop
             if i == n:
                 break
             i += 1
             if event is not None and outputs is not None:  # a throw the lane applied: in sequence
                 seen.items += 1
-                quiet.append(lines[i - 1])
+                ts = event.ts
+                if span[0] is None or ts < span[0]:
+                    span[0] = ts
+                if span[1] is None or ts > span[1]:
+                    span[1] = ts
                 if event.seq > self.max_seq.get(event.table_id, 0):
                     self.max_seq[event.table_id] = event.seq
                 self._book(outputs)
                 continue
-            plain = True
             it = event if event is not None else batch.item(i - 1)
             if it is None:  # a blank line
                 continue
@@ -270,14 +259,11 @@ class ReportPass:
                 self._alone(it, *looked[:4])
             else:
                 self._book(replay.feed_batch([it]))
-        if quiet:
-            if plain:
-                times = list(map(int, TS_KEY.findall("\n".join(quiet))))
-            low, high = min(times), max(times)
-            if seen.min_ts is None or low < seen.min_ts:
-                seen.min_ts = low
-            if seen.max_ts is None or high > seen.max_ts:
-                seen.max_ts = high
+        low, high = span
+        if low is not None and (seen.min_ts is None or low < seen.min_ts):
+            seen.min_ts = low
+        if high is not None and (seen.max_ts is None or high > seen.max_ts):
+            seen.max_ts = high
 
     def _offset(self, where: str) -> None:
         topic, _, rest = where.rpartition("/")
