@@ -76,7 +76,7 @@ class LineWriter:
     def lines(self, outputs: list) -> str | None: ...
 
 class ReportBook:
-    def __init__(self, bounds: tuple[int, int, int, int, int], facts: tuple[type, str, str, str, str, str],
+    def __init__(self, bounds: tuple[int, int, int, int, int], facts: Sequence[Any],
                  segment: Callable[[int], tuple[int, int, Any, str, int]],
                  kind: Callable[[str, str, str], tuple[tuple, float, float]], other: Callable[[Any], Any],
                  forward: Sequence[type]) -> None: ...

@@ -48,7 +48,7 @@ class WagerOdds:
     house_edge: Fraction
     variance: Fraction
     # The hash, computed once: a report's tails are looked up by their odds thousands of times, and
-    # hashing the Fractions of every outcome each time (a modular inverse each) cost a tenth of it.
+    # hashing the Fractions of every outcome each time (a modular inverse each) was a twentieth of it.
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:

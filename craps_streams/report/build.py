@@ -224,7 +224,7 @@ class ReportPass:
         and fed as `feed` feeds an item."""
         self.laned = True
         lines, replay, seen, look, out = batch.lines, self.replay, self.c.seen, self._look, self._out
-        span = [seen.min_ts, seen.max_ts]  # widened by the lane with the times of the lines it settles
+        span = [None, None]  # the least and greatest time of the lines the lane settles (64-bit ints)
         until = self.slice.until
         i, n = 0, len(lines)
         while i < n:

@@ -449,10 +449,9 @@ impl ReportBook {
     /// `other(output)` (module docs), `other` given the outputs of the classes `forward` (exactly:
     /// no subclass), in their order.
     #[new]
-    fn new(bounds: (i64, i64, i64, i64, i64), facts: (Bound<PyAny>, Bound<PyAny>, Bound<PyAny>, Bound<PyAny>,
-           Bound<PyAny>, Bound<PyAny>), segment: Bound<PyAny>, kind: Bound<PyAny>, other: Bound<PyAny>,
-           forward: Vec<Bound<PyAny>>) -> PyResult<ReportBook> {
-        let (cls, lose, win, push, closed, surrender) = facts;
+    fn new(bounds: (i64, i64, i64, i64, i64), facts: [Bound<PyAny>; 6], segment: Bound<PyAny>, kind: Bound<PyAny>,
+           other: Bound<PyAny>, forward: Vec<Bound<PyAny>>) -> PyResult<ReportBook> {
+        let [cls, lose, win, push, closed, surrender] = facts;
         let mut off = [0usize; 9];
         for (i, name) in OFF_NAMES.iter().enumerate() {
             off[i] = offset_of(&cls, name)?;
