@@ -8,7 +8,8 @@ Lines file), then runs `craps-streams report` over every gaming day of it (CSV, 
 page with its plots; no PDF) and `craps-streams replay` of the same file (`--only none`: the
 settling and its summary), interleaved for --rounds so both see the same machine, each as the
 command a user types (a new process: imports included). Prints each one's median wall time, the
-ratio report / replay, the report with --no-html, and the same with `--jobs N` for both; then
+ratio report / replay, the report with --no-html, and the same with `--jobs N` for both (each
+round's times below, the CPU ratio against the replay of the same round); then
 checks that the report's files are the same with --jobs N as in one process (every CSV byte for
 byte, the JSON and the HTML but for the command line they record).
 
@@ -112,6 +113,10 @@ def main() -> int:
                 ratio = "" if name == "replay" else \
                     f"   {t[0] / replay[0]:.2f} x replay's wall, {t[1] / replay[1]:.2f} x its CPU"
                 print(f"  --jobs {j}  {name:18s} wall {t[0]:6.2f} s  CPU {t[1]:6.2f} s{ratio}")
+                rounds = times[(name, j)]
+                each = "  ".join(f"{w:.2f}/{c:.2f}" + ("" if name == "replay" else f" ({c / r[1]:.2f} x)")
+                                 for (w, c), r in zip(rounds, times[("replay", j)]))
+                print(f"{'':12s}rounds, wall/CPU s: {each}")
         for j in jobs[1:]:
             differ = same_report(work / "report-j1", work / f"report-j{j}")
             print(f"report --jobs {j} = report in one process: "

@@ -6,7 +6,8 @@ built by setup.py where cargo is present) behind one typed face, a module per pa
 - `tags`: the tag check's keys (craps_streams/authenticity);
 - `watch`: a table's surveillance and the Chernoff bound (craps_streams/surveillance);
 - `quiet`: runs of quiet events settled in one call (craps_streams/settle/quiet.py);
-- `lane`: the JSON Lines lane and its line writer (replay).
+- `lane`: the JSON Lines lane and its line writer (replay);
+- `report`: a report's books (craps_streams/report/build.py).
 
 Only these modules reach `_native` (its types: `_native.pyi`; tests/architecture checks it). Each
 path's function answers None where the accelerator is not in use (`rules.in_use`: not built,

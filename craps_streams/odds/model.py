@@ -5,7 +5,7 @@ Everything is `fractions.Fraction`; floats appear only in `std_dev` and in repor
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from craps_streams.rules.paytables import PUSH
@@ -47,8 +47,20 @@ class WagerOdds:
     outcomes: tuple[Outcome, ...]
     house_edge: Fraction
     variance: Fraction
+    # The hash, computed once: a report's tails are looked up by their odds thousands of times, and
+    # hashing the Fractions of every outcome each time (a modular inverse each) was a twentieth of it.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):
+        # Pickled by its fields (the hash is made again where it is read: str hashes differ by process).
+        return WagerOdds, (self.wager, self.paytable, self.reading, self.outcomes, self.house_edge, self.variance)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.wager, self.paytable, self.reading, self.outcomes,
+                                                self.house_edge, self.variance)))
         total = sum((o.probability for o in self.outcomes), Fraction(0))
         if total != 1:
             raise ValueError(f"{self.wager}/{self.paytable}: probabilities sum to {total}, not 1")

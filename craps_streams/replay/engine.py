@@ -186,15 +186,21 @@ class Replay:
         tally.held += held
         return out
 
-    def feed_lane(self, lines: list, start: int) -> tuple[int, object, list | None]:
+    def feed_lane(self, lines: list, start: int, out: list | None = None, until: int | None = None,
+                  span: list | None = None) -> tuple[int, object, list | None]:
         """The native lane's run over raw JSON lines (a `LineBatch`'s) from `start`, for a caller that
         reads every other line itself (the report: craps_streams/report/build.py): `(stop, event,
-        outputs)`. `lines[start:stop]` were quiet lines, settled and counted. `event` None:
-        `lines[stop]` (if any) is untouched. Else `lines[stop]` was a throw, read as `event`:
-        `outputs` its step's outputs when the lane applied it (the step finished and counted here,
-        as `feed_batch` does), None when the caller must settle `event` itself (`feed_batch`).
-        Only where the lane is in use (`lane_in_use`)."""
-        stop, ran, untagged, thrown = self._lane(self.tables, self.books, lines, start)
+        outputs)`. `lines[start:stop]` were settled and counted: quiet lines and, with a list `out`,
+        the throws the lane finished (booked and watched, as `feed_batch`'s lane finishes them),
+        their outputs and alerts appended to `out` in order. `event` None: `lines[stop]` (if any)
+        is untouched. Else `lines[stop]` was a throw, read as `event`: `outputs` its step's outputs
+        when the lane applied it (the step finished and counted here, as `feed_batch` does), None
+        when the caller must settle `event` itself (`feed_batch`). With `until`, the lane stops at a
+        line whose time is past it (untouched); with `span` ([least, greatest] time, None before
+        any), the times of the lines it settles widen it. Only where the lane is in use
+        (`lane_in_use`)."""
+        stop, ran, untagged, thrown = self._lane(self.tables, self.books, lines, start, out=out, until=until,
+                                                 span=span)
         tally = self._tally
         tally.read += ran
         tally.applied += ran

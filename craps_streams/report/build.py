@@ -20,23 +20,21 @@ duplicates; it has no output of its own). Everything else goes through in batche
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from craps_streams.accelerator.report import report_book
 from craps_streams.replay.engine import EVENT_TYPES, Replay
 from craps_streams.replay.jsonread import LineBatch
 from craps_streams.replay.sources import Slice
-from craps_streams.report.books import Line, book_group, unit_result
+from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, Line, book_group, unit_result
 from craps_streams.report.calendar import GamingCalendar, Period
 from craps_streams.rules import EventRejected, SurveillanceAlerted, TableOpened, WagerSettled
+from craps_streams.rules.hold import HoldLine
 from craps_streams.report.statistics import INVESTIGATION_LEVEL, odds_of
 
 HOUR_MS = 3_600_000
 SEQUENCE_ALERTS = ("sequence_gap", "sequence_resumed")
-# A line's time as the lane reads it: the value of its "ts" key (no escape, no nesting in the lane's
-# grammar, so the pattern meets no other text of such a line).
-TS_KEY = re.compile(r'"ts"\s*:\s*(-?[0-9]+)')
 SERIES_POINTS = 300  # points per table in a period's hold series (thinned by time)
 
 
@@ -83,9 +81,15 @@ class Collected:
 
 
 class ReportPass:
-    """Feed the history's batches (`feed`), then `finish()` -> `Collected`."""
+    """Feed the history's batches (`feed`), then `finish()` -> `Collected`.
 
-    def __init__(self, settings: ReportSettings, tags=None, topic_offsets: bool = False, watch=None):
+    The booking (`_book`, `_settled`) is the specification; where the accelerator is in use the
+    same books are kept natively (native/src/report.rs `ReportBook`, handed the calendar's shifts,
+    the kinds' theory and the outcomes' words from here), unless `native_books` is False.
+    tests/report/test_native_books.py holds the two equal line by line."""
+
+    def __init__(self, settings: ReportSettings, tags=None, topic_offsets: bool = False, watch=None,
+                 native_books: bool = True):
         cal, period = settings.calendar, settings.period
         self.cal = cal
         self.replay = Replay(watch, tags=tags)
@@ -106,6 +110,11 @@ class ReportPass:
         self.cum: dict = {}  # table -> [handle, house win, expected, variance] in the period
         span = end - start
         self.bucket_ms = max(300_000, span // SERIES_POINTS)
+        self.book = report_book(
+            (start, end, self.earliest, self.bucket_ms, HOUR_MS),
+            (WagerSettled, "lose", "win", "push", TABLE_CLOSED_DETAIL, SURRENDER_DETAIL_END),
+            self.segment, self._kind, self._other, (SurveillanceAlerted, EventRejected)) if native_books else None
+        self._out: list = []  # the outputs of the throws the lane finishes, booked after each run
 
     # ------------------------------------------------------------ where an instant belongs
 
@@ -115,12 +124,17 @@ class ReportPass:
         seg = self.last_segment
         if seg is not None and seg[0] <= ts < seg[1]:
             return seg[2], seg[3]
+        seg = self.segment(ts)
+        return seg[2], seg[3]
+
+    def segment(self, ts: int) -> tuple:
+        """`(start, end, gaming day, shift, the day's ordinal)` of the shift an instant is in."""
         i = bisect.bisect_right(self.starts, ts) - 1
         if i >= 0:
             seg = self.segments[i]
             if ts < seg[1]:
                 self.last_segment = seg
-                return seg[2], seg[3]
+                return seg
         d = self.cal.gaming_day(ts)
         for name in self.cal.shift_names():
             s, e = self.cal.shift_bounds(d, name)
@@ -128,10 +142,10 @@ class ReportPass:
                 j = bisect.bisect_left(self.starts, s)
                 if j >= len(self.starts) or self.starts[j] != s:
                     self.starts.insert(j, s)
-                    self.segments.insert(j, (s, e, d, name))
+                    self.segments.insert(j, (s, e, d, name, d.toordinal()))
         i = bisect.bisect_right(self.starts, ts) - 1
         seg = self.last_segment = self.segments[i]
-        return seg[2], seg[3]
+        return seg
 
     # ------------------------------------------------------------ feeding
 
@@ -139,11 +153,12 @@ class ReportPass:
         """Feed the history's batches: lists of items, or `LineBatch`es of raw JSON lines (through
         the native lane where it is in use, `_feed_lines`)."""
         look = self._look
+        # Raw lines go through the lane where it is in use and every table is reported.
+        lane = self.replay.lane_in_use and self.slice.tables is None
         for items in batches:
             if type(items) is LineBatch:
-                times = self._lane_takes(items)
-                if times is not None:
-                    self._feed_lines(items, times)
+                if lane:
+                    self._feed_lines(items)
                     continue
                 items = items.items()
             elif type(items) is not list:
@@ -201,43 +216,38 @@ class ReportPass:
                 self.max_seq[table] = seq
         return table, seq, ts, opening, alone
 
-    def _lane_takes(self, batch: LineBatch) -> list | None:
-        """The batch's `TS_KEY` times when its raw lines may go through the lane (the lane is in use,
-        every table is reported, no line's time is past the period's end, which the slice would not
-        feed), else None. Every time the lane reads is the value of its line's one "ts" key (its
-        grammar: a flat object, no escapes, no key twice), so the largest match bounds them all."""
-        if not self.replay.lane_in_use or self.slice.tables is not None:
-            return None
-        found = list(map(int, TS_KEY.findall("\n".join(batch.lines))))
-        return found if not found or max(found) <= self.slice.until else None
-
-    def _feed_lines(self, batch: LineBatch, times: list) -> None:
-        """A batch of raw JSON lines (`times`: its `TS_KEY` times): each run of quiet lines settled
-        in the lane (`Replay.feed_lane`: no outputs, nothing of theirs to book but their count and
-        times), each throw it applied booked, every other line read (`LineBatch.item`) and fed as
-        `feed` feeds an item. When the lane read every line, `times` are theirs, one a line."""
+    def _feed_lines(self, batch: LineBatch) -> None:
+        """A batch of raw JSON lines: each run the lane settles (`Replay.feed_lane`: quiet lines, and
+        the throws it finishes, their outputs booked in order before the next line; nothing else of
+        theirs to book but their count and times) up to a line past the period's end, which the
+        slice does not feed; each throw it applied booked; every other line read (`LineBatch.item`)
+        and fed as `feed` feeds an item."""
         self.laned = True
-        plain = False  # whether a line went the plain way (then only the lane's lines' times count)
-        lines, replay, seen, look = batch.lines, self.replay, self.c.seen, self._look
-        quiet: list = []  # the lines the lane settled, for their times
+        lines, replay, seen, look, out = batch.lines, self.replay, self.c.seen, self._look, self._out
+        span = [None, None]  # the least and greatest time of the lines the lane settles (64-bit ints)
+        until = self.slice.until
         i, n = 0, len(lines)
         while i < n:
-            stop, event, outputs = replay.feed_lane(lines, i)
-            if stop > i:
-                quiet += lines[i:stop]
-                seen.items += stop - i
+            stop, event, outputs = replay.feed_lane(lines, i, out, until, span)
+            if out:  # the throws the lane finished (booked and watched): in order, before the next line
+                self._book(out)
+                out.clear()
+            seen.items += stop - i
             i = stop
             if i == n:
                 break
             i += 1
             if event is not None and outputs is not None:  # a throw the lane applied: in sequence
                 seen.items += 1
-                quiet.append(lines[i - 1])
+                ts = event.ts
+                if span[0] is None or ts < span[0]:
+                    span[0] = ts
+                if span[1] is None or ts > span[1]:
+                    span[1] = ts
                 if event.seq > self.max_seq.get(event.table_id, 0):
                     self.max_seq[event.table_id] = event.seq
                 self._book(outputs)
                 continue
-            plain = True
             it = event if event is not None else batch.item(i - 1)
             if it is None:  # a blank line
                 continue
@@ -249,14 +259,11 @@ class ReportPass:
                 self._alone(it, *looked[:4])
             else:
                 self._book(replay.feed_batch([it]))
-        if quiet:
-            if plain:
-                times = list(map(int, TS_KEY.findall("\n".join(quiet))))
-            low, high = min(times), max(times)
-            if seen.min_ts is None or low < seen.min_ts:
-                seen.min_ts = low
-            if seen.max_ts is None or high > seen.max_ts:
-                seen.max_ts = high
+        low, high = span
+        if low is not None and (seen.min_ts is None or low < seen.min_ts):
+            seen.min_ts = low
+        if high is not None and (seen.max_ts is None or high > seen.max_ts):
+            seen.max_ts = high
 
     def _offset(self, where: str) -> None:
         topic, _, rest = where.rpartition("/")
@@ -289,6 +296,8 @@ class ReportPass:
                 if self.rules_of.get(table) is not rules:
                     self.rules_of[table] = rules
                     self.kinds = {k: v for k, v in self.kinds.items() if k[0] != table}
+                    if self.book is not None:
+                        self.book.forget(table)
                     self._rules_opened(table, ts, state.table_kind, rules)
         self._book(outputs)
 
@@ -304,6 +313,9 @@ class ReportPass:
     def _book(self, outputs: list) -> None:
         if not outputs:
             return
+        if self.book is not None:
+            self.book.book(outputs)
+            return
         groups: dict = {}
         for o in outputs:
             kind = type(o)
@@ -314,14 +326,20 @@ class ReportPass:
                     groups[key] = [o]
                 else:
                     group.append(o)
-            elif kind is SurveillanceAlerted:
-                if self.c.start_ms <= o.ts < self.c.end_ms:
-                    self.c.alerts.append(o)
-            elif kind is EventRejected:
-                if o.ts == 0 or not o.table_id or self.c.start_ms <= o.ts < self.c.end_ms:
-                    self.c.rejections.append(o)
+            elif kind is SurveillanceAlerted or kind is EventRejected:
+                self._other(o)
         for group in groups.values():
             self._settled(group)
+
+    def _other(self, o) -> None:
+        """An output that is not a settlement: the period's alerts and rejections kept."""
+        kind = type(o)
+        if kind is SurveillanceAlerted:
+            if self.c.start_ms <= o.ts < self.c.end_ms:
+                self.c.alerts.append(o)
+        elif kind is EventRejected:
+            if o.ts == 0 or not o.table_id or self.c.start_ms <= o.ts < self.c.end_ms:
+                self.c.rejections.append(o)
 
     def _kind(self, table: str, wager: str, paytable: str) -> tuple:
         rules = self.rules_of.get(table)
@@ -396,6 +414,8 @@ class ReportPass:
 
     def finish(self) -> Collected:
         c = self.c
+        if self.book is not None:
+            self._native_rows()
         c.tally = self.replay.tally
         for table, state in self.replay.tables.items():
             held = getattr(state, "held", None)
@@ -407,3 +427,20 @@ class ReportPass:
                               if o[0] < c.end_ms and (i + 1 == len(opened) or opened[i + 1][0] > c.start_ms)]
         return c
 
+
+    def _native_rows(self) -> None:
+        """The native books' rows into the collected lines (`ReportBook.rows`: each in the order
+        first met, as the Python books fill them)."""
+        c = self.c
+        lines, before, outcomes, hourly, series = self.book.rows()
+        for into, rows in ((c.lines, lines), (c.before, before)):
+            for key, money, decisions, stakes in rows:
+                line = Line(HoldLine(*money), *decisions, stakes)
+                known = into.get(key)
+                if known is None:
+                    into[key] = line
+                else:
+                    known.merge(line)
+        c.outcomes.update(outcomes)
+        c.hourly.update(hourly)
+        c.series.update(series)

@@ -89,6 +89,17 @@ class Rows:
         return row
 
 
+class _Noting(Rows):
+    """Rows that only ask for their lines' tails (`tails_in_processes`): no money, no totals."""
+
+    def line_row(self, lk: tuple, line: Line, lattice: bool = True) -> dict:
+        self.tail(self.c.odds[lk], line.stakes, line.dice_house_win_cents, lattice)
+        return {"p_value": NO_TAIL.p}
+
+    def total_row(self, parts: list[tuple[tuple, Line]], part_ps: list[float]) -> dict:
+        return {}
+
+
 def _figures(c: Collected, rows: Rows) -> tuple[list, list, list, list]:
     """The rows of the four grains: kinds, tables, shifts, floor."""
     cal, period = c.settings.calendar, c.settings.period
@@ -209,7 +220,7 @@ def tails_in_processes(c: Collected, jobs: int):
         asked.setdefault((odds, tuple(sorted(stakes.items())), house_win_cents, lattice), None)
         return NO_TAIL
 
-    _figures(c, Rows(c, note))
+    _figures(c, _Noting(c, note))
     keys = list(asked)
     tails = dict(zip(keys, in_processes(_one_tail, keys, jobs)))
 

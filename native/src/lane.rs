@@ -347,6 +347,11 @@ type LaneRun = (usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>);
 /// when the core left it to Python (the caller settles the event by `settle_event`). `keys` None:
 /// no tag check (tests of the rules alone).
 ///
+/// With `until`, a line whose time is past it stops the lane, untouched (the caller's slice does
+/// not feed it). With `span` (a list of two: None or the least and the greatest time so far), the
+/// times of the lines settled here widen it (the report's provenance: the history's first and last
+/// event time).
+///
 /// With `out` (a list) and `new_line` (`HoldWatch.new_line`, given only where the step's watch is
 /// the plain `HoldWatch`), a throw the native core applied on a table whose surveillance is the
 /// native `Watch` is finished here as step.py `settled` finishes it: its settlements booked into
@@ -354,12 +359,37 @@ type LaneRun = (usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>);
 /// alerts appended to `out`, counted in `applied` (and `untagged`), and the lane goes on. Where the
 /// watch declines, the throw is handed back as `thrown`, and the step's Python finishes it.
 #[pyfunction]
-#[pyo3(signature = (keys, accept_untagged, tables, books, lines, start, out=None, new_line=None))]
+#[pyo3(signature = (keys, accept_untagged, tables, books, lines, start, out=None, new_line=None, until=None,
+                    span=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
                     books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize, out: Option<&Bound<PyList>>,
-                    new_line: Option<&Bound<PyAny>>)
+                    new_line: Option<&Bound<PyAny>>, until: Option<i64>, span: Option<&Bound<PyList>>)
                     -> PyResult<LaneRun> {
+    let mut times = (i64::MAX, i64::MIN); // the least and greatest time of the lines settled here
+    let run = lane(py, keys, accept_untagged, tables, books, lines, start, out, new_line, until, &mut times);
+    if let Some(span) = span {
+        if times.0 <= times.1 {
+            widen(span, times)?;
+        }
+    }
+    run
+}
+
+/// `span[0] = min(span[0], low)`, `span[1] = max(span[1], high)` (None: not yet any).
+fn widen(span: &Bound<PyList>, (low, high): (i64, i64)) -> PyResult<()> {
+    let (a, b) = (span.get_item(0)?, span.get_item(1)?);
+    let a: Option<i64> = a.extract()?;
+    let b: Option<i64> = b.extract()?;
+    span.set_item(0, a.map_or(low, |a| a.min(low)))?;
+    span.set_item(1, b.map_or(high, |b| b.max(high)))?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn lane(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
+        books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize, out: Option<&Bound<PyList>>,
+        new_line: Option<&Bound<PyAny>>, until: Option<i64>, times: &mut (i64, i64)) -> PyResult<LaneRun> {
     let finish = out.zip(new_line);
     let keys = keys.map(|k| k.get());
     // Each kind's canonical format, looked up once per call (indexed by `Kind`).
@@ -382,6 +412,9 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
             let Some(bytes) = ascii(line) else { break };
             let Some(f) = parse(bytes) else { break };
             let Some(kind) = kind_of(&f) else { break };
+            if until.is_some_and(|u| f.int(TS) > u) {
+                break; // past the caller's slice: not fed
+            }
             let table_text = f.text(TABLE_ID);
             let table_id = ids.of(table_text)?;
             let Some(table) = native_table(py, tables, books, table_id.p()) else { break };
@@ -427,6 +460,7 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                         let outs = list_of(outs)?;
                         if let Some((out, new_line)) = finish {
                             if finish_throw(py, books, table_ptr, &table, event.p(), outs.p(), out, new_line)? {
+                                *times = (times.0.min(ts), times.1.max(ts));
                                 applied += 1;
                                 if was_untagged {
                                     untagged += 1;
@@ -463,6 +497,7 @@ pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
             };
             let Some(outputs) = judged else { break };
             none_given(&outputs)?;
+            *times = (times.0.min(ts), times.1.max(ts));
             applied += 1;
             if was_untagged {
                 untagged += 1;

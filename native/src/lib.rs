@@ -26,6 +26,7 @@ mod lane;
 mod lines;
 mod py;
 mod quiet;
+mod report;
 mod rules;
 mod slots;
 mod table;
@@ -209,6 +210,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_class::<avro_out::OutputWriter>()?;
     // The replay's output lines (craps_streams/replay/run.py `output_lines`).
     m.add_class::<lines::LineWriter>()?;
+    // A report's books (craps_streams/report/build.py `ReportPass`).
+    m.add_class::<report::ReportBook>()?;
     m.add("KINDS", ctx::KIND_NAMES.to_vec())?;
     m.add("GROUPS", ctx::GROUP_NAMES.to_vec())?;
     // native/source_digest.py, set by setup.py: the sources this extension was built from

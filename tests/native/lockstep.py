@@ -965,11 +965,79 @@ TAILS_PATH = NativePath(
 )
 
 
+# ---------------------------------------------------------------- a report's books
+
+# Half-hour shifts of a UTC gaming day: a floor's first hours span them; the report is of the third
+# (01:00 to 01:30), so its books have lines before it (the year to date) and lines after it are
+# not fed.
+REPORT_CALENDAR_SHIFTS = (("a", "00:00"), ("b", "00:30"), ("c", "01:00"), ("d", "01:30"))
+
+
+def report_books(rp) -> tuple:
+    """A report pass's books so far as plain data, the same shape whichever keeps them: (lines,
+    before, outcomes, hourly, series) as `ReportBook.rows` gives them, then the ids of the alerts
+    and rejections kept."""
+    c = rp.c
+    if rp.book is not None:
+        lines, before, outcomes, hourly, series = rp.book.rows()
+    else:
+        def rows(books: dict) -> list:
+            return [(key, dataclasses.astuple(line.money), (line.decisions, line.dice_handle_cents,
+                                                            line.dice_house_win_cents), dict(line.stakes))
+                    for key, line in books.items()]
+
+        lines, before = rows(c.lines), rows(c.before)
+        outcomes, hourly = list(c.outcomes.items()), list(c.hourly.items())
+        series = [(table, [list(p) for p in points]) for table, points in c.series.items()]
+    return (lines, before, outcomes, hourly, series, [o.id for o in c.alerts], [o.id for o in c.rejections])
+
+
+class ReportSide:
+    """A report's pass (craps_streams/report/build.py `ReportPass`) fed the floor's JSON lines a
+    batch at a time, its books kept by the Python code (`_book`: the specification) or natively
+    (`ReportBook`). The step's result: `report_books` after the batch."""
+
+    def __init__(self, floor: Floor, native_books: bool):
+        from datetime import time as clock
+
+        from craps_streams.report import GamingCalendar, Period, ReportSettings
+        from craps_streams.report.build import ReportPass
+        from craps_streams.sim.floor import FLOOR_EPOCH_MS
+
+        cal = GamingCalendar("UTC", clock(0, 0), tuple((n, clock(*map(int, t.split(":"))))
+                                                      for n, t in REPORT_CALENDAR_SHIFTS))
+        day = cal.gaming_day(FLOOR_EPOCH_MS)
+        self.rp = ReportPass(ReportSettings(cal, Period(day, day, "c")),
+                             TagCheck(floor.ring, accept_untagged=floor.accept_untagged), watch=WATCH,
+                             native_books=native_books)
+        assert (self.rp.book is not None) == native_books, "no native books to compare"
+        self.known: set = set()
+        self.counts = Counter()
+
+    def __call__(self, batch):
+        from craps_streams.replay.jsonread import LineBatch
+
+        self.rp.feed([LineBatch(list(batch[1]), batch[0], "f", self.known)])
+        books = report_books(self.rp)
+        self.counts = Counter(lines=len(books[0]), before=len(books[1]), series=len(books[4]))
+        return books
+
+
+REPORT_PATH = NativePath(
+    "report-books", frozenset({"ReportBook"}),
+    inputs=line_batches_of,
+    python=lambda floor: ReportSide(floor, native_books=False),
+    native=lambda floor: ReportSide(floor, native_books=True),
+    compare=equal,
+    in_use=lambda: NOT_IN_USE,
+)
+
+
 # ---------------------------------------------------------------- the registry
 
 PATHS: dict[str, NativePath] = {p.name: p for p in (
     CORE_PATH, WATCH_PATH, TOUCHY_WATCH_PATH, TAGS_PATH, QUIET_PATH, SHELL_PATH, LANE_PATH, AVRO_PATH,
-    WRITER_PATH, MESSAGES_PATH, TAILS_PATH)}
+    WRITER_PATH, MESSAGES_PATH, TAILS_PATH, REPORT_PATH)}
 
 # What the extension exposes that is no path to compare: facts it is checked on at import
 # (craps_streams/accelerator/rules.py: the kinds and groups against the registry, the sources' digest
