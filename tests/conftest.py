@@ -196,3 +196,10 @@ def forget_lost_nodes() -> None:
 def _lost_nodes_of_this_test_only():
     forget_lost_nodes()
     yield
+
+
+def terminal_sigint() -> None:
+    """A `preexec_fn`: SIGINT as a terminal's foreground job has it. A test run started in the
+    background of a non-interactive shell inherits SIGINT ignored, and bash cannot trap a signal
+    ignored at its start: a Ctrl-C test would then test nothing, or wait forever."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, terminal_sigint
 
 STANDIN_KAFKA = """#!/usr/bin/env bash
 set -euo pipefail
@@ -63,7 +63,7 @@ def test_cleanup_stops_everything_when_stdout_is_a_closed_pipe(tmp_path, how):
            "KAFKA_SH": str(kafka_sh), "BROKER_PID": str(tmp_path / "broker.pid"), "STOP_TIMEOUT": "10"}
     # its own session and process group, as a terminal's foreground job; stdout and stderr one pipe
     shell = subprocess.Popen(["bash", "-c", DRIVER], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL, start_new_session=True)
+                             stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=terminal_sigint)
     try:
         assert shell.stdout.readline() == b"craps-streams is running\n"
         assert shell.stdout.readline().startswith(b"T001 seq 1")
@@ -110,7 +110,7 @@ wait
     env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     make = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True, text=True)
+                            stdin=subprocess.DEVNULL, start_new_session=True, text=True, preexec_fn=terminal_sigint)
     try:
         assert make.stdout.readline() == "bash run.sh\n"
         assert make.stdout.readline() == "craps-streams is running\n"

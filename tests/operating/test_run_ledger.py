@@ -17,7 +17,7 @@ import tempfile
 import pytest
 import sqlalchemy
 
-from tests.conftest import ROOT, free_port, wait_for
+from tests.conftest import ROOT, free_port, terminal_sigint, wait_for
 from tests.ledger.test_ledger_broker import ledger_login  # noqa: F401 - a fixture
 from tests.pipeline.test_pipeline import write_floor
 
@@ -61,7 +61,7 @@ def test_ctrl_c_stops_the_ledger_and_its_postgres(ledger_login, pipeline, tmp_pa
     env.pop("CRAPS_LEDGER_DB", None)
     (tmp_path / "run").mkdir()
     shell = subprocess.Popen(["bash", "-c", DRIVER], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL, start_new_session=True, text=True)
+                             stdin=subprocess.DEVNULL, start_new_session=True, text=True, preexec_fn=terminal_sigint)
     worker = None
     try:
         out = []
