@@ -18,6 +18,7 @@
 
 use crate::py::{exact_int, fetch, Key, Obj, StrMap, O};
 use crate::slots::{field, offset_of};
+use crate::watch::GroupMoney;
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -146,21 +147,9 @@ impl Sums {
     /// the decision of those the dice decided. Returns (their summed stake, or None when the dice
     /// decided none), the group's handle and its house win.
     fn book(&mut self, group: &[Settled]) -> (Option<i128>, i128, i128) {
-        let (mut handle, mut collected, mut returned, mut won, mut losses, mut wins) = (0i128, 0i128, 0i128, 0i128, 0i128, 0i128);
-        for s in group {
-            let cents = s.stake as i128;
-            handle += cents;
-            if s.outcome == 0 {
-                collected += cents;
-                losses += 1;
-            } else {
-                returned += cents;
-                won += s.won as i128;
-                if s.outcome == 1 {
-                    wins += 1;
-                }
-            }
-        }
+        let GroupMoney { handle, collected, returned, won, losses, wins } =
+            GroupMoney::of(group.iter().map(|s| (s.stake, s.won, s.outcome)));
+        let (losses, wins) = (losses as i128, wins as i128);
         let n = group.len() as i128;
         self.settled += n;
         self.handle += handle;

@@ -354,6 +354,41 @@ struct Settled {
 }
 
 /// The settlements of one decision (deciding seq, wager kind and paytable), in output order.
+/// The money of a group of settlements, as `HoldLine.add_all` (craps_streams/rules/hold.py) adds it: the
+/// handle, the stakes collected from the losers and returned to the rest, the amount won, and the
+/// losses and wins (outcome 0 lose, 1 win, any other neither). The watch's hold lines and the
+/// report's books both sum a group through it.
+pub(crate) struct GroupMoney {
+    pub handle: i128,
+    pub collected: i128,
+    pub returned: i128,
+    pub won: i128,
+    pub losses: i64,
+    pub wins: i64,
+}
+
+impl GroupMoney {
+    /// `wagers`: each settlement's (stake, won, outcome), in cents.
+    pub(crate) fn of(wagers: impl Iterator<Item = (i64, i64, u8)>) -> Self {
+        let mut m = GroupMoney { handle: 0, collected: 0, returned: 0, won: 0, losses: 0, wins: 0 };
+        for (stake, won, outcome) in wagers {
+            let cents = stake as i128;
+            m.handle += cents;
+            if outcome == 0 {
+                m.collected += cents;
+                m.losses += 1;
+            } else {
+                m.returned += cents;
+                m.won += won as i128;
+                if outcome == 1 {
+                    m.wins += 1;
+                }
+            }
+        }
+        m
+    }
+}
+
 struct Decision {
     seq: i64,
     kind: usize,
@@ -508,22 +543,8 @@ impl Watch {
     unsafe fn book(&self, py: Python<'_>, lines: &Bound<PyDict>, new_line: &Bound<PyAny>, state: &Bound<PyAny>,
                    decisions: &[Decision]) -> PyResult<()> {
         for d in decisions {
-            let (mut handle, mut collected, mut returned, mut won) = (0i128, 0i128, 0i128, 0i128);
-            let (mut losses, mut wins) = (0i64, 0i64);
-            for s in &d.wagers {
-                let cents = s.stake as i128;
-                handle += cents;
-                if s.outcome == 0 {
-                    collected += cents;
-                    losses += 1;
-                } else {
-                    returned += cents;
-                    won += s.won as i128;
-                    if s.outcome == 1 {
-                        wins += 1;
-                    }
-                }
-            }
+            let GroupMoney { handle, collected, returned, won, losses, wins } =
+                GroupMoney::of(d.wagers.iter().map(|s| (s.stake, s.won, s.outcome)));
             let n = d.wagers.len() as i64;
             let kind = &self.kinds[d.kind];
             let wager = Bound::from_borrowed_ptr(py, kind.wager.p());
