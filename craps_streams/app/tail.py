@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from craps_streams.codec import CodecError, decode_output
-from craps_streams.kafka.consumers import BROKER_GIVE_UP_AFTER_S, followed, follower
+from craps_streams.kafka.followers import BROKER_GIVE_UP_AFTER_S, followed, follower
 from craps_streams.kafka.settings import default_bootstrap
 from craps_streams.topics import Topics
 
@@ -41,7 +41,7 @@ def follow(kinds: list[str], from_beginning: bool, limit: int = 0, bootstrap: st
            broker_wait_s: float = BROKER_GIVE_UP_AFTER_S) -> Iterator[str]:
     """A line per committed record of the kinds' topics of the floor `topics`, until `limit` lines
     (0: follow for ever). `notice(message)` hears that the broker is gone or back
-    (craps_streams.kafka.consumers.followed); BrokerUnreachable when it stayed gone `broker_wait_s`.
+    (craps_streams.kafka.followers.followed); BrokerUnreachable when it stayed gone `broker_wait_s`.
     Raises ValueError for a kind that is not one of KINDS."""
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:

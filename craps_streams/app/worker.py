@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from craps_streams.app.recovery import recover_partition
 from craps_streams.app.shell import SettlementShell, SettlingRaised
 from craps_streams.kafka.consumers import (
-    TRANSIENT,
     ConsumerRebalanceListener,
     IllegalOperation,
     ProducerFenced,
@@ -56,6 +55,7 @@ from craps_streams.kafka.consumers import (
     group_consumer,
 )
 from craps_streams.kafka.lookups import answering_servers
+from craps_streams.kafka.reader import TRANSIENT
 from craps_streams.kafka.producers import abort_hanging, send_records, stop_producer, transactional_producer
 from craps_streams.kafka.settings import default_bootstrap
 from craps_streams.surveillance import HoldWatch

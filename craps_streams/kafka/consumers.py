@@ -1,36 +1,30 @@
-"""Consumers that follow a topic: the worker's group consumer, the tail's follower, and the
-ledger's reader (positions kept in its database).
+"""Consumers that follow a topic through aiokafka: the worker's group consumer and the ledger's
+reader (positions kept in its database).
 
-One-off reads up to the end offsets (recovery, archive, replay, audit) are in craps_streams.kafka.reader.
+The tail's follower (kafka-python) is in craps_streams.kafka.followers; one-off reads up to the end
+offsets (recovery, archive, replay, audit) are in craps_streams.kafka.reader. This module imports
+no kafka-python, so a process that reads through aiokafka alone (the ledger) never loads it.
 """
 from __future__ import annotations
 
 import asyncio
 import threading
-import time
-import uuid
+from operator import attrgetter
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import ConsumerStoppedError, IllegalOperation, KafkaError, ProducerFenced
-from kafka import KafkaConsumer
-from kafka.errors import KafkaError as SyncKafkaError
 
-from craps_streams.kafka.errors import BrokerUnreachable
 from craps_streams.kafka.lookups import avoid_failed_nodes
 from craps_streams.kafka.settings import client_settings
 
 __all__ = ["ConsumerRebalanceListener", "TopicPartition", "ProducerFenced", "IllegalOperation", "TRANSIENT",
-           "group_consumer", "follower", "followed", "PositionedReader", "BROKER_SAY_AFTER_S", "BROKER_GIVE_UP_AFTER_S"]
+           "group_consumer", "PositionedReader"]
 
-# A follower whose broker is gone (docs/operating/cli.md, `tail`): it says so once no broker
-# connection has been up for BROKER_SAY_AFTER_S, and gives up (BrokerUnreachable: exit 5) after
-# BROKER_GIVE_UP_AFTER_S without one; a broker back within the wait is said too, and followed on.
-BROKER_SAY_AFTER_S = 3.0
-BROKER_GIVE_UP_AFTER_S = 30.0
-POLL_MS = 500
+_timestamp = attrgetter("timestamp")
 
-# Errors of a broker that is away for a while (restart, network): retry, never stop the floor for them.
-TRANSIENT = (KafkaError, SyncKafkaError, OSError, TimeoutError, asyncio.TimeoutError)
+# Errors of a broker that is away for a while (restart, network), as aiokafka's clients raise them:
+# retry, never stop the floor for them. With kafka-python's: craps_streams.kafka.reader.TRANSIENT.
+TRANSIENT = (KafkaError, OSError, TimeoutError, asyncio.TimeoutError)
 
 
 def group_consumer(group_id: str, *, session_timeout_ms: int, heartbeat_interval_ms: int,
@@ -55,15 +49,6 @@ def group_consumer(group_id: str, *, session_timeout_ms: int, heartbeat_interval
     return consumer
 
 
-def follower(topics: list[str], *, from_beginning: bool, role: str = "viewer",
-             bootstrap: str | None = None) -> KafkaConsumer:
-    """An iterator of the topics' committed records, from the beginning or from now on, in a
-    group of its own (nothing committed: a follower never moves anyone else's position)."""
-    return KafkaConsumer(*topics, **client_settings(role, bootstrap), group_id=f"craps-tail-{uuid.uuid4().hex[:8]}",
-                         isolation_level="read_committed", enable_auto_commit=False,
-                         auto_offset_reset="earliest" if from_beginning else "latest")
-
-
 class PositionedReader:
     """A group member that reads committed records from positions its caller keeps (the ledger's
     database), never from offsets committed to Kafka: the group only shares the partitions out.
@@ -72,8 +57,11 @@ class PositionedReader:
     it does not know is read from its beginning. `instance` names this member for good (two
     processes of one group never share it). `poll()` gives `transform(records)` of the records
     [(topic, partition, offset, value, timestamp_ms)] (the record's Kafka timestamp; `transform`
-    is the identity unless given) with each partition's position after them (past transaction
-    markers and aborted records, which a read_committed consumer never returns).
+    is the identity unless given), each partition's position after them (past transaction
+    markers and aborted records, which a read_committed consumer never returns) and each
+    partition's newest timestamp among them. `holding` {topic: bytes}: of those topics, only the
+    records whose values hold the bytes are handed on (the others are never made into tuples nor
+    transformed; their offsets and timestamps count all the same).
 
     The client is aiokafka's (record batches parsed and CRC-checked in C), on an event loop of its
     own in a background thread that reads ahead: it fetches, parses and transforms the next
@@ -86,8 +74,9 @@ class PositionedReader:
 
     def __init__(self, topics: list[str], group_id: str, positions, *, instance: str, role: str = "ledger",
                  bootstrap: str | None = None, max_poll_records: int = 5000, session_timeout_ms: int = 10_000,
-                 transform=None, read_ahead: int = 2):
+                 transform=None, read_ahead: int = 2, holding: dict[str, bytes] | None = None):
         self._positions = positions
+        self._holding = dict(holding or {})
         self._max_records = max_poll_records
         self._transform = transform or (lambda records: records)
         self._assigned = threading.Event()  # an assignment waits, paused, for the caller's positions
@@ -142,13 +131,19 @@ class PositionedReader:
             async with self._reading:
                 generation = self._generation
                 try:
-                    records, after = [], {}
+                    records, after, newest = [], {}, {}
                     batches = await self.consumer.getmany(timeout_ms=100, max_records=self._max_records)
                     for tp, batch in batches.items():
                         topic, partition = tp.topic, tp.partition
-                        records.extend([(topic, partition, r.offset, r.value, r.timestamp) for r in batch])
+                        mark = self._holding.get(topic)
+                        if mark is None:
+                            records.extend([(topic, partition, r.offset, r.value, r.timestamp) for r in batch])
+                        else:
+                            records.extend([(topic, partition, r.offset, r.value, r.timestamp) for r in batch
+                                            if r.value is not None and mark in r.value])
                         after[(topic, partition)] = await self.consumer.position(tp)
-                    read = (self._transform(records), after) if records else None
+                        newest[(topic, partition)] = max(map(_timestamp, batch))
+                    read = (self._transform(records), after, newest) if after else None
                 except ConsumerStoppedError:
                     return
                 except Exception as e:  # noqa: BLE001 - the caller's poll raises it
@@ -215,7 +210,7 @@ class PositionedReader:
             try:
                 generation, read = await asyncio.wait_for(self._ready.get(), max(0.0, deadline - self._loop.time()))
             except asyncio.TimeoutError:
-                return self._transform([]), {}
+                return self._transform([]), {}, {}
             if generation != self._generation:
                 continue  # read before a seek
             if isinstance(read, Exception):
@@ -245,45 +240,3 @@ class PositionedReader:
         self._thread.join(30)
         if not self._thread.is_alive():
             self._loop.close()
-
-
-def _connected(consumer: KafkaConsumer) -> bool:
-    """Whether the consumer holds a connection to any broker of the cluster it knows (kafka-python
-    keeps its network client private; `connected` and the cluster's brokers are its public API)."""
-    client = consumer._client
-    return any(client.connected(b.node_id) for b in client.cluster.brokers()) or client.bootstrap_connected()
-
-
-def followed(consumer: KafkaConsumer, notice=lambda message: None, bootstrap: str = "",
-             say_after_s: float = BROKER_SAY_AFTER_S, give_up_after_s: float = BROKER_GIVE_UP_AFTER_S,
-             clock=time.monotonic, wall=time.time):
-    """The consumer's records, as they commit; `notice(message)` when the broker is gone and when it
-    is back. Raises BrokerUnreachable after `give_up_after_s` with no broker connection."""
-    lost_at = lost_wall = None
-    said = False
-    while True:
-        try:
-            batches = consumer.poll(timeout_ms=POLL_MS)
-        except (SyncKafkaError, OSError):
-            # Every node of a cluster gone at once: the poll's metadata refresh raises (each refused
-            # it). The broker is away, waited for as below, not given up on at once.
-            batches = {}
-            time.sleep(POLL_MS / 1000)
-        for records in batches.values():
-            yield from records
-        if _connected(consumer):
-            if said:
-                notice("the Kafka broker answers again: following on")
-            lost_at, said = None, False
-            continue
-        now = clock()
-        if lost_at is None:
-            lost_at, lost_wall = now, wall()
-        since = time.strftime("%H:%M:%S", time.gmtime(lost_wall))
-        if not said and now - lost_at >= say_after_s:
-            said = True
-            notice(f"no Kafka broker answers{' at ' + bootstrap if bootstrap else ''} since {since} UTC: "
-                   f"waiting up to {give_up_after_s:.0f} s for it")
-        if now - lost_at >= give_up_after_s:
-            raise BrokerUnreachable(f"no Kafka broker answered{' at ' + bootstrap if bootstrap else ''} "
-                                    f"for {give_up_after_s:.0f} s (since {since} UTC)")

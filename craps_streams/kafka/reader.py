@@ -14,8 +14,14 @@ import uuid
 from typing import Iterable, Iterator, Mapping
 
 from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError as SyncKafkaError
 
+from craps_streams.kafka import consumers
 from craps_streams.kafka.settings import client_settings
+
+# A broker away, as either client library raises it: for a shell that reads through both (the
+# worker: aiokafka for its group and transactions, kafka-python for its recovery's reads).
+TRANSIENT = (*consumers.TRANSIENT, SyncKafkaError)
 
 
 def read_committed(topic: str, role: str, *, bootstrap: str | None = None,

@@ -62,6 +62,8 @@ minutes) made a 30 s cut stop the floor for 41 s; these settle it again within 1
 """
 from __future__ import annotations
 
+import sys
+
 from craps_streams.kafka import client_logs
 from craps_streams.kafka.security import DEFAULT_BOOTSTRAP, ROLES, Broker, current_broker, security_settings, use_broker
 
@@ -96,7 +98,11 @@ CONNECT_TIMEOUT_MS = 5_000
 
 
 def _bound_kafka_python_connects() -> None:
-    """kafka-python's connection setup timeout, first and after failures: the module docstring."""
+    """kafka-python's connection setup timeout, first and after failures: the module docstring.
+    Only where kafka-python is loaded: its clients are made by modules that import it first, and a
+    process that reads through aiokafka alone (the ledger) need not pay its import."""
+    if "kafka" not in sys.modules:
+        return
     from kafka.net.manager import KafkaConnectionManager
 
     KafkaConnectionManager.DEFAULT_CONFIG.update(socket_connection_setup_timeout_ms=CONNECT_TIMEOUT_MS,

@@ -57,15 +57,6 @@ def unreadable_row(topic: str, partition: int, offset: int, value: bytes, error:
         "source_partition": partition, "source_offset": offset})
 
 
-def newest_timestamps(records: list[tuple]) -> dict[tuple[str, int], int]:
-    """Each partition's newest Kafka timestamp (ms) among one poll's records."""
-    newest: dict[tuple[str, int], int] = {}
-    for topic, partition, _, _, timestamp_ms in records:
-        key = (topic, partition)
-        newest[key] = max(newest.get(key, timestamp_ms), timestamp_ms)
-    return newest
-
-
 def opening_rows(value: bytes, partition: int, offset: int) -> list[Row]:
     """The row of a table event that is an opening; none for any other event. An event that does
     not decode is the worker's to reject (its rejections topic keeps the raw bytes), so it makes
@@ -99,7 +90,8 @@ def decoded(records: list[tuple], calendar: GamingCalendar, events_topic: str | 
 def batch_of_rows(made: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int]) -> Batch:
     """Decoded records (`decoded`) as a batch: each partition's span from its known position (when
     the ledger has one) to the reader's position after the poll. A record that made no row moves
-    the position all the same."""
+    the position all the same, as do the records the reader did not hand on (a partition may be
+    in `after` with none of its records here)."""
     batch = Batch()
     run: list = []  # one partition's consecutive records (a poll gives each partition's together)
     for topic, partition, offset, rows in made:
@@ -115,8 +107,10 @@ def batch_of_rows(made: list[tuple], after: dict[tuple[str, int], int], known: d
         run = [topic, partition, offset, offset, list(rows)]
     if run:
         batch.extend_run(*run)
-    for (topic, partition), position in after.items():
-        batch.advance(topic, partition, position)
+    for key, position in after.items():
+        if key in known:  # a partition none of whose records made it here (the reader's `holding`)
+            batch.begin(*key, known[key])
+        batch.advance(*key, position)
     return batch
 
 
@@ -125,12 +119,6 @@ def batch_of(records: list[tuple], after: dict[tuple[str, int], int], known: dic
     """One poll's records (topic, partition, offset, value[, timestamp_ms]) as a batch (`decoded`,
     then `batch_of_rows`)."""
     return batch_of_rows(decoded(records, calendar, events_topic), after, known)
-
-
-def read_of(records: list[tuple], calendar: GamingCalendar, events_topic: str | None = None) -> tuple:
-    """What the reader hands the ledger for one poll's records, made in the reader's thread while
-    the ledger writes the last batch: the records decoded, and each partition's newest timestamp."""
-    return decoded(records, calendar, events_topic), newest_timestamps(records)
 
 
 class LedgerService:
@@ -156,7 +144,10 @@ class LedgerService:
         reader = PositionedReader(list(s.topics), s.group_id, self._positions, instance=s.instance,
                                   bootstrap=s.bootstrap, max_poll_records=s.max_batch_records,
                                   read_ahead=s.write_polls,
-                                  transform=partial(read_of, calendar=s.calendar, events_topic=s.events_topic))
+                                  transform=partial(decoded, calendar=s.calendar, events_topic=s.events_topic),
+                                  # of the table events only the openings make rows: the rest, most
+                                  # of what the ledger reads, move the positions undecoded
+                                  holding={s.events_topic: OPENING_MARK} if s.events_topic else None)
         # A batch makes thousands of short-lived objects (records, rows, parameters), which set off
         # the collector's young generation every 700 and its full pass over every module and
         # SQLAlchemy's caches, a tenth of the ledger's CPU: what the start made is set aside
@@ -173,7 +164,7 @@ class LedgerService:
         try:
             while not stop():
                 try:
-                    (made, newest_ms), after = reader.poll(s.poll_ms)
+                    made, after, newest_ms = reader.poll(s.poll_ms)
                 except DBAPIError as e:  # the positions of partitions just assigned, unread: they wait, paused
                     log.warning("ledger: the database is away for the positions of an assignment (%s)", e.orig)
                     self.metrics.db_errors.inc()
@@ -183,7 +174,7 @@ class LedgerService:
                     log.warning("ledger: no records read (%s); reading again", e)
                     time.sleep(s.retry_after_s)
                     continue
-                if made:
+                if after:  # records read (perhaps none handed on: their positions move all the same)
                     made, after, newest_ms = self._with_ready(reader, made, after, newest_ms)
                     try:
                         batch = batch_of_rows(made, after, self.known)
@@ -214,7 +205,7 @@ class LedgerService:
             ready = reader.poll_ready()
             if ready is None:
                 break
-            (more, more_newest), more_after = ready
+            more, more_after, more_newest = ready
             made = made + more
             after = {**after, **more_after}
             newest_ms = {**newest_ms, **{k: max(v, newest_ms.get(k, v)) for k, v in more_newest.items()}}

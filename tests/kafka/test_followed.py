@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from kafka.errors import KafkaConnectionError
 
-from craps_streams.kafka.consumers import followed
+from craps_streams.kafka.followers import followed
 from craps_streams.kafka.errors import BrokerUnreachable
 
 

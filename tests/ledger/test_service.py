@@ -6,7 +6,7 @@ from prometheus_client import generate_latest
 
 from craps_streams.codec import encode_output
 from craps_streams.ledger.metrics import LedgerMetrics
-from craps_streams.ledger.service import UNREADABLE, batch_of, newest_timestamps
+from craps_streams.ledger.service import UNREADABLE, batch_of, batch_of_rows
 from craps_streams.ledger.store import Batch, Written
 from craps_streams.report.calendar import GamingCalendar
 
@@ -72,15 +72,27 @@ def test_seconds_behind_are_the_age_of_the_newest_record_written_while_records_w
     assert 'craps_ledger_behind_seconds{partition="3",topic="s"} 0.0' in text
 
 
-def test_newest_timestamps_per_partition():
-    assert newest_timestamps([("s", 0, 1, b"", 5), ("s", 0, 2, b"", 9), ("s", 1, 0, b"", 7), ("s", 0, 3, b"", 8)]) \
-        == {("s", 0): 9, ("s", 1): 7}
+def test_a_partition_whose_records_were_not_handed_on_moves_from_its_known_position():
+    """The reader hands on only the table events that are openings: a partition read with none of
+    its records here still moves, from the ledger's position to the reader's."""
+    batch = batch_of_rows([("s", 0, 7, [])], {("s", 0): 8, ("e", 2): 500}, {("s", 0): 7, ("e", 2): 120})
+    assert batch.spans == {("s", 0): (7, 8), ("e", 2): (120, 500)} and batch.rows == []
+    with pytest.raises(ValueError):  # the reader's position behind the ledger's: read again
+        batch_of_rows([], {("e", 2): 100}, {("e", 2): 120})
+
+
+def newest(records):
+    """Each partition's newest timestamp among the records, as the PositionedReader gives it."""
+    found = {}
+    for topic, partition, _, _, timestamp_ms in records:
+        found[(topic, partition)] = max(found.get((topic, partition), timestamp_ms), timestamp_ms)
+    return found
 
 
 def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypatch):
     """The end offsets time out (a loaded or away broker): the ledger writes on, and measures the
     lag again at its next turn."""
-    from kafka.errors import KafkaTimeoutError
+    from aiokafka.errors import KafkaTimeoutError
 
     from craps_streams.ledger import service
     from craps_streams.ledger.store import Ledger, open_engine
@@ -94,7 +106,7 @@ def test_a_slow_broker_costs_a_lag_measurement_not_the_ledger(tmp_path, monkeypa
 
         def poll(self, timeout_ms):
             records, after = self.polls.pop(0) if self.polls else ([], {})
-            return self.transform(records), after
+            return self.transform(records), after, newest(records)
 
         def poll_ready(self):
             return None  # nothing read ahead: each poll is written alone
@@ -140,10 +152,10 @@ def test_the_polls_already_read_go_in_one_write_with_the_positions_after_the_las
 
         def read(self):
             records, after = polls.pop(0)
-            return self.transform(records), after
+            return self.transform(records), after, newest(records)
 
         def poll(self, timeout_ms):
-            return self.read() if polls else (self.transform([]), {})
+            return self.read() if polls else (self.transform([]), {}, {})
 
         def poll_ready(self):
             if self.ready[0] == 0:
