@@ -1,5 +1,6 @@
-"""The Avro paths of the accelerator (native/src/avro.rs, avro_out.rs): the event block reader and
-the output writer, each made from the codec's facts (craps_streams/codec/fastread.py, fastwrite.py)."""
+"""The Avro paths of the accelerator (native/src/avro.rs, avro_out.rs, avro_in.rs): the event block
+reader, the output writer and the output reader, each made from the codec's facts
+(craps_streams/codec/fastread.py, fastwrite.py, fastoutput.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -25,3 +26,13 @@ def output_writer(formats: list) -> Callable[[list], list] | None:
     from craps_streams.accelerator import _native
 
     return _native.OutputWriter(formats).messages
+
+
+def output_reader(formats: list) -> Callable[[bytes], dict | None] | None:
+    """`decode(message) -> record or None` of an `OutputReader` of the output schemas' `formats`
+    (fastoutput's `_formats`), or None where the accelerator is not in use."""
+    if not in_use():
+        return None
+    from craps_streams.accelerator import _native
+
+    return _native.OutputReader(formats).decode

@@ -22,6 +22,7 @@ from typing import Callable
 from sqlalchemy.exc import DBAPIError
 
 from craps_streams.codec import decode_event, decode_output
+from craps_streams.codec.fastoutput import output_reader
 from craps_streams.kafka.consumers import TRANSIENT, PositionedReader
 from craps_streams.ledger.metrics import LedgerMetrics
 from craps_streams.ledger.rows import OPENING_MARK, Row, rows_of
@@ -70,17 +71,19 @@ def opening_rows(value: bytes, partition: int, offset: int) -> list[Row]:
     return rows_of(record, partition, offset, None) if record.get("type") == "TableOpened" else []
 
 
-def decoded(records: list[tuple], calendar: GamingCalendar, events_topic: str | None = None) -> list[tuple]:
+def decoded(records: list[tuple], calendar: GamingCalendar, events_topic: str | None = None,
+            decode: Callable[[bytes], dict] = decode_output) -> list[tuple]:
     """One poll's records (topic, partition, offset, value[, timestamp_ms]) as (topic, partition,
     offset, rows). Of `events_topic` (the table events) only the openings are decoded; every other
-    event makes no row."""
+    event makes no row. `decode`: `decode_output` or what gives the same records and errors
+    (craps_streams/codec/fastoutput.py)."""
     made = []
     for topic, partition, offset, value, *_ in records:
         if topic == events_topic:
             rows = opening_rows(value, partition, offset)
         else:
             try:
-                rows = rows_of(decode_output(value), partition, offset, calendar)
+                rows = rows_of(decode(value), partition, offset, calendar)
             except Exception as e:  # noqa: BLE001 - any damage is kept as a row, never dropped
                 rows = [unreadable_row(topic, partition, offset, value, e)]
         made.append((topic, partition, offset, rows))
@@ -144,7 +147,8 @@ class LedgerService:
         reader = PositionedReader(list(s.topics), s.group_id, self._positions, instance=s.instance,
                                   bootstrap=s.bootstrap, max_poll_records=s.max_batch_records,
                                   read_ahead=s.write_polls,
-                                  transform=partial(decoded, calendar=s.calendar, events_topic=s.events_topic),
+                                  transform=partial(decoded, calendar=s.calendar, events_topic=s.events_topic,
+                                                    decode=output_reader()),
                                   # of the table events only the openings make rows: the rest, most
                                   # of what the ledger reads, move the positions undecoded
                                   holding={s.events_topic: OPENING_MARK} if s.events_topic else None)

@@ -50,14 +50,14 @@ struct Branch {
 }
 
 /// Why a record is not read here.
-enum Odd {
+pub(crate) enum Odd {
     /// Not one this reads (a check failed, another branch): `slow` decodes it, as in fastread.
     Record,
     /// A read beyond the block: the Python decoder reads the block (it knows what follows).
     Block,
 }
 
-type Read<T> = Result<T, Odd>;
+pub(crate) type Read<T> = Result<T, Odd>;
 
 /// The decoder of one TableEvent schema's blocks: `BlockReader(branches, cached_key_id)`,
 /// `branches[i]` None or `(kind, constructor, fields)` for the body's union branch i, the fields
@@ -78,7 +78,7 @@ fn byte(data: &[u8], pos: usize) -> Read<u8> {
 
 /// A long as fastread's `_emit_long` reads it: at most ten bytes, the tenth 0 or 1.
 #[inline(always)]
-fn long(data: &[u8], pos: &mut usize) -> Read<i64> {
+pub(crate) fn long(data: &[u8], pos: &mut usize) -> Read<i64> {
     let b = byte(data, *pos)?;
     if b < 128 {
         *pos += 1;
@@ -134,7 +134,7 @@ fn length(data: &[u8], pos: &mut usize) -> Read<usize> {
 
 /// A string's bytes (not yet checked as UTF-8).
 #[inline(always)]
-fn raw<'a>(data: &'a [u8], pos: &mut usize) -> Read<&'a [u8]> {
+pub(crate) fn raw<'a>(data: &'a [u8], pos: &mut usize) -> Read<&'a [u8]> {
     let n = length(data, pos)?;
     let end = pos.checked_add(n).ok_or(Odd::Block)?;
     if end > data.len() {

@@ -16,6 +16,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod avro;
+mod avro_in;
 mod avro_out;
 mod bonus_craps;
 mod ctx;
@@ -208,6 +209,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_class::<avro::BlockReader>()?;
     // The worker's outputs written as Avro messages (craps_streams/codec/fastwrite.py).
     m.add_class::<avro_out::OutputWriter>()?;
+    // The outputs read from their Avro messages (craps_streams/codec/fastread.py `output_reader`).
+    m.add_class::<avro_in::OutputReader>()?;
     // The replay's output lines (craps_streams/replay/run.py `output_lines`).
     m.add_class::<lines::LineWriter>()?;
     // A report's books (craps_streams/report/build.py `ReportPass`).

@@ -912,6 +912,62 @@ MESSAGES_PATH = NativePath(
 )
 
 
+
+# ---------------------------------------------------------------- the ledger's reading of the outputs
+
+
+class OutputReaderSide:
+    """A batch of the worker's Avro messages as the records the ledger reads of them: the plain
+    path's (`decode_output`) or the native reader's (craps_streams/codec/fastoutput.py), which leaves
+    to the plain path what it is not sure of (counted: `read natively`); a refused message as its
+    CodecError's text."""
+
+    def __init__(self, is_native: bool):
+        from craps_streams.accelerator.avro import output_reader as native_reader
+        from craps_streams.codec import decode_output
+        from craps_streams.codec.fastoutput import _formats, output_reader
+        from craps_streams.codec.wire import default_codec
+
+        self.raw = native_reader(_formats(default_codec())) if is_native else None
+        assert self.raw is not None or not is_native, "the native code is in use but there is no native output reader"
+        self.decode = output_reader(native=True) if is_native else decode_output
+        self.counts = Counter()
+
+    def __call__(self, batch: list):
+        from craps_streams.codec import CodecError
+
+        read = []
+        for message in batch:
+            if self.raw is not None:
+                self.counts["read natively"] += self.raw(message) is not None
+            try:
+                read.append(self.decode(message))
+            except CodecError as e:
+                read.append(("CodecError", str(e)))
+        return read
+
+
+def reader_inputs(floor: Floor) -> list:
+    """The floor's outputs as the worker's messages, in batches of 64, and after them the first
+    messages damaged: cut short by one byte, one byte longer, their last byte changed."""
+    from craps_streams.codec import encode_output
+
+    messages = [encode_output(output_to_record(o)) for batch in writer_inputs(floor) if len(batch) < 64
+                for o in batch]
+    damaged = [bad for m in messages[:300] for bad in (m[:-1], m + b"\x00", m[:-1] + bytes([m[-1] ^ 0x41]))]
+    return [messages[k:k + 64] for k in range(0, len(messages), 64)] + \
+        [damaged[k:k + 64] for k in range(0, len(damaged), 64)]
+
+
+OUTPUT_READER_PATH = NativePath(
+    "avro-output-reader", frozenset({"OutputReader"}),
+    inputs=reader_inputs,
+    python=lambda floor: OutputReaderSide(is_native=False),
+    native=lambda floor: OutputReaderSide(is_native=True),
+    compare=equal,
+    in_use=lambda: NOT_IN_USE,
+)
+
 # ---------------------------------------------------------------- the Chernoff minimum
 
 
@@ -1037,7 +1093,7 @@ REPORT_PATH = NativePath(
 
 PATHS: dict[str, NativePath] = {p.name: p for p in (
     CORE_PATH, WATCH_PATH, TOUCHY_WATCH_PATH, TAGS_PATH, QUIET_PATH, SHELL_PATH, LANE_PATH, AVRO_PATH,
-    WRITER_PATH, MESSAGES_PATH, TAILS_PATH, REPORT_PATH)}
+    WRITER_PATH, MESSAGES_PATH, OUTPUT_READER_PATH, TAILS_PATH, REPORT_PATH)}
 
 # What the extension exposes that is no path to compare: facts it is checked on at import
 # (craps_streams/accelerator/rules.py: the kinds and groups against the registry, the sources' digest

@@ -190,6 +190,11 @@ def _messages(counts, floor):
     assert counts["native"]["written natively"] > (0 if floor == "contract-corpus" else counts["steps"] // 2), counts
 
 
+def _output_reader(counts, floor):
+    if floor != "contract-corpus":  # its outputs are rejections, which the plain path reads
+        assert counts["native"]["read natively"] > counts["steps"] * 16, counts
+
+
 def _report(counts, floor):
     if floor != "contract-corpus":  # its events' times are anyone's: few are the period's
         assert counts["native"]["lines"] > 0 and counts["native"]["before"] > 0, counts
@@ -198,7 +203,7 @@ def _report(counts, floor):
 
 EXPECT = {"report-books": _report, "core": _core, "watch": _watch, "watch-touchy": _touchy_watch, "tags": _tags, "quiet-run": _replay,
           "worker-batch": _worker_batch, "json-lane": _lane, "avro-reader": _avro, "writer": _writer,
-          "avro-writer": _messages, "chernoff-minimum": lambda c, f: None}
+          "avro-writer": _messages, "avro-output-reader": _output_reader, "chernoff-minimum": lambda c, f: None}
 
 
 @pytest.mark.parametrize("floor", FLOORS)
