@@ -19,6 +19,7 @@ found was booked at its part's stake, and moves to its whole stake.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import lru_cache
 from types import SimpleNamespace
 
 from sqlalchemy import BigInteger, case, cast, func, not_, or_, select, tuple_
@@ -45,6 +46,14 @@ def sum_if(condition, value):
     return total(case((condition, value), else_=0))
 
 
+@lru_cache(maxsize=4096)
+def _dice_unit(outcome: str, detail: str, stake_cents: int, won_cents: int) -> int | None:
+    """The report's `unit_result` of a settlement `decided_by_dice`, None for one that was not;
+    cached by what the two rules read (a floor's settlements take a few hundred values of it)."""
+    settled = SimpleNamespace(outcome=outcome, detail=detail, stake_cents=stake_cents, won_cents=won_cents)
+    return unit_result(settled) if decided_by_dice(settled) else None
+
+
 def book(conn, settlements: list[dict]) -> None:
     """Book settlement rows (`craps_streams.ledger.rows`' values) new to the ledger."""
     totals: dict = {}
@@ -67,15 +76,15 @@ def book(conn, settlements: list[dict]) -> None:
             t[4] += won
             t[5] += outcome == "win"
         t[7], t[8] = min(t[7], seq), max(t[8], seq)
-        settled = SimpleNamespace(outcome=outcome, detail=v["detail"], stake_cents=stake, won_cents=won)
-        if decided_by_dice(settled):
+        unit = _dice_unit(outcome, v["detail"], stake, won)
+        if unit is not None:
             key = (v["table_id"], seq, v["wager"], v["paytable"])
             d = partial.get(key)
             if d is None:
                 d = partial[key] = [v["gaming_day"], v["shift"], 0, 0]
             d[2] += stake
             d[3] += stake if outcome == "lose" else -won
-            outcomes[(*line, unit_result(settled))] += 1
+            outcomes[(*line, unit)] += 1
             span = seqs.get(key[0])
             if span is None:
                 seqs[key[0]] = [seq, seq]

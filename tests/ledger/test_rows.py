@@ -80,3 +80,22 @@ def test_the_shift_is_the_calendars_at_every_boundary():
             for t in (ts - 1, ts, ts + 1):
                 day = cal.gaming_day(t)
                 assert shift_of(cal, t, day) == cal.shift_of(t, day), t
+
+
+def test_the_gaming_day_by_spans_is_the_calendars_across_clock_changes():
+    """`gaming_day_of` finds a day by the span of the day found last: the calendar's day for every
+    instant around both 2026 clock changes and every day start, read forward, backward and
+    jumping between days, for calendars whose day starts at and off the hour of the change."""
+    from craps_streams.ledger.rows import gaming_day_of
+
+    for calendar in (CAL, GamingCalendar("America/New_York", time(2, 0), (("early", time(2, 0)), ("late", time(14, 0)))),
+                     GamingCalendar("Europe/London", time(1, 30), (("one", time(1, 30)),))):
+        instants = []
+        for around in (1772949600000, 1793512800000):  # 2026-03-08 and 2026-11-01, 06:00 UTC
+            for day in range(-2, 3):
+                start, _ = calendar.day_bounds(calendar.gaming_day(around + day * 86_400_000))
+                instants += [start - 1, start, start + 1]
+            instants += range(around - 2 * 86_400_000, around + 2 * 86_400_000, 419_000)
+        jumping = instants[::2] + instants[::-3] + instants[1::5]
+        for ts in instants + instants[::-1] + jumping:
+            assert gaming_day_of(calendar, ts) == calendar.gaming_day(ts), (calendar, ts)
