@@ -5,6 +5,7 @@ how, inside the caller's transaction).
     insert_new(conn, table, rows)   the rows not there yet (ON CONFLICT DO NOTHING); the keys of
                                     those that were new
     upsert(conn, books)             the books' rows (`BookRows`, one per key) added to what they hold
+    move_positions(conn, ...)       the partitions' positions moved past a batch, where they are at its start
 
 PostgreSQL takes a batch's rows in a few statements, never row by row: the record rows by COPY
 into a temporary table and one INSERT ... SELECT (a multi-row VALUES statement of thousands of
@@ -18,6 +19,7 @@ back): building and binding SQLAlchemy's statements per row took most of the wri
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
@@ -25,6 +27,7 @@ from operator import itemgetter
 from sqlalchemy import Table, bindparam, case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 
 def _columns_sql(names) -> str:
@@ -68,10 +71,35 @@ def _check(conn: Connection) -> str:
     return dialect
 
 
+@contextmanager
+def _driver_errors(conn: Connection, statement: str):
+    """The driver's errors on its own cursor (COPY has no SQLAlchemy form) raised as SQLAlchemy's
+    DBAPIError, as every other statement's are: the service retries a batch the database failed
+    (a server restarted mid-COPY), whichever statement met it."""
+    error = conn.dialect.loaded_dbapi.Error
+    try:
+        yield
+    except error as e:
+        raise DBAPIError.instance(statement, None, e, error,
+                                  connection_invalidated=conn.dialect.is_disconnect(e, None, None)) from e
+
+
+@lru_cache(maxsize=16)
+def _copy_types(table) -> list[str]:
+    """The PostgreSQL type of each column, as COPY's binary format is told them."""
+    dialect = postgresql.dialect()
+    return [c.type.compile(dialect=dialect).split("(")[0].lower() for c in table.columns]
+
+
 def insert_new(conn: Connection, table, rows: list[dict]) -> list[tuple]:
     """Insert the rows not there yet; returns the keys of those that were new."""
     if _check(conn) == "sqlite":
         return _insert_new_sqlite(conn, table, rows)
+    with _driver_errors(conn, f"COPY {table.name}"):
+        return _insert_new_postgresql(conn, table, rows)
+
+
+def _insert_new_postgresql(conn: Connection, table, rows: list[dict]) -> list[tuple]:
     names = [c.name for c in table.columns]
     keys = _columns_sql(_key_names(table))
     staging = f"ledger_staging_{table.name}"
@@ -82,15 +110,57 @@ def insert_new(conn: Connection, table, rows: list[dict]) -> list[tuple]:
                    f"(LIKE {table.name} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS")
     columns = _columns_sql(names)
     row_of = _tuple_of(names)
-    with cursor.copy(f"COPY {staging} ({columns}) FROM STDIN") as copy:
+    # The binary format: each value dumped by its type in C, half the client's time of the text
+    # format (whose every value is formatted and escaped as text), and nothing for the server to parse.
+    with cursor.copy(f"COPY {staging} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(_copy_types(table))
         for v in rows:
             copy.write_row(row_of(v))
     # A key twice in the rows (a record read twice in one batch) is kept once, the first: DO NOTHING
     # skips a row whose key the same statement inserted (no sort of the rows by key, as DISTINCT
-    # ON took).
-    cursor.execute(f"INSERT INTO {table.name} ({columns}) SELECT {columns} "
-                   f"FROM {staging} ON CONFLICT DO NOTHING RETURNING {keys}")
-    return [tuple(r) for r in cursor.fetchall()]
+    # ON took). The keys of the new rows come back only when some were not new (after a re-read):
+    # otherwise the answer is one NULL, not a batch's thousands of keys.
+    cursor.execute(f"WITH new AS (INSERT INTO {table.name} ({columns}) SELECT {columns} "
+                   f"FROM {staging} ON CONFLICT DO NOTHING RETURNING {keys}) "
+                   f"SELECT CASE WHEN count(*) = %s THEN NULL ELSE coalesce(json_agg(json_build_array({keys})), '[]') END FROM new",
+                   (len(rows),))
+    [(new,)] = cursor.fetchall()
+    if new is None:
+        key_of = _tuple_of(_key_names(table))
+        return [key_of(v) for v in rows]
+    return [tuple(k) for k in new]
+
+
+def move_positions(conn: Connection, table, move, spans: list) -> list:
+    """Each partition's position (`table`: consumed_offsets) moved from its span's start to its
+    end where it is at the start; returns the spans not moved (a partition without a position
+    yet, or one not at the start: another ledger's), whose positions are as they were. `spans`:
+    [((topic, partition), (start, end)), ...]; `move` the one-row statement (b_topic,
+    b_partition, b_start, b_end). One statement on PostgreSQL (a round trip, where a savepoint
+    and its release took two more); on SQLite, one prepared statement over the spans."""
+    if _check(conn) == "postgresql":
+        with _driver_errors(conn, f"UPDATE {table.name}"):
+            return _move_positions_postgresql(conn, table, spans)
+    moves = [{"b_topic": topic, "b_partition": partition, "b_start": start, "b_end": end}
+             for (topic, partition), (start, end) in spans]
+    savepoint = conn.begin_nested()
+    if conn.execute(move, moves).rowcount == len(moves):
+        savepoint.commit()
+        return []
+    savepoint.rollback()
+    return spans
+
+
+def _move_positions_postgresql(conn: Connection, table, spans: list) -> list:
+    cursor = conn.connection.driver_connection.cursor()
+    cursor.execute(f'UPDATE {table.name} AS c SET next_offset = m.end_at '
+                   f'FROM unnest(%s::text[], %s::int[], %s::bigint[], %s::bigint[]) AS m(topic, part, start_at, end_at) '
+                   f'WHERE c.topic = m.topic AND c."partition" = m.part AND c.next_offset = m.start_at '
+                   f'RETURNING c.topic, c."partition"',
+                   [[t for (t, _), _ in spans], [p for (_, p), _ in spans],
+                    [a for _, (a, _) in spans], [b for _, (_, b) in spans]])
+    moved = set(map(tuple, cursor.fetchall()))
+    return [span for span in spans if span[0] not in moved]
 
 
 @lru_cache(maxsize=16)

@@ -169,19 +169,11 @@ class Ledger:
 
     @classmethod
     def _move_all(cls, conn: Connection, spans: list) -> None:
-        """Every partition's position from the batch's start to its end: one statement run over
-        them all (one round trip to PostgreSQL, where a statement each took one each); when any
-        did not move (a first position, or another ledger's), undone and moved one by one."""
+        """Every partition's position from the batch's start to its end (bulk.move_positions: one
+        statement); those it did not move (a first position, or another ledger's), one by one."""
         if not spans:
             return
-        moves = [{"b_topic": topic, "b_partition": partition, "b_start": start, "b_end": end}
-                 for (topic, partition), (start, end) in spans]
-        savepoint = conn.begin_nested()
-        if conn.execute(_MOVE, moves).rowcount == len(moves):
-            savepoint.commit()
-            return
-        savepoint.rollback()
-        for (topic, partition), (start, end) in spans:
+        for (topic, partition), (start, end) in bulk.move_positions(conn, _offsets, _MOVE, spans):
             cls._move(conn, topic, partition, start, end)
 
     @staticmethod

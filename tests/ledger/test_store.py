@@ -186,3 +186,22 @@ def test_report_lines_sum_the_settlements_money(ledger_url, request):
             with pytest.raises(ProgrammingError, match="permission denied"):
                 conn.execute(text("DELETE FROM settlements"))
         engine.dispose()
+
+
+def test_a_batch_the_database_refuses_mid_copy_is_a_dbapi_error_and_writes_nothing(ledger_url):
+    """A value the database refuses in the rows' bulk write (on PostgreSQL its COPY, through the
+    driver's own cursor) is SQLAlchemy's DBAPIError, as every other statement's failure: the
+    service's retry of a failed batch catches it, and nothing of the batch is in."""
+    from sqlalchemy.exc import DBAPIError
+
+    ledger = fresh(ledger_url)
+    topic, partition, offset, record = next(r for r in RECORDS if r[3]["type"] == "WagerSettled")
+    batch = Batch()
+    batch.extend(topic, partition, offset, rows_of({**record, "table_id": "T" * 65}, partition, offset, CAL))
+    if ledger.engine.dialect.name == "sqlite":  # SQLite keeps a text longer than its declared length
+        ledger.write(batch)
+        assert ledger.count("settlements") == 1
+        return
+    with pytest.raises(DBAPIError):
+        ledger.write(batch)
+    assert ledger.count("settlements") == 0 and ledger.positions() == {}
