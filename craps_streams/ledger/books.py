@@ -1,9 +1,8 @@
 """The report's books, kept by the ledger as it writes settlements: what `report --from-ledger`
 reads instead of every settlement (docs/operating/ledger.md).
 
-    tally(settlements)       their sums, pure (the reader's thread makes them for each poll)
-    book(conn, settlements)  the settlements new to the ledger (or their tally), booked in the
-                             same transaction that writes them (so exactly once, as they are)
+    book(conn, settlements)  the settlements new to the ledger, booked in the same transaction
+                             that writes them (so exactly once, as they are)
     rebuild(conn)            every book again from `settlements` (the migration adding them)
 
 The rules are the report's (`craps_streams.report.books`): a settlement's money on its line
@@ -20,7 +19,6 @@ found was booked at its part's stake, and moves to its whole stake.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from functools import lru_cache
 from types import SimpleNamespace
 
@@ -56,52 +54,12 @@ def _dice_unit(outcome: str, detail: str, stake_cents: int, won_cents: int) -> i
     return unit_result(settled) if decided_by_dice(settled) else None
 
 
-@dataclass
-class Tally:
-    """Settlements summed for the books, before any database: a line's totals (settled, handle,
-    returned, collected, won, wins, losses, first and last seq), each dice-decided decision's part
-    here (gaming day, shift, stake, house win), the dice-decided wagers per line and unit, each
-    table's lowest and highest seq of a decision. `merge` adds the tally of the settlements that
-    follow: a tally of a batch is the merge of its polls' (the reader's thread tallies each poll
-    while the ledger writes the last batch)."""
-    totals: dict = field(default_factory=dict)
-    partial: dict = field(default_factory=dict)  # decision -> [gaming day, shift, stake, house win]
-    outcomes: dict = field(default_factory=lambda: defaultdict(int))
-    seqs: dict = field(default_factory=dict)  # table -> [its lowest, its highest seq of a decision]
-
-    def merge(self, later: Tally) -> Tally:
-        for line, u in later.totals.items():
-            t = self.totals.get(line)
-            if t is None:
-                self.totals[line] = list(u)
-            else:
-                for k in range(7):
-                    t[k] += u[k]
-                t[7], t[8] = min(t[7], u[7]), max(t[8], u[8])
-        for key, u in later.partial.items():
-            d = self.partial.get(key)
-            if d is None:
-                self.partial[key] = list(u)
-            else:  # one decision's settlements in two polls: its first's day and shift
-                d[2] += u[2]
-                d[3] += u[3]
-        for key, n in later.outcomes.items():
-            self.outcomes[key] += n
-        for table, u in later.seqs.items():
-            span = self.seqs.get(table)
-            if span is None:
-                self.seqs[table] = list(u)
-            else:
-                span[0], span[1] = min(span[0], u[0]), max(span[1], u[1])
-        return self
-
-
-def tally(settlements: list[dict]) -> Tally:
-    """The books' sums of settlement rows (`craps_streams.ledger.rows`' values)."""
+def book(conn, settlements: list[dict]) -> None:
+    """Book settlement rows (`craps_streams.ledger.rows`' values) new to the ledger."""
     totals: dict = {}
-    partial: dict = {}
+    partial: dict = {}  # decision -> [gaming day, shift, stake, house win]
     outcomes: dict = defaultdict(int)
-    seqs: dict = {}
+    seqs: dict = {}  # table -> [its lowest, its highest seq of a decision in these settlements]
     for v in settlements:
         line = (v["gaming_day"], v["shift"], v["table_id"], v["wager"], v["paytable"])
         seq, stake, won, outcome = v["seq"], v["stake_cents"], v["won_cents"], v["outcome"]
@@ -132,20 +90,14 @@ def tally(settlements: list[dict]) -> Tally:
                 seqs[key[0]] = [seq, seq]
             else:
                 span[0], span[1] = min(span[0], seq), max(span[1], seq)
-    return Tally(totals, partial, outcomes, seqs)
-
-
-def book(conn, settlements: list[dict] | Tally) -> None:
-    """Book settlement rows (`craps_streams.ledger.rows`' values) new to the ledger, or their tally."""
-    t = settlements if isinstance(settlements, Tally) else tally(settlements)
     names = ("settled", "handle_cents", "returned_cents", "collected_cents", "won_cents", "wins", "losses",
              "first_seq", "last_seq")
     upsert(conn, [
-        BookRows(schema.line_totals, [{**dict(zip(LINE, k)), **dict(zip(names, v))} for k, v in t.totals.items()],
+        BookRows(schema.line_totals, [{**dict(zip(LINE, k)), **dict(zip(names, v))} for k, v in totals.items()],
                  add=names[:7], least=("first_seq",), greatest=("last_seq",)),
         BookRows(schema.line_outcomes, [{**dict(zip(LINE, k[:5])), "unit": k[5], "wagers": n}
-                                        for k, n in t.outcomes.items()], add=("wagers",)),
-        *(_decisions(conn, t.partial, t.seqs) if t.partial else ())])
+                                        for k, n in outcomes.items()], add=("wagers",)),
+        *(_decisions(conn, partial, seqs) if partial else ())])
 
 
 def _decisions(conn, partial: dict, seqs: dict) -> tuple:

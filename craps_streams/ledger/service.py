@@ -24,7 +24,6 @@ from sqlalchemy.exc import DBAPIError
 from craps_streams.codec import decode_event, decode_output
 from craps_streams.codec.fastoutput import output_reader
 from craps_streams.kafka.consumers import TRANSIENT, PositionedReader
-from craps_streams.ledger.books import Tally, tally
 from craps_streams.ledger.metrics import LedgerMetrics
 from craps_streams.ledger.rows import OPENING_MARK, Row, rows_of
 from craps_streams.ledger.store import Batch, Ledger, StaleBatch
@@ -91,15 +90,6 @@ def decoded(records: list[tuple], calendar: GamingCalendar, events_topic: str | 
     return made
 
 
-def read_of(records: list[tuple], calendar: GamingCalendar, events_topic: str | None = None,
-            decode: Callable[[bytes], dict] = decode_output) -> tuple:
-    """What the reader hands the ledger for one poll's records, made in the reader's thread while
-    the ledger writes the last batch: the records decoded (`decoded`), and the tally of their
-    settlements for the books (so the ledger's thread only adds the polls' tallies)."""
-    made = decoded(records, calendar, events_topic, decode)
-    return made, tally([row.values for *_, rows in made for row in rows if row.table == "settlements"])
-
-
 def batch_of_rows(made: list[tuple], after: dict[tuple[str, int], int], known: dict[tuple[str, int], int]) -> Batch:
     """Decoded records (`decoded`) as a batch: each partition's span from its known position (when
     the ledger has one) to the reader's position after the poll. A record that made no row moves
@@ -157,7 +147,7 @@ class LedgerService:
         reader = PositionedReader(list(s.topics), s.group_id, self._positions, instance=s.instance,
                                   bootstrap=s.bootstrap, max_poll_records=s.max_batch_records,
                                   read_ahead=s.write_polls,
-                                  transform=partial(read_of, calendar=s.calendar, events_topic=s.events_topic,
+                                  transform=partial(decoded, calendar=s.calendar, events_topic=s.events_topic,
                                                     decode=output_reader()),
                                   # of the table events only the openings make rows: the rest, most
                                   # of what the ledger reads, move the positions undecoded
@@ -178,7 +168,7 @@ class LedgerService:
         try:
             while not stop():
                 try:
-                    (made, tallied), after, newest_ms = reader.poll(s.poll_ms)
+                    made, after, newest_ms = reader.poll(s.poll_ms)
                 except DBAPIError as e:  # the positions of partitions just assigned, unread: they wait, paused
                     log.warning("ledger: the database is away for the positions of an assignment (%s)", e.orig)
                     self.metrics.db_errors.inc()
@@ -189,10 +179,9 @@ class LedgerService:
                     time.sleep(s.retry_after_s)
                     continue
                 if after:  # records read (perhaps none handed on: their positions move all the same)
-                    made, tallied, after, newest_ms = self._with_ready(reader, made, tallied, after, newest_ms)
+                    made, after, newest_ms = self._with_ready(reader, made, after, newest_ms)
                     try:
                         batch = batch_of_rows(made, after, self.known)
-                        batch.tally = tallied
                     except ValueError as e:  # records from behind the ledger's positions: read again from them
                         log.warning("ledger: %s; reading again from the database's positions", e)
                         reader.reseek()
@@ -211,7 +200,7 @@ class LedgerService:
         finally:
             reader.close()
 
-    def _with_ready(self, reader: PositionedReader, made: list, tallied: Tally, after: dict, newest_ms: dict) -> tuple:
+    def _with_ready(self, reader: PositionedReader, made: list, after: dict, newest_ms: dict) -> tuple:
         """The polled records and those of the polls already read after them, up to `write_polls`
         polls: one batch, one transaction. Behind on a backlog, the ledger commits once for
         several polls (the commit's wait, the books' statements and their rows shared by more
@@ -220,12 +209,11 @@ class LedgerService:
             ready = reader.poll_ready()
             if ready is None:
                 break
-            (more, more_tallied), more_after, more_newest = ready
+            more, more_after, more_newest = ready
             made = made + more
-            tallied = tallied.merge(more_tallied)
             after = {**after, **more_after}
             newest_ms = {**newest_ms, **{k: max(v, newest_ms.get(k, v)) for k, v in more_newest.items()}}
-        return made, tallied, after, newest_ms
+        return made, after, newest_ms
 
     def _write(self, reader: PositionedReader, batch: Batch, newest_ms: dict[tuple[str, int], int]) -> None:
         started = time.perf_counter()

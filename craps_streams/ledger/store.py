@@ -51,7 +51,6 @@ class Batch:
     offsets they came from (records that made no row count: their offsets move too)."""
     rows: list[Row] = field(default_factory=list)
     spans: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
-    tally: books.Tally | None = None  # the books' tally of the settlement rows, when made with them (the reader's)
 
     def begin(self, topic: str, partition: int, start: int) -> None:
         """The partition's span starts at `start` (its stored position), whatever offset its
@@ -163,9 +162,7 @@ class Ledger:
                             if len(keys) < len(values):
                                 fresh = {k[0] for k in keys}
                                 values = list({v["id"]: v for v in reversed(values) if v["id"] in fresh}.values())
-                                books.book(conn, values)
-                            else:  # every row new: the tally made with them, where there is one
-                                books.book(conn, values if batch.tally is None else batch.tally)
+                            books.book(conn, values)
         except IntegrityError as e:  # two ledgers inserting the first position of a partition
             raise StaleBatch(f"a partition's first position was written by another ledger: {e.orig}") from e
         return Written(dict(new), dict(present))
