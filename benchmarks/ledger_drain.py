@@ -79,17 +79,14 @@ class EventsWatch:
         self.consumer.close()
 
 
-def rows(db) -> int:
-    """The settlements in the ledger's database (`db`: a URL, or an engine kept for a watch)."""
-    engine = open_engine(db) if isinstance(db, str) else db
+def rows(watch) -> int:
+    """The settlements in the ledger's database, counted through the watch's engine (one for the
+    whole watch: a check is a count, not a new connection)."""
     try:
-        with engine.connect() as conn:
+        with watch.connect() as conn:
             return conn.execute(text("SELECT count(*) FROM settlements")).scalar()
     except Exception:  # noqa: BLE001 - not migrated yet
         return 0
-    finally:
-        if isinstance(db, str):
-            engine.dispose()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -107,6 +104,7 @@ def ledger_cpu(env: dict, root: str, db: str, expected: int, log_path: str,
     command = [sys.executable, "-m", "craps_streams.cli", "ledger", "--db", db, "--metrics-port", "0"]
     if spy:
         command = ["py-spy", "record", "--native", "-r", "200", "--format", "raw", "-o", spy, "--", *command]
+    watch = open_engine(db)
     ledger = subprocess.Popen(command, env={**env, "PYTHONPATH": root}, cwd=root, stdout=log, stderr=subprocess.STDOUT)
     pid = ledger.pid
     try:
@@ -115,7 +113,7 @@ def ledger_cpu(env: dict, root: str, db: str, expected: int, log_path: str,
             if spy and pid == ledger.pid:  # the ledger is py-spy's child
                 with open(f"/proc/{ledger.pid}/task/{ledger.pid}/children") as fo:
                     pid = int((fo.read().split() or [ledger.pid])[0])
-            cpu, n = cpu_seconds(pid), rows(db)
+            cpu, n = cpu_seconds(pid), rows(watch)
             if first is None and n > 0:
                 first = (cpu, n)
             if n >= expected:
@@ -130,6 +128,7 @@ def ledger_cpu(env: dict, root: str, db: str, expected: int, log_path: str,
         else:
             ledger.send_signal(signal.SIGTERM)
         ledger.wait(60)
+        watch.dispose()
 
 
 def cpu_runs(env: dict, tmp: str, expected: int, runs: int, before: str | None, db: str | None,
@@ -164,7 +163,7 @@ def ledger_seconds(env: dict, root: str, db: str, expected: int, log_path: str) 
     migration, joining the group, the first fetch)."""
     if db.startswith("postgresql"):  # a fresh database: rows kept from an earlier run would count as this one's
         reset_postgres(db)
-    watch = open_engine(db)  # one engine for the watch: a check is a count, not a new connection
+    watch = open_engine(db)
     log = open(log_path, "w+")
     t1 = time.monotonic()
     ledger = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "ledger", "--db", db, "--metrics-port", "0"],

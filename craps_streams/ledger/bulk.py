@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
 
-from sqlalchemy import Table, bindparam, case, func, select
+from sqlalchemy import Table, bindparam, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
@@ -131,20 +131,26 @@ def _insert_new_postgresql(conn: Connection, table, rows: list[dict]) -> list[tu
     return [tuple(k) for k in new]
 
 
-def move_positions(conn: Connection, table, move, spans: list) -> list:
+@lru_cache(maxsize=4)
+def _move_statement(table):
+    """A partition's position moved from b_start to b_end, where it is at b_start."""
+    return update(table).where((table.c.topic == bindparam("b_topic")) & (table.c.partition == bindparam("b_partition")) &
+                               (table.c.next_offset == bindparam("b_start"))).values(next_offset=bindparam("b_end"))
+
+
+def move_positions(conn: Connection, table, spans: list) -> list:
     """Each partition's position (`table`: consumed_offsets) moved from its span's start to its
     end where it is at the start; returns the spans not moved (a partition without a position
     yet, or one not at the start: another ledger's), whose positions are as they were. `spans`:
-    [((topic, partition), (start, end)), ...]; `move` the one-row statement (b_topic,
-    b_partition, b_start, b_end). One statement on PostgreSQL (a round trip, where a savepoint
-    and its release took two more); on SQLite, one prepared statement over the spans."""
+    [((topic, partition), (start, end)), ...]. One statement on PostgreSQL (a round trip, where a
+    savepoint and its release took two more); on SQLite, one prepared statement over the spans."""
     if _check(conn) == "postgresql":
         with _driver_errors(conn, f"UPDATE {table.name}"):
             return _move_positions_postgresql(conn, table, spans)
     moves = [{"b_topic": topic, "b_partition": partition, "b_start": start, "b_end": end}
              for (topic, partition), (start, end) in spans]
     savepoint = conn.begin_nested()
-    if conn.execute(move, moves).rowcount == len(moves):
+    if conn.execute(_move_statement(table), moves).rowcount == len(moves):
         savepoint.commit()
         return []
     savepoint.rollback()

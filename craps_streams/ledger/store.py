@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from sqlalchemy import bindparam, create_engine, event, func, select, update
+from sqlalchemy import create_engine, event, func, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -31,10 +31,6 @@ from craps_streams.ledger.rows import Row
 from craps_streams.report.calendar import GamingCalendar
 
 TABLES = {t.name: t for t in schema.RECORD_TABLES}
-_offsets = schema.consumed_offsets
-_MOVE = update(_offsets).where((_offsets.c.topic == bindparam("b_topic")) &
-                               (_offsets.c.partition == bindparam("b_partition")) &
-                               (_offsets.c.next_offset == bindparam("b_start"))).values(next_offset=bindparam("b_end"))
 
 
 class StaleBatch(RuntimeError):
@@ -173,7 +169,7 @@ class Ledger:
         statement); those it did not move (a first position, or another ledger's), one by one."""
         if not spans:
             return
-        for (topic, partition), (start, end) in bulk.move_positions(conn, _offsets, _MOVE, spans):
+        for (topic, partition), (start, end) in bulk.move_positions(conn, schema.consumed_offsets, spans):
             cls._move(conn, topic, partition, start, end)
 
     @staticmethod
