@@ -3,13 +3,16 @@ dialect-specific code (craps_streams/ledger/store.py and books.py say what to wr
 how, inside the caller's transaction).
 
     insert_new(conn, table, rows)   the rows not there yet (ON CONFLICT DO NOTHING); the keys of
-                                    those that were new
+                                    those that were new; with `expect_new`, KeysPresent when
+                                    one was there (PostgreSQL: the rows COPYed straight in)
     upsert(conn, books)             the books' rows (`BookRows`, one per key) added to what they hold
     move_positions(conn, ...)       the partitions' positions moved past a batch, where they are at its start
 
 PostgreSQL takes a batch's rows in a few statements, never row by row: the record rows by COPY
-into a temporary table and one INSERT ... SELECT (a multi-row VALUES statement of thousands of
-parameters cost psycopg more to parse than the server to run), a book's rows as one array per
+straight into their table when they are expected new (a batch read once, nearly every batch), or
+else into a temporary table and one INSERT ... SELECT ... ON CONFLICT DO NOTHING (a multi-row
+VALUES statement of thousands of parameters cost psycopg more to parse than the server to run),
+a book's rows as one array per
 column, unnested side by side into an INSERT ... ON CONFLICT DO UPDATE, the four books' in one
 statement (run row by row, as executemany does, the server's work on a batch's hundreds of book
 rows was most of the write; and each statement is a round trip, long on a loaded machine).
@@ -91,12 +94,45 @@ def _copy_types(table) -> list[str]:
     return [c.type.compile(dialect=dialect).split("(")[0].lower() for c in table.columns]
 
 
-def insert_new(conn: Connection, table, rows: list[dict]) -> list[tuple]:
-    """Insert the rows not there yet; returns the keys of those that were new."""
+class KeysPresent(RuntimeError):
+    """Rows expected new were not: their transaction is lost, to be written again without the
+    expectation (`insert_new`)."""
+
+
+def insert_new(conn: Connection, table, rows: list[dict], expect_new: bool = False) -> list[tuple]:
+    """Insert the rows not there yet; returns the keys of those that were new. `expect_new`: the
+    rows are expected all new and distinct; on PostgreSQL they are then COPYed straight into the
+    table (no staging table, no second pass over the rows: the server's work on a batch halved),
+    and a key already there (or twice in the rows) raises KeysPresent, the transaction failed.
+    SQLite's one statement tells new from present as it goes, so it takes no expectation."""
     if _check(conn) == "sqlite":
         return _insert_new_sqlite(conn, table, rows)
     with _driver_errors(conn, f"COPY {table.name}"):
+        if expect_new:
+            return _copy_new_postgresql(conn, table, rows)
         return _insert_new_postgresql(conn, table, rows)
+
+
+def _copy_rows(cursor, table, target: str, rows: list[dict]) -> None:
+    names = [c.name for c in table.columns]
+    row_of = _tuple_of(names)
+    # The binary format: each value dumped by its type in C, half the client's time of the text
+    # format (whose every value is formatted and escaped as text), and nothing for the server to parse.
+    with cursor.copy(f"COPY {target} ({_columns_sql(names)}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(_copy_types(table))
+        for v in rows:
+            copy.write_row(row_of(v))
+
+
+def _copy_new_postgresql(conn: Connection, table, rows: list[dict]) -> list[tuple]:
+    unique = conn.dialect.loaded_dbapi.errors.UniqueViolation
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        _copy_rows(cursor, table, table.name, rows)
+    except unique as e:
+        raise KeysPresent(f"{table.name}: {e}") from e
+    key_of = _tuple_of(_key_names(table))
+    return [key_of(v) for v in rows]
 
 
 def _insert_new_postgresql(conn: Connection, table, rows: list[dict]) -> list[tuple]:
@@ -109,13 +145,7 @@ def _insert_new_postgresql(conn: Connection, table, rows: list[dict]) -> list[tu
     cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} "
                    f"(LIKE {table.name} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS")
     columns = _columns_sql(names)
-    row_of = _tuple_of(names)
-    # The binary format: each value dumped by its type in C, half the client's time of the text
-    # format (whose every value is formatted and escaped as text), and nothing for the server to parse.
-    with cursor.copy(f"COPY {staging} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.set_types(_copy_types(table))
-        for v in rows:
-            copy.write_row(row_of(v))
+    _copy_rows(cursor, table, staging, rows)
     # A key twice in the rows (a record read twice in one batch) is kept once, the first: DO NOTHING
     # skips a row whose key the same statement inserted (no sort of the rows by key, as DISTINCT
     # ON took). The keys of the new rows come back only when some were not new (after a re-read):

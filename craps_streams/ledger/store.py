@@ -137,7 +137,18 @@ class Ledger:
 
     def write(self, batch: Batch) -> Written:
         """The batch's rows and its partitions' new positions, all or nothing. Raises StaleBatch
-        (nothing written) when a partition's position is not where the batch starts."""
+        (nothing written) when a partition's position is not where the batch starts.
+
+        The rows are first written as all new, the way each database takes them fastest
+        (bulk.insert_new's `expect_new`); when some were there already (a record read twice: after
+        a rebalance, or twice in one batch), that transaction fails whole and the batch is written
+        again, each row kept only where its key is new."""
+        try:
+            return self._write(batch, expect_new=True)
+        except bulk.KeysPresent:
+            return self._write(batch, expect_new=False)
+
+    def _write(self, batch: Batch, expect_new: bool) -> Written:
         new: dict[str, int] = defaultdict(int)
         present: dict[str, int] = defaultdict(int)
         by_table: dict[str, list[dict]] = defaultdict(list)
@@ -149,7 +160,7 @@ class Ledger:
                 for table in schema.RECORD_TABLES:  # alerts before the wagers they name
                     values = by_table.get(table.name)
                     if values:
-                        keys = bulk.insert_new(conn, table, values)
+                        keys = bulk.insert_new(conn, table, values, expect_new)
                         new[table.name] += len(keys)
                         present[table.name] += len(values) - len(keys)
                         if table is schema.settlements and keys:
