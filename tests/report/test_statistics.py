@@ -31,6 +31,12 @@ def test_the_lattice_gives_the_exact_tails(wager, stakes):
         assert high == pytest.approx(want_high, abs=1e-12)
 
 
+@pytest.mark.parametrize("wager", ["all_small", "all_or_nothing"])
+def test_the_lattice_gives_the_exact_tails_on_hundreds_of_decisions_of_a_stake(wager):
+    """A stake's transform raised to hundreds of decisions, odd and even (by squaring)."""
+    test_the_lattice_gives_the_exact_tails(wager, {100: 301, 500: 150, 700: 64})
+
+
 def test_the_upper_tail_is_the_mirrored_lower_tail():
     unit = unit_distribution(wager_odds("all_small"))
     m = mirrored(unit)
