@@ -167,7 +167,7 @@ def replay_settlements(history: Iterable, sl=None, tags=None, thresholds=None,
     `thresholds` the surveillance's (None: the defaults). `into` takes the settlements instead of a
     new dict (`ReplayedBuckets`: on disk, by wager)."""
     from craps_streams.replay.engine import Replay
-    from craps_streams.replay.sources import feed_item
+    from craps_streams.replay.sources import batched, feed_item
     from craps_streams.surveillance import HoldWatch
 
     replay = Replay(HoldWatch(thresholds) if thresholds is not None else None, tags=tags)
@@ -175,16 +175,17 @@ def replay_settlements(history: Iterable, sl=None, tags=None, thresholds=None,
     rejected: dict = {}
     feeds = sl.feeds if sl is not None and sl.active else None
     keeps = sl.keeps if sl is not None and sl.active else None
-    for item, where in history:
-        if feeds is not None and not feeds(item):
-            continue
-        for o in feed_item(replay, item, where):
-            t = type(o)
-            if t is WagerSettled:
-                if keeps is None or keeps(o):
-                    settled[o.id] = output_to_record(o)
-            elif t is EventRejected and o.table_id:
-                rejected.setdefault((o.table_id, o.seq), f"rejected {o.reason}: {o.message[:200]}")
+    if feeds is None:  # every item: in batches, as the replay command settles them (its quiet runs natively)
+        outputs = (o for batch in batched(history) for o in replay.feed_batch(batch))
+    else:
+        outputs = (o for item, where in history if feeds(item) for o in feed_item(replay, item, where))
+    for o in outputs:
+        t = type(o)
+        if t is WagerSettled:
+            if keeps is None or keeps(o):
+                settled[o.id] = output_to_record(o)
+        elif t is EventRejected and o.table_id:
+            rejected.setdefault((o.table_id, o.seq), f"rejected {o.reason}: {o.message[:200]}")
     return settled, rejected, replay.tally
 
 
