@@ -18,7 +18,7 @@ benchmark measures slices of it and extrapolates.
    - `archive verify DIR`: the hash chain and its seal, every file's offsets, every table's seqs;
    - `report DIR --from FIRST --to LAST --jobs N`: the range report (a line per gaming day, shift,
      table, kind and paytable, the range's totals), CSV and JSON;
-   - `audit --history DIR --recorded FILE`: the replay against the recorded settlements (made
+   - `audit --history DIR --recorded FILE --jobs N`: the replay against the recorded settlements (made
      beforehand by `replay DIR --only settlements`, standing for the settlements topic; not counted);
    - `replay DIR --jobs N --only none`, the settling alone, as the yardstick the report is held to.
    Gaming days here are UTC days (`--tz UTC --day-start 00:00`), so a slice of D days is D gaming
@@ -93,8 +93,9 @@ def run_measured(argv: list[str], env: dict) -> dict:
             "peak_rss_mb": int(peak) / 1024}
 
 
-def report_has_jobs(cli: str) -> bool:
-    return "--jobs" in subprocess.run([cli, "report", "--help"], capture_output=True, text=True).stdout
+def has_jobs(cli: str, command: str) -> bool:
+    """Whether this version's `command` takes --jobs (a baseline's may not)."""
+    return "--jobs" in subprocess.run([cli, command, "--help"], capture_output=True, text=True).stdout
 
 
 def measure_slice(cli: str, d: Path, days: int, jobs: int, work: Path, keys: list[str], env: dict) -> dict:
@@ -112,8 +113,9 @@ def measure_slice(cli: str, d: Path, days: int, jobs: int, work: Path, keys: lis
         "verify": [cli, "archive", "verify", str(d), "--no-progress"],
         "report": [cli, "report", str(d), "--from", str(first), "--to", str(last), "--tz", "UTC",
                    "--day-start", "00:00", "--no-html", "--no-progress", "-o", str(work / f"report-{days}"),
-                   *(jobs_args if report_has_jobs(cli) else []), *keys],
-        "audit": [cli, "audit", "--history", str(d), "--recorded", str(recorded), *keys],
+                   *(jobs_args if has_jobs(cli, "report") else []), *keys],
+        "audit": [cli, "audit", "--history", str(d), "--recorded", str(recorded),
+                  *(jobs_args if has_jobs(cli, "audit") else []), *keys],
         "replay": [cli, "replay", str(d), "--only", "none", "--no-progress", *jobs_args, *keys],
     }
     got = {name: run_measured(argv, env) for name, argv in steps.items()}

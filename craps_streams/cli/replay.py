@@ -114,12 +114,15 @@ def cmd_audit(args, settings) -> int:
         raise CommandError("--history (an archive DIR, a .jsonl file) or --from-topic")
     if not args.recorded and args.settlements_topic is None:
         raise CommandError("--recorded settlements.jsonl or --settlements-topic")
+    if args.jobs < 1:
+        raise CommandError(f"--jobs must be 1 or more, got {args.jobs}")
     sl = slice_of(args)
     tags = tag_check(args, settings)
     report = run_audit(args.history, sl, from_topic=args.from_topic, topic=args.topic, recorded=args.recorded,
                        settlements_topic=args.settlements_topic, bootstrap=args.bootstrap, tags=tags,
                        archive_key=keyfile.archive_key(settings.archive_key_path),
-                       group=args.group or settings.app_id, topics=settings.topics, thresholds=settings.thresholds)
+                       group=args.group or settings.app_id, topics=settings.topics, thresholds=settings.thresholds,
+                       jobs=args.jobs)
     for line in report.lines(args.limit)[:-1]:
         print(line)
     if args.json_out:
@@ -190,6 +193,9 @@ def register(sub) -> None:
     add_bootstrap(au)
     au.add_argument("--json", dest="json_out", metavar="FILE", help="also write the findings as JSON here")
     au.add_argument("--limit", type=int, default=50, help="findings shown per kind (default 50)")
+    au.add_argument("--jobs", "-j", type=int, default=1,
+                    help="2: a history long enough to be compared in buckets on disk has its recorded "
+                         "settlements read by a second process while it is settled (the same report; default 1)")
     add_slice_options(au)
     add_tag_options(au)
     au.set_defaults(run=cmd_audit,

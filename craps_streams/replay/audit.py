@@ -270,12 +270,22 @@ def compare_in_buckets(replayed: ReplayedBuckets, recorded: Iterable, directory:
     """`compare` of a history too long to hold: the recorded items split by wager into the replayed
     settlements' buckets, and each bucket compared on its own (craps_streams/replay/wager_buckets.py
     says why that finds the same as one comparison). Findings come bucket by bucket."""
-    replayed.close()
-    kept = WagerBuckets(directory, "recorded", replayed.count)
+    return compare_buckets(replayed, recorded_in_buckets(recorded, directory, replayed.count))
+
+
+def recorded_in_buckets(recorded: Iterable, directory: Path, count: int) -> WagerBuckets:
+    """The recorded items split by wager into `count` buckets on disk (`compare_buckets`' other side)."""
+    kept = WagerBuckets(directory, "recorded", count)
     for n, item in enumerate(recorded, 1):
         record, where = item if type(item) is tuple else (item, f"record {n}")
         kept.add(record.get("wager_id") if _settlement_of(record) else None, (record, where))
     kept.close()
+    return kept
+
+
+def compare_buckets(replayed: ReplayedBuckets, kept: WagerBuckets) -> AuditReport:
+    """Each bucket of the replayed settlements compared with the same bucket of the recorded ones."""
+    replayed.close()
     report = AuditReport()
     for b in range(replayed.count):
         part = compare(replayed.by_id(b), kept.read(b))
@@ -381,7 +391,7 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
               recorded: str | None = None, settlements_topic: str | None = None,
               bootstrap: str | None = None, tags=None, archive_key: bytes | None = None,
               group: str = DEFAULT_APP_ID, topics: Topics = Topics(), thresholds=None,
-              buckets: int | None = None):
+              buckets: int | None = None, jobs: int = 1):
     """Replay `history` (an archive directory, a .jsonl or .avro file, "-"; or with `from_topic`
     the floor's table-events topic, or `topic`) over the slice `sl` and compare it with the recorded
     settlements: a JSON Lines file `recorded`, else the topic `settlements_topic` (default the
@@ -393,7 +403,10 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     archive's hash chain is verified first (its seal with `archive_key` when given)
     (`report.chain`): a tampered archive is a finding, and one that cannot be read as it is gives
     a report with the chain's findings only. `buckets`: compare in that many buckets on disk
-    (default: from the history's size, `audit_buckets`). Returns the report (`.clean`, `.lines(limit)`,
+    (default: from the history's size, `audit_buckets`). `jobs` 2 or more, with more than one
+    bucket: the recorded settlements are read and split into their buckets by a second (forked)
+    process while this one settles the history (the same report: both sides' buckets hold what they
+    would in one process, in the same order). Returns the report (`.clean`, `.lines(limit)`,
     `.summary()`); raises OSError or ValueError for a history or recording it cannot read."""
     from craps_streams.replay.sources import open_history
 
@@ -429,25 +442,35 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
         chain = verify_chain(history, load_index(history), archive_key)
     if buckets is None:
         buckets = audit_buckets(history_events(None if from_topic else history, cut))
+    def recorded_items():
+        if recorded:
+            items = recorded_from_jsonl(recorded)
+        else:
+            items = recorded_from_topic(settlements_topic, bootstrap, None if cut is None else cut.settlements)
+        if sl.active:
+            items = ((r, w) for r, w in items if not _settlement_of(r) or _in_slice(r, sl))
+        return items
+
     with tempfile.TemporaryDirectory(prefix="craps-audit-") as spill:
         into = ReplayedBuckets(Path(spill), "replayed", buckets) if buckets > 1 else None
+        reading = _RecordedInAProcess(recorded_items, Path(spill), buckets) if into is not None and jobs > 1 else None
         try:
-            replayed, rejected, tally = replay_settlements(history_items(), sl, tags, thresholds, into)
-        except (OSError, ValueError) as e:
-            if chain is None or chain.ok:
-                raise
-            # the tampered archive does not even read: the chain's findings are the report
-            return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
-        if recorded:
-            recorded_items = recorded_from_jsonl(recorded)
-        else:
-            recorded_items = recorded_from_topic(settlements_topic, bootstrap, None if cut is None else cut.settlements)
-        if sl.active:
-            recorded_items = ((r, w) for r, w in recorded_items if not _settlement_of(r) or _in_slice(r, sl))
-        if into is None:
-            report = compare(replayed, recorded_items)
-        else:
-            report = compare_in_buckets(into, recorded_items, Path(spill))
+            try:
+                replayed, rejected, tally = replay_settlements(history_items(), sl, tags, thresholds, into)
+            except (OSError, ValueError) as e:
+                if chain is None or chain.ok:
+                    raise
+                # the tampered archive does not even read: the chain's findings are the report
+                return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
+            if into is None:
+                report = compare(replayed, recorded_items())
+            elif reading is None:
+                report = compare_in_buckets(into, recorded_items(), Path(spill))
+            else:
+                report = compare_buckets(into, reading.result())
+        finally:
+            if reading is not None:
+                reading.stop()
     if cut is not None and not cut.committed and report.recorded:
         raise ValueError(f"worker group {cut.group} has committed no offset on {cut.events_topic}, yet "
                          f"{cut.settlements_topic} holds settlements: name the floor's worker group "
@@ -459,6 +482,52 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     if report.findings and (from_topic or history != "-"):
         explain(report, history_items(fast=False), rejected)
     return report
+
+
+class _RecordedInAProcess:
+    """`recorded_in_buckets` in a forked process, begun at once: the recorded side of an audit read
+    (its JSON parsed or its topic consumed) and spilled while this process settles the history.
+    Forked, so the reading needs nothing passed but what it already holds; what it raises comes
+    back pickled and is raised here."""
+
+    def __init__(self, items, directory: Path, count: int):
+        import multiprocessing
+
+        self.directory, self.count = directory, count
+        self.failure = directory / "recorded.failure"
+        self.process = multiprocessing.get_context("fork").Process(
+            target=self._run, args=(items, directory, count, self.failure), name="audit-recorded", daemon=True)
+        self.process.start()
+
+    @staticmethod
+    def _run(items, directory: Path, count: int, failure: Path) -> None:
+        import os
+        import pickle
+
+        try:
+            recorded_in_buckets(items(), directory, count)
+        except BaseException as e:  # noqa: BLE001 - whatever it was, raised again in the parent
+            try:
+                failure.write_bytes(pickle.dumps(e))
+            except Exception:  # noqa: BLE001 - an exception that does not pickle: its words
+                failure.write_bytes(pickle.dumps(RuntimeError(f"{type(e).__name__}: {e}")))
+            os._exit(1)
+        os._exit(0)  # no atexit, no flush of the parent's buffers copied into the fork
+
+    def result(self) -> WagerBuckets:
+        import pickle
+
+        self.process.join()
+        if self.process.exitcode != 0:
+            if self.failure.exists():
+                raise pickle.loads(self.failure.read_bytes())  # noqa: S301 - our own child's, in our private directory
+            raise RuntimeError(f"the process reading the recorded settlements ended with {self.process.exitcode}")
+        return WagerBuckets(self.directory, "recorded", self.count)  # its files, written and closed
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
 
 
 def _archive_reaches(path: str, cut) -> None:

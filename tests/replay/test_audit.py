@@ -186,6 +186,19 @@ def test_bucket_by_bucket_finds_what_one_comparison_finds(recorded, tmp_path, bu
     assert (split.replayed, split.recorded) == (whole.replayed, whole.recorded) == (len(rec), len(bad))
     assert split.summary() == whole.summary()
     assert _findings(split) == _findings(whole)
+    # the recorded side read by a second process while the history is settled: the same report, in order
+    two = run_audit(*args, recorded=str(tmp_path / "bad.jsonl"), buckets=buckets, jobs=2)
+    assert (two.replayed, two.recorded, two.lines(1000)) == (split.replayed, split.recorded, split.lines(1000))
+
+
+def test_a_recording_that_cannot_be_read_by_the_second_process_fails_the_audit_as_in_one(recorded, tmp_path):
+    from craps_streams.replay.audit import run_audit
+    from craps_streams.replay.sources import Slice
+
+    d, _, _ = recorded
+    for jobs in (1, 2):
+        with pytest.raises(OSError):
+            run_audit(str(d / "floor.jsonl"), Slice(), recorded=str(tmp_path / "absent.jsonl"), buckets=3, jobs=jobs)
 
 
 def test_the_buckets_keep_each_bucket_in_the_order_added(tmp_path, monkeypatch):
