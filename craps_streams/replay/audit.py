@@ -283,16 +283,24 @@ def recorded_in_buckets(recorded: Iterable, directory: Path, count: int) -> Wage
     return kept
 
 
-def compare_buckets(replayed: ReplayedBuckets, kept: WagerBuckets) -> AuditReport:
-    """Each bucket of the replayed settlements compared with the same bucket of the recorded ones."""
+def compare_buckets(replayed: ReplayedBuckets, kept: WagerBuckets, jobs: int = 1) -> AuditReport:
+    """Each bucket of the replayed settlements compared with the same bucket of the recorded ones;
+    with `jobs`, the buckets shared by this process and forked ones, the findings put back in
+    bucket order (replay/jobs.py)."""
+    from craps_streams.replay.jobs import in_processes
+
     replayed.close()
     report = AuditReport()
-    for b in range(replayed.count):
-        part = compare(replayed.by_id(b), kept.read(b))
+    parts = in_processes(_compare_bucket, [(replayed, kept, b) for b in range(replayed.count)], jobs)
+    for part in parts:
         report.replayed += part.replayed
         report.recorded += part.recorded
         report.findings += part.findings
     return report
+
+
+def _compare_bucket(replayed: ReplayedBuckets, kept: WagerBuckets, b: int) -> AuditReport:
+    return compare(replayed.by_id(b), kept.read(b))
 
 
 def audit_buckets(events: int) -> int:
@@ -405,8 +413,9 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     a report with the chain's findings only. `buckets`: compare in that many buckets on disk
     (default: from the history's size, `audit_buckets`). `jobs` 2 or more, with more than one
     bucket: the recorded settlements are read and split into their buckets by a second (forked)
-    process while this one settles the history (the same report: both sides' buckets hold what they
-    would in one process, in the same order). Returns the report (`.clean`, `.lines(limit)`,
+    process while this one settles the history, then the buckets are compared in `jobs` processes
+    (the same report: both sides' buckets hold what they would in one process, in the same order,
+    and the findings come back in bucket order). Returns the report (`.clean`, `.lines(limit)`,
     `.summary()`); raises OSError or ValueError for a history or recording it cannot read."""
     from craps_streams.replay.sources import open_history
 
@@ -467,7 +476,7 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
             elif reading is None:
                 report = compare_in_buckets(into, recorded_items(), Path(spill))
             else:
-                report = compare_buckets(into, reading.result())
+                report = compare_buckets(into, reading.result(), jobs)
         finally:
             if reading is not None:
                 reading.stop()

@@ -76,7 +76,7 @@ def _square_slowly(x: int) -> tuple[int, int]:
 def test_in_processes_keeps_the_order_and_works_here_too(jobs, n):
     import os
 
-    from craps_streams.report.jobs import in_processes
+    from craps_streams.replay.jobs import in_processes
 
     out = in_processes(_square_slowly, [(i,) for i in range(n)], jobs)
     assert [r for r, _ in out] == [i * i for i in range(n)]

@@ -1,11 +1,12 @@
-"""The report's work after the pass spread over processes (`report --jobs N`): each line's tails
-are pure functions of plain data, computed once each, by this process and N - 1 forked ones, and
-put back in the order one process computes them, so the report is the same to the byte.
+"""Pure work spread over processes (a report's tails, `report --jobs N`; an audit's buckets,
+`audit --jobs N`): each task a pure function of plain data, computed once each, by this process and
+N - 1 forked ones, and put back in the order one process computes them, so the result is the same
+to the byte.
 
-Forked (not spawned): a job starts with the parent's modules already imported and the report's data
-already in memory; only each task's arguments and result cross between processes. This process
-works too, on the tasks no job has begun (its caches, e.g. the lattice's transforms, are warm), so
-N processes take N cores and one fork fewer.
+Forked (not spawned): a job starts with the parent's modules already imported and its data already
+in memory; only each task's arguments and result cross between processes. This process works too,
+on the tasks no job has begun (its caches, e.g. the lattice's transforms, are warm), so N processes
+take N cores and one fork fewer.
 """
 from __future__ import annotations
 
