@@ -194,8 +194,9 @@ def register(sub) -> None:
     au.add_argument("--json", dest="json_out", metavar="FILE", help="also write the findings as JSON here")
     au.add_argument("--limit", type=int, default=50, help="findings shown per kind (default 50)")
     au.add_argument("--jobs", "-j", type=int, default=1,
-                    help="2: a history long enough to be compared in buckets on disk has its recorded "
-                         "settlements read by a second process while it is settled (the same report; default 1)")
+                    help="a history long enough to be compared in buckets on disk: its recorded settlements "
+                         "read by a second process while it is settled, its buckets compared in this many "
+                         "processes (the same report; default 1)")
     add_slice_options(au)
     add_tag_options(au)
     au.set_defaults(run=cmd_audit,
