@@ -98,7 +98,9 @@ def has_jobs(cli: str, command: str) -> bool:
     return "--jobs" in subprocess.run([cli, command, "--help"], capture_output=True, text=True).stdout
 
 
-def measure_slice(cli: str, d: Path, days: int, jobs: int, work: Path, keys: list[str], env: dict) -> dict:
+def measure_slice(cli: str, d: Path, days: int, jobs: int, work: Path, keys: list[str], env: dict,
+                  with_jobs: set[str]) -> dict:
+    """`with_jobs`: the commands of this version that take --jobs (`has_jobs`)."""
     from datetime import datetime, timezone
 
     first = datetime.fromtimestamp(1_767_225_600, timezone.utc).date()  # the simulator's 2026-01-01
@@ -113,9 +115,9 @@ def measure_slice(cli: str, d: Path, days: int, jobs: int, work: Path, keys: lis
         "verify": [cli, "archive", "verify", str(d), "--no-progress"],
         "report": [cli, "report", str(d), "--from", str(first), "--to", str(last), "--tz", "UTC",
                    "--day-start", "00:00", "--no-html", "--no-progress", "-o", str(work / f"report-{days}"),
-                   *(jobs_args if has_jobs(cli, "report") else []), *keys],
+                   *(jobs_args if "report" in with_jobs else []), *keys],
         "audit": [cli, "audit", "--history", str(d), "--recorded", str(recorded),
-                  *(jobs_args if has_jobs(cli, "audit") else []), *keys],
+                  *(jobs_args if "audit" in with_jobs else []), *keys],
         "replay": [cli, "replay", str(d), "--only", "none", "--no-progress", *jobs_args, *keys],
     }
     got = {name: run_measured(argv, env) for name, argv in steps.items()}
@@ -146,6 +148,7 @@ def main() -> int:
         ap.error("craps-streams is not installed: pip install -e .")
     keys = ["--keys", args.keys]
     env = {**os.environ, "CRAPS_ARCHIVE_KEY": str(Path(args.archive_key).resolve())}
+    with_jobs = {command for command in ("report", "audit") if has_jobs(cli, command)}
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="year-bench-"))
     base.mkdir(parents=True, exist_ok=True)
     results = {}
@@ -162,7 +165,7 @@ def main() -> int:
 
             events = sum(f["count"] for f in load_index(d)["files"])
             print(f"measuring {days} day(s), {events:,} events", file=sys.stderr, flush=True)
-            got = measure_slice(cli, d, days, args.jobs, base, keys, env)
+            got = measure_slice(cli, d, days, args.jobs, base, keys, env, with_jobs)
             results[days] = {"events": events, **{k: {"wall_s": v["wall_s"], "peak_rss_mb": v["peak_rss_mb"],
                                                        "rc": v["rc"]} for k, v in got.items()}}
         short, long = lengths[0], lengths[-1]

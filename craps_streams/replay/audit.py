@@ -266,15 +266,9 @@ def compare(replayed: dict, recorded: Iterable) -> AuditReport:
     return report
 
 
-def compare_in_buckets(replayed: ReplayedBuckets, recorded: Iterable, directory: Path) -> AuditReport:
-    """`compare` of a history too long to hold: the recorded items split by wager into the replayed
-    settlements' buckets, and each bucket compared on its own (craps_streams/replay/wager_buckets.py
-    says why that finds the same as one comparison). Findings come bucket by bucket."""
-    return compare_buckets(replayed, recorded_in_buckets(recorded, directory, replayed.count))
-
-
 def recorded_in_buckets(recorded: Iterable, directory: Path, count: int) -> WagerBuckets:
-    """The recorded items split by wager into `count` buckets on disk (`compare_buckets`' other side)."""
+    """The recorded items split by wager into `count` buckets on disk, as the replayed settlements
+    are (`compare_buckets`' other side)."""
     kept = WagerBuckets(directory, "recorded", count)
     for n, item in enumerate(recorded, 1):
         record, where = item if type(item) is tuple else (item, f"record {n}")
@@ -284,9 +278,10 @@ def recorded_in_buckets(recorded: Iterable, directory: Path, count: int) -> Wage
 
 
 def compare_buckets(replayed: ReplayedBuckets, kept: WagerBuckets, jobs: int = 1) -> AuditReport:
-    """Each bucket of the replayed settlements compared with the same bucket of the recorded ones;
-    with `jobs`, the buckets shared by this process and forked ones, the findings put back in
-    bucket order (replay/jobs.py)."""
+    """`compare` of a history too long to hold: each bucket of the replayed settlements compared on
+    its own with the same bucket of the recorded ones (craps_streams/replay/wager_buckets.py says
+    why that finds the same as one comparison). Findings come bucket by bucket; with `jobs`, the
+    buckets are shared by this process and forked ones and put back in bucket order (replay/jobs.py)."""
     from craps_streams.replay.jobs import in_processes
 
     replayed.close()
@@ -473,10 +468,9 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
                 return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
             if into is None:
                 report = compare(replayed, recorded_items())
-            elif reading is None:
-                report = compare_in_buckets(into, recorded_items(), Path(spill))
             else:
-                report = compare_buckets(into, reading.result(), jobs)
+                kept = recorded_in_buckets(recorded_items(), Path(spill), buckets) if reading is None else reading.result()
+                report = compare_buckets(into, kept, jobs)
         finally:
             if reading is not None:
                 reading.stop()
