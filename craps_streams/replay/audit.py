@@ -20,7 +20,9 @@ exactly those events (craps_streams/kafka/cut.py says why that cut is sound): wh
 cut is the next audit's. The report names the cut (`report.cut`). An archive must reach the cut.
 
 `compare` is the audit itself, a pure function of the replayed and the recorded settlements;
-`run_audit` reads the history and the recording and calls it.
+`run_audit` reads the history and the recording and calls it, after a quicker pass that finds a
+recording clean when it is, line for line, what the replay writes (replay/agreement.py says why
+that is the same verdict).
 """
 from __future__ import annotations
 
@@ -160,17 +162,24 @@ def _describe(s: dict) -> str:
             f"placed at seq {s.get('placed_seq')}, decided at seq {s.get('seq')}")
 
 
+def audit_replay(tags=None, thresholds=None):
+    """The replay an audit settles its history with: `tags` the tag check before the core,
+    `thresholds` the surveillance's (None: the defaults)."""
+    from craps_streams.replay.engine import Replay
+    from craps_streams.surveillance import HoldWatch
+
+    return Replay(HoldWatch(thresholds) if thresholds is not None else None, tags=tags)
+
+
 def replay_settlements(history: Iterable, sl=None, tags=None, thresholds=None,
                        into=None) -> tuple[dict, dict, object]:
     """Replay a history: (settlement id -> record, (table, seq) -> rejection "reason: message",
     tally); `tags` the tag check before the core (`craps_streams.authenticity.TagCheck`),
     `thresholds` the surveillance's (None: the defaults). `into` takes the settlements instead of a
     new dict (`ReplayedBuckets`: on disk, by wager)."""
-    from craps_streams.replay.engine import Replay
     from craps_streams.replay.sources import batched, feed_item
-    from craps_streams.surveillance import HoldWatch
 
-    replay = Replay(HoldWatch(thresholds) if thresholds is not None else None, tags=tags)
+    replay = audit_replay(tags, thresholds)
     settled = {} if into is None else into
     rejected: dict = {}
     feeds = sl.feeds if sl is not None and sl.active else None
@@ -410,9 +419,11 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     bucket: the recorded settlements are read and split into their buckets by a second (forked)
     process while this one settles the history, then the buckets are compared in `jobs` processes
     (the same report: both sides' buckets hold what they would in one process, in the same order,
-    and the findings come back in bucket order). Returns the report (`.clean`, `.lines(limit)`,
+    and the findings come back in bucket order). A recording in a file is first matched line for line
+    with the replay's own settlement lines (replay/agreement.py): a recording that is exactly those
+    is clean without the comparison, any other is compared as above. Returns the report (`.clean`, `.lines(limit)`,
     `.summary()`); raises OSError or ValueError for a history or recording it cannot read."""
-    from craps_streams.replay.sources import open_history
+    from craps_streams.replay.sources import open_history, open_history_batches, reopenable
 
     if not recorded and not settlements_topic:
         settlements_topic = topics.settlements
@@ -455,6 +466,23 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
             items = ((r, w) for r, w in items if not _settlement_of(r) or _in_slice(r, sl))
         return items
 
+    if recorded and recorded != "-" and not sl.active and reopenable(history, from_topic):
+        # First the quick pass (replay/agreement.py): a recording that is the replay's own lines
+        # is clean without a record compared; any other goes on to the comparison below.
+        from craps_streams.replay.agreement import recording_agrees
+
+        replay = audit_replay(tags, thresholds)
+        try:
+            agreed = recording_agrees(replay, open_history_batches(
+                history, from_topic=from_topic, topic=topic or topics.table_events, bootstrap=bootstrap, sl=sl),
+                recorded)
+        except (OSError, ValueError) as e:
+            if chain is None or chain.ok:
+                raise
+            return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
+        if agreed is not None:
+            return _finished(AuditReport(replayed=agreed, recorded=agreed), chain, cut, replay.tally)
+
     with tempfile.TemporaryDirectory(prefix="craps-audit-") as spill:
         into = ReplayedBuckets(Path(spill), "replayed", buckets) if buckets > 1 else None
         reading = _RecordedInAProcess(recorded_items, Path(spill), buckets) if into is not None and jobs > 1 else None
@@ -478,12 +506,18 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
         raise ValueError(f"worker group {cut.group} has committed no offset on {cut.events_topic}, yet "
                          f"{cut.settlements_topic} holds settlements: name the floor's worker group "
                          f"(--group, or CRAPS_APP_ID: `source .run/floor.env` for a `make run` floor)")
+    _finished(report, chain, cut, tally)
+    if report.findings and (from_topic or history != "-"):
+        explain(report, history_items(fast=False), rejected)
+    return report
+
+
+def _finished(report: AuditReport, chain, cut, tally) -> AuditReport:
+    """The report with what the replay and the reading found besides the comparison."""
     report.cut = cut
     report.chain = chain
     report.untagged = tally.untagged
     report.forged = {r: n for r, n in tally.rejections_by_reason.items() if r in ("bad_signature", "unknown_key")}
-    if report.findings and (from_topic or history != "-"):
-        explain(report, history_items(fast=False), rejected)
     return report
 
 

@@ -1,0 +1,107 @@
+"""The audit's quick pass (craps_streams/replay/agreement.py): a recording that is, line for line
+in any order, the replay's own settlement lines is clean; any other recording is left to the
+record-by-record comparison, and the audit's report is the one that comparison gives."""
+from __future__ import annotations
+
+import pytest
+
+from craps_streams.replay import agreement
+from craps_streams.replay.agreement import DistinctIds, recording_agrees
+from craps_streams.replay.audit import audit_replay, run_audit
+from craps_streams.replay.sources import Slice, open_history_batches
+from craps_streams.rules import WagerSettled
+from tests.conftest import craps_cli
+from tests.replay.replay_fixtures import floor_lines, write_lines
+
+
+@pytest.fixture(scope="module")
+def floor(tmp_path_factory):
+    """A history and the settlement lines its replay writes (`replay --only settlements`)."""
+    d = tmp_path_factory.mktemp("agreement")
+    write_lines(d / "floor.jsonl", floor_lines(tables=3, hours=1.0, seed=5, bad_rate=0.03))
+    r = craps_cli("replay", str(d / "floor.jsonl"), "--only", "settlements", "-o", str(d / "settlements.jsonl"))
+    assert r.returncode == 0, r.stderr
+    lines = (d / "settlements.jsonl").read_text().splitlines()
+    assert len(lines) > 100
+    return d, lines
+
+
+def agrees(d, text: str, pending=None):
+    path = d / "candidate.jsonl"
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+    return recording_agrees(audit_replay(), open_history_batches(str(d / "floor.jsonl")), str(path), pending)
+
+
+def interleaved(lines: list) -> list:
+    """Another order: the odd lines, then the even ones reversed."""
+    return lines[1::2] + lines[0::2][::-1]
+
+
+@pytest.mark.parametrize("shape", ["as written", "other order", "CRLF", "blank lines and spaces"])
+def test_the_replays_own_lines_agree_in_any_order_and_layout(floor, shape):
+    d, lines = floor
+    text = {"as written": "\n".join(lines) + "\n",
+            "other order": "\n".join(interleaved(lines)) + "\n",
+            "CRLF": "\r\n".join(lines) + "\r\n",
+            "blank lines and spaces": "\n\n".join(f"  {line}\t" for line in lines)}[shape]
+    assert agrees(d, text) == len(lines)
+
+
+def changed(lines: list, how: str) -> str:
+    k = len(lines) // 2
+    out = list(lines)
+    if how == "a byte":
+        out[k] = out[k].replace('"won_cents":', '"won_cents": ', 1)  # the same JSON, not the same line
+    elif how == "a line left out":
+        del out[k]
+    elif how == "a line twice":
+        out.insert(k, out[k])
+    elif how == "another output kind":
+        out.insert(k, '{"cohort":"c","id":"m","table_id":"T1","type":"MarkerCleared"}')
+    elif how == "two lines as one":  # split by str.splitlines, one line (and unreadable) to the audit
+        out[k:k + 2] = [out[k] + "\x1c" + out[k + 1]]
+    elif how == "a line swapped for another table's":
+        out[k] = out[k].replace('"table_id":"', '"table_id":"X', 1)
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("how", ["a byte", "a line left out", "a line twice", "another output kind",
+                                 "two lines as one", "a line swapped for another table's"])
+def test_any_other_recording_is_left_to_the_comparison(floor, how):
+    d, lines = floor
+    assert agrees(d, changed(lines, how)) is None
+
+
+def test_a_recording_beyond_the_pending_bound_is_given_up(floor):
+    d, lines = floor
+    reversed_text = "\n".join(lines[::-1]) + "\n"
+    assert agrees(d, reversed_text, pending=10) is None
+    assert agrees(d, reversed_text) == len(lines)
+
+
+def settled(table, seq, wager):
+    return WagerSettled(wager_id=wager, table_id=table, position=1, wager="fire", outcome="lose", stake_cents=100,
+                        won_cents=0, paytable="A", detail="points=0", seq=seq, ts=0, placed_seq=1,
+                        id=f"{table}/{seq}/settle/{wager}")
+
+
+def test_distinct_ids_vouches_only_for_ids_in_seq_order():
+    ids = DistinctIds()
+    assert ids.add([settled("T1", 5, "a"), settled("T1", 5, "b"), settled("T2", 3, "a"), settled("T1", 6, "a")])
+    assert not DistinctIds().add([settled("T1", 5, "a"), settled("T1", 5, "a")])  # an id twice
+    assert not DistinctIds().add([settled("T1", 6, "a"), settled("T1", 5, "b")])  # a seq back: cannot vouch
+
+
+def test_the_audit_report_is_the_comparisons_with_or_without_the_pass(floor, monkeypatch):
+    d, lines = floor
+    for name, text in [("clean", "\n".join(interleaved(lines)) + "\n"), ("findings", changed(lines, "a line twice"))]:
+        path = d / f"{name}.jsonl"
+        path.write_text(text)
+        quick = run_audit(str(d / "floor.jsonl"), Slice(), recorded=str(path))
+        with monkeypatch.context() as m:
+            m.setattr(agreement, "PENDING", -1)  # the pass gives up at once: the comparison alone
+            compared = run_audit(str(d / "floor.jsonl"), Slice(), recorded=str(path))
+        assert (quick.clean, quick.replayed, quick.recorded, quick.forged, quick.untagged, quick.lines(1000)) == \
+            (compared.clean, compared.replayed, compared.recorded, compared.forged, compared.untagged,
+             compared.lines(1000))
+        assert quick.clean == (name == "clean")
