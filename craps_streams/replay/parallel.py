@@ -51,15 +51,17 @@ def _peak_rss_kib() -> int:
     return 0
 
 
-def _init_job(counter, core: str) -> None:
+def init_job(counter, core: str) -> None:
     """A job's start: the progress counter, and the rules core its parent chose (a job started by
-    spawn or forkserver does not inherit it)."""
+    spawn or forkserver does not inherit it). The report's parallel pass starts its jobs so too
+    (craps_streams/report/parallel.py)."""
     global _counter
     _counter = counter
     choose(core)
 
 
-def _tick(n: int) -> None:
+def count_read(n: int) -> None:
+    """In a job: `n` more items read, for the parent's progress line."""
     if _counter is not None:
         with _counter.get_lock():
             _counter.value += n
@@ -73,7 +75,7 @@ def replay_group(archive_dir: str, partitions: tuple, sl, wanted, seg_dir: str |
     until = sl.until if sl is not None else None
     result = GroupResult(ReplayTally())
     with batch_gc():
-        run = ReplayRun(sl, wanted, tick=_tick, tags=tags, thresholds=thresholds)
+        run = ReplayRun(sl, wanted, tick=count_read, tags=tags, thresholds=thresholds)
         writes = seg_dir is not None and (wanted is None or len(wanted) > 0)
         for p in partitions:
             fo = None
@@ -120,7 +122,7 @@ def replay_archive_parallel(archive_dir, jobs: int, *, sl=None, wanted=None, out
     ctx = multiprocessing.get_context()
     counter = ctx.Value("q", 0)
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_job,
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=init_job,
                                  initargs=(counter, chosen().name)) as pool:
             order = sorted(range(len(groups)), key=lambda i: -groups[i][1])  # largest first
             futures = {pool.submit(replay_group, str(archive_dir), groups[i][0], sl, wanted, seg_dir, tags,

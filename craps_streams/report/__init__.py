@@ -55,8 +55,9 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
     `from_topic`). `tags` the tag check every event passes (`craps_streams.authenticity.TagCheck`),
     `ring` its key ring (for the provenance), `tick(n)` told of every batch read, `watch` the
     surveillance (HoldWatch; None: the default thresholds), `thresholds` the ones set explicitly
-    (for the provenance), `jobs` the processes computing the lines' tails (`build_figures`),
-    `stages` a dict given the seconds of each stage (`STAGES`: reading the history, settling and
+    (for the provenance), `jobs` the processes booking an archive's tables (split by partition:
+    craps_streams/report/parallel.py; its reading then counted in the settling) and computing the
+    lines' tails (`build_figures`), `stages` a dict given the seconds of each stage (`STAGES`: reading the history, settling and
     booking it, the figures). OSError or ValueError when the history cannot be read."""
     clock = time.perf_counter
     began = clock()
@@ -67,14 +68,23 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
 
         topic = Topics().table_events
     rp = ReportPass(settings, tags, topic_offsets=kind == "topic", watch=watch)
-    batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice, extra=extra)
     reading = [0.0]
-    batches = _timed(iter(batches), tick, reading)
-    first = next(batches, None)  # opens the source: a missing file fails here
-    if first is not None:
-        with batch_gc():
-            rp.feed(itertools.chain((first,), batches))
-    collected = rp.finish()
+    groups = None
+    if jobs > 1 and kind == "archive":
+        from craps_streams.report.parallel import collect_in_processes, consecutive_groups
+
+        groups = consecutive_groups(spec, settings, rp.slice.until)
+    if groups is not None:  # the pass itself in processes, tables split by partition (reading counted in it)
+        collected = collect_in_processes(spec, settings, groups, jobs, tags=tags, watch=watch, tick=tick)
+    else:
+        batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice,
+                           extra=extra)
+        batches = _timed(iter(batches), tick, reading)
+        first = next(batches, None)  # opens the source: a missing file fails here
+        if first is not None:
+            with batch_gc():
+                rp.feed(itertools.chain((first,), batches))
+        collected = rp.finish()
     passed = clock()
     seen = collected.seen
     history = history_block(kind, spec, extra, topic)
