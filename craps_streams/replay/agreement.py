@@ -89,6 +89,68 @@ def _recorded_lines(text: str) -> list[str]:
     return [s for s in (line.strip() for line in text.split("\n")) if s]
 
 
+class Recording:
+    """The recording's lines matched against the replay's text as it comes (`replayed`), then the
+    rest of the recording (`finish`); `open` until then. A match is over (`replayed` and
+    `finish` answer False) once more than `pending` lines wait for theirs."""
+
+    def __init__(self, recorded: str, pending: int | None = None):
+        self.pending = PENDING if pending is None else pending
+        self.file = open(recorded, encoding="utf-8", errors="replace")
+        self.match = LineMatch()
+
+    def replayed(self, text: str, count: int) -> bool:
+        """`count` replayed lines, `text` (each ended by a newline), against as much of the
+        recording: its next characters while the two have kept in step (one comparison), else
+        line by line."""
+        f, match = self.file, self.match
+        if match.held == 0:
+            got = f.read(len(text))
+            if got == text:
+                return True
+            if got and not got.endswith("\n"):
+                got += f.readline()
+        else:
+            got = "".join(f.readline() for _ in range(count))
+        match.add(REPLAYED, text.split("\n")[:-1])
+        match.add(RECORDED, _recorded_lines(got))
+        return match.held <= self.pending
+
+    def finish(self) -> bool:
+        """The rest of the recording matched: whether every line met its equal."""
+        f, match = self.file, self.match
+        while True:
+            rest = f.read(1 << 20)
+            if not rest:
+                break
+            if not rest.endswith("\n"):
+                rest += f.readline()
+            match.add(RECORDED, _recorded_lines(rest))
+            if match.held > self.pending:
+                return False
+        return match.held == 0
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def settled_lines(replay, batches: Iterable, ids: DistinctIds) -> Iterable[tuple[str, int]]:
+    """`(text, count)` of the settlements of each batch settled by `replay` (their JSON lines as
+    `replay --only settlements` writes them); `ids` told of them, IdsNotDistinct raised when they
+    repeat an id."""
+    feed = replay.feed_batch
+    for batch in batches:
+        settled = [o for o in feed(batch) if type(o) is WagerSettled]
+        if settled:
+            if not ids.add(settled):
+                raise IdsNotDistinct
+            yield output_lines(settled), len(settled)
+
+
+class IdsNotDistinct(Exception):
+    """The replay gave a settlement id twice (`DistinctIds`): the comparison decides."""
+
+
 def recording_agrees(replay, batches: Iterable, recorded: str, pending: int | None = None) -> int | None:
     """Settle `batches` with `replay` (a `craps_streams.replay.engine.Replay`) and match its
     settlements' lines against the JSON Lines file `recorded`, read as the audit reads it (UTF-8,
@@ -96,41 +158,98 @@ def recording_agrees(replay, batches: Iterable, recorded: str, pending: int | No
     lines, in any order; None as soon as it cannot be (more than `pending` lines unmatched, or a
     settlement id twice in the replay) or when it is not at the end. The replay has then settled
     all of `batches`, or the part before the pass gave up. `pending` None: PENDING."""
-    pending = PENDING if pending is None else pending
+    recording = Recording(recorded, pending)
+    count = 0
+    try:
+        for text, n in settled_lines(replay, batches, DistinctIds()):
+            count += n
+            if not recording.replayed(text, n):
+                return None
+        return count if recording.finish() else None
+    except IdsNotDistinct:
+        return None
+    finally:
+        recording.close()
+
+
+def recording_agrees_in_processes(archive: str, groups: list[tuple], jobs: int, recorded: str, *, tags=None,
+                                  thresholds=None, pending: int | None = None) -> tuple[int | None, object]:
+    """`recording_agrees` of an archive whose partition `groups` (`partition_groups`: no table in two)
+    are settled in `jobs` forked processes, each writing its settlements' lines per partition into a
+    file of its own, matched here against the recording in partition order (the one process's
+    order) as each group is done. `(settlements or None, the merged tally)`."""
+    import multiprocessing
+    import os
+    import shutil
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
+    from craps_streams.accelerator.rules import chosen
+    from craps_streams.replay.engine import merge_tallies
+    from craps_streams.replay.parallel import init_job
+
+    ctx = multiprocessing.get_context("fork")
+    spill = tempfile.mkdtemp(prefix="craps-audit-lines-")
+    recording = Recording(recorded, pending)
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=ctx, initializer=init_job,
+                                 initargs=(ctx.Value("q", 0), chosen().name)) as pool:
+            order = sorted(range(len(groups)), key=lambda i: -groups[i][1])  # largest first
+            futures = {i: pool.submit(_settle_group, archive, groups[i][0], spill, tags, thresholds) for i in order}
+            count, agreed, tallies = 0, True, []
+            for i in range(len(groups)):  # matched in partition order, each group as it is done
+                found = futures[i].result()
+                tallies.append(found[1])
+                if found[0] is None:
+                    agreed = False
+                for p in groups[i][0]:
+                    path = os.path.join(spill, f"p{p:06d}.jsonl")
+                    if agreed:
+                        with open(path, encoding="utf-8") as f:
+                            while agreed:
+                                text = f.read(1 << 20)
+                                if not text:
+                                    break
+                                if not text.endswith("\n"):
+                                    text += f.readline()
+                                n = text.count("\n")
+                                count += n
+                                agreed = recording.replayed(text, n)
+                    os.unlink(path)
+                if not agreed:
+                    pool.shutdown(cancel_futures=True)  # the comparison decides: no use settling more
+                    break
+        tally = merge_tallies(tallies) if len(tallies) == len(groups) else None
+        return (count if agreed and recording.finish() else None), tally
+    finally:
+        recording.close()
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _settle_group(archive: str, partitions: tuple, spill: str, tags, thresholds) -> tuple[int | None, object]:
+    """One group's settlements (in a job): their lines per partition into `spill`; `(settlements, or
+    None when they repeat an id; the group's tally)`. The tag check copied, so its count of
+    untagged events is this group's."""
+    import copy
+    import os
+
+    from craps_streams.archive import iter_archive_batches
+    from craps_streams.replay.audit import audit_replay
+    from craps_streams.replay.run import batch_gc
+
+    if tags is not None:
+        tags = copy.copy(tags)
+        tags.untagged = 0
+    replay = audit_replay(tags, thresholds)
     ids = DistinctIds()
-    match = LineMatch()
-    settled_count = 0
-    feed = replay.feed_batch
-    with open(recorded, encoding="utf-8", errors="replace") as f:
-        for batch in batches:
-            settled = [o for o in feed(batch) if type(o) is WagerSettled]
-            if not settled:
-                continue
-            if not ids.add(settled):
-                return None
-            settled_count += len(settled)
-            text = output_lines(settled)
-            if match.held == 0:
-                # In step so far: the recording's next characters are this batch's text, or the
-                # lines they begin are matched one by one.
-                got = f.read(len(text))
-                if got == text:
-                    continue
-                if got and not got.endswith("\n"):
-                    got += f.readline()
-            else:
-                got = "".join(f.readline() for _ in range(len(settled)))
-            match.add(REPLAYED, text.split("\n")[:-1])
-            match.add(RECORDED, _recorded_lines(got))
-            if match.held > pending:
-                return None
-        while True:  # the rest of the recording, beyond the replay's settlements
-            rest = f.read(1 << 20)
-            if not rest:
-                break
-            if not rest.endswith("\n"):
-                rest += f.readline()
-            match.add(RECORDED, _recorded_lines(rest))
-            if match.held > pending:
-                return None
-    return settled_count if match.held == 0 else None
+    count = 0
+    with batch_gc():
+        for p in partitions:
+            with open(os.path.join(spill, f"p{p:06d}.jsonl"), "w", encoding="utf-8") as out:
+                try:
+                    for text, n in settled_lines(replay, iter_archive_batches(archive, partitions=(p,)), ids):
+                        out.write(text)
+                        count += n
+                except IdsNotDistinct:
+                    return None, replay.tally
+    return count, replay.tally

@@ -420,8 +420,9 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     process while this one settles the history, then the buckets are compared in `jobs` processes
     (the same report: both sides' buckets hold what they would in one process, in the same order,
     and the findings come back in bucket order). A recording in a file is first matched line for line
-    with the replay's own settlement lines (replay/agreement.py): a recording that is exactly those
-    is clean without the comparison, any other is compared as above. Returns the report (`.clean`, `.lines(limit)`,
+    with the replay's own settlement lines (replay/agreement.py; with `jobs`, an archive's tables
+    settled in that many processes): a recording that is exactly those is clean without the
+    comparison, any other is compared as above. Returns the report (`.clean`, `.lines(limit)`,
     `.summary()`); raises OSError or ValueError for a history or recording it cannot read."""
     from craps_streams.replay.sources import open_history, open_history_batches, reopenable
 
@@ -469,19 +470,29 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     if recorded and recorded != "-" and not sl.active and reopenable(history, from_topic):
         # First the quick pass (replay/agreement.py): a recording that is the replay's own lines
         # is clean without a record compared; any other goes on to the comparison below.
-        from craps_streams.replay.agreement import recording_agrees
+        from craps_streams.replay.agreement import recording_agrees, recording_agrees_in_processes
 
-        replay = audit_replay(tags, thresholds)
+        groups = []
+        if jobs > 1 and is_archive:
+            from craps_streams.archive import partition_groups
+
+            groups = partition_groups(history)
         try:
-            agreed = recording_agrees(replay, open_history_batches(
-                history, from_topic=from_topic, topic=topic or topics.table_events, bootstrap=bootstrap, sl=sl),
-                recorded)
+            if len(groups) > 1:  # the archive's tables settled in processes, split by partition
+                agreed, tally = recording_agrees_in_processes(history, groups, jobs, recorded, tags=tags,
+                                                              thresholds=thresholds)
+            else:
+                replay = audit_replay(tags, thresholds)
+                agreed = recording_agrees(replay, open_history_batches(
+                    history, from_topic=from_topic, topic=topic or topics.table_events, bootstrap=bootstrap, sl=sl),
+                    recorded)
+                tally = replay.tally
         except (OSError, ValueError) as e:
             if chain is None or chain.ok:
                 raise
             return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
         if agreed is not None:
-            return _finished(AuditReport(replayed=agreed, recorded=agreed), chain, cut, replay.tally)
+            return _finished(AuditReport(replayed=agreed, recorded=agreed), chain, cut, tally)
 
     with tempfile.TemporaryDirectory(prefix="craps-audit-") as spill:
         into = ReplayedBuckets(Path(spill), "replayed", buckets) if buckets > 1 else None

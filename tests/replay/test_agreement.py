@@ -105,3 +105,59 @@ def test_the_audit_report_is_the_comparisons_with_or_without_the_pass(floor, mon
             (compared.clean, compared.replayed, compared.recorded, compared.forged, compared.untagged,
              compared.lines(1000))
         assert quick.clean == (name == "clean")
+
+
+@pytest.fixture(scope="module")
+def archived(floor, tmp_path_factory):
+    """The floor archived over its partitions, and its settlement lines in the archive's order."""
+    from craps_streams.archive import ArchiveWriter, partition_groups
+    from tests.replay.replay_fixtures import messages_of
+
+    d, _ = floor
+    out = tmp_path_factory.mktemp("agreement-archive")
+    w = ArchiveWriter(out / "archive", "x.table-events", codec="deflate", sync_interval=4_000)
+    for p, o, k, v in messages_of((d / "floor.jsonl").read_text().splitlines()):
+        w.add(p, o, v, k)
+    w.commit()
+    r = craps_cli("replay", str(out / "archive"), "--only", "settlements", "-o", str(out / "settlements.jsonl"))
+    assert r.returncode == 0, r.stderr
+    assert len(partition_groups(out / "archive")) >= 3
+    return out, (out / "settlements.jsonl").read_text().splitlines()
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_an_archive_settled_in_processes_agrees_as_in_one(archived, jobs):
+    from craps_streams.archive import partition_groups
+    from craps_streams.replay.agreement import recording_agrees_in_processes
+    from craps_streams.replay.engine import Replay
+
+    out, lines = archived
+    groups = partition_groups(out / "archive")
+    for name, text, expected in [("same", "\n".join(lines) + "\n", len(lines)),
+                                 ("other order", "\n".join(interleaved(lines)) + "\n", len(lines)),
+                                 ("a line twice", changed(lines, "a line twice"), None),
+                                 ("a line left out", changed(lines, "a line left out"), None)]:
+        path = out / "candidate.jsonl"
+        path.write_text(text)
+        agreed, tally = recording_agrees_in_processes(str(out / "archive"), groups, jobs, str(path))
+        assert agreed == expected, name
+        if agreed is not None:  # the jobs' tallies merged: the one process's counts
+            one = Replay()
+            for batch in open_history_batches(str(out / "archive")):
+                one.feed_batch(batch)
+            assert (tally.read, tally.applied, tally.rejected, tally.rejections_by_reason) == \
+                (one.tally.read, one.tally.applied, one.tally.rejected, one.tally.rejections_by_reason)
+
+
+def test_the_audit_of_an_archive_with_jobs_reports_as_without(archived, monkeypatch):
+    out, lines = archived
+    for name, text in [("clean", "\n".join(lines) + "\n"), ("findings", changed(lines, "a line twice"))]:
+        path = out / f"{name}.jsonl"
+        path.write_text(text)
+        reports = [run_audit(str(out / "archive"), Slice(), recorded=str(path), jobs=jobs) for jobs in (1, 2)]
+        with monkeypatch.context() as m:
+            m.setattr(agreement, "PENDING", -1)
+            reports.append(run_audit(str(out / "archive"), Slice(), recorded=str(path)))
+        shown = [(r.clean, r.replayed, r.recorded, r.forged, r.untagged, r.lines(1000)) for r in reports]
+        assert shown[0] == shown[1] == shown[2], name
+        assert reports[0].clean == (name == "clean")
