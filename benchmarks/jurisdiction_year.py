@@ -15,7 +15,7 @@ benchmark measures slices of it and extrapolates.
    archive is written live.
 2. The year's work, each step the command a user runs, in a process of its own (its wall time and
    the peak RSS of the largest of its processes, jobs included):
-   - `archive verify DIR`: the hash chain and its seal, every file's offsets, every table's seqs;
+   - `archive verify DIR --jobs N`: the hash chain and its seal, every file's offsets, every table's seqs;
    - `report DIR --from FIRST --to LAST --jobs N`: the range report (a line per gaming day, shift,
      table, kind and paytable, the range's totals), CSV and JSON;
    - `audit --history DIR --recorded FILE --jobs N`: the replay against the recorded settlements (made
@@ -112,7 +112,7 @@ def measure_slice(cli: str, d: Path, days: int, jobs: int, work: Path, keys: lis
         raise SystemExit(f"recording the settlements failed ({made.returncode}):\n{made.stderr[-2000:]}")
     jobs_args = ["--jobs", str(jobs)] if jobs > 1 else []
     steps = {
-        "verify": [cli, "archive", "verify", str(d), "--no-progress"],
+        "verify": [cli, "archive", "verify", str(d), "--no-progress", *(jobs_args if "archive" in with_jobs else [])],
         "report": [cli, "report", str(d), "--from", str(first), "--to", str(last), "--tz", "UTC",
                    "--day-start", "00:00", "--no-html", "--no-progress", "-o", str(work / f"report-{days}"),
                    *(jobs_args if "report" in with_jobs else []), *keys],
@@ -148,7 +148,7 @@ def main() -> int:
         ap.error("craps-streams is not installed: pip install -e .")
     keys = ["--keys", args.keys]
     env = {**os.environ, "CRAPS_ARCHIVE_KEY": str(Path(args.archive_key).resolve())}
-    with_jobs = {command for command in ("report", "audit") if has_jobs(cli, command)}
+    with_jobs = {command for command in ("archive", "report", "audit") if has_jobs(cli, command)}
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="year-bench-"))
     base.mkdir(parents=True, exist_ok=True)
     results = {}

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from craps_streams.archive.chain import verify_chain
 from craps_streams.archive.index import load_index
-from craps_streams.archive.reader import iter_archive
+from craps_streams.archive.reader import iter_archive, partition_groups
 from craps_streams.codec.fastread import EVENT_TYPES
 
 
@@ -56,8 +56,10 @@ class Verification:
                 f"{len(self.seq_gaps)} seq gaps, {len(self.seq_duplicates)} seq duplicates")
 
 
-def verify(out_dir, *, check_seq: bool = True, key: bytes | None = None) -> Verification:
-    """`key`: the archiver's key, to check the chain head's seal (archive.chain)."""
+def verify(out_dir, *, check_seq: bool = True, key: bytes | None = None, jobs: int = 1) -> Verification:
+    """`key`: the archiver's key, to check the chain head's seal (archive.chain). `jobs`: the seq
+    walk's partition groups (`partition_groups`) shared by this process and forked ones
+    (craps_streams/replay/jobs.py), the same findings in the same order."""
     d = Path(out_dir)
     index = load_index(d)
     v = Verification()
@@ -89,28 +91,50 @@ def verify(out_dir, *, check_seq: bool = True, key: bytes | None = None) -> Veri
         v.partitions[p] = {"first": first, "next": nxt, "count": count, "covered": covered}
         v.records += count
     if check_seq and not v.chain.findings:  # a tampered archive is not read as history
-        last: dict = {}
-        # Read by the replay's native block reader: only each event's table and seq are walked, and
-        # decoding every record into a dict with fastavro was nine tenths of the command.
-        for p, offset, item in iter_archive(d, fast=True):
-            kind = type(item)
-            if kind in EVENT_TYPES:
-                t, seq = item.table_id, item.seq
-            elif kind is dict:  # a record the fast reader leaves to the contract check
-                t, seq = item.get("table_id"), item.get("seq")
-            else:  # undecodable: the replay's to reject
-                continue
-            if type(t) is not str or type(seq) is not int:
-                continue
-            prev = last.get(t)
-            if prev is not None:
-                if seq <= prev:
-                    v.seq_duplicates.append((t, seq, prev, p, offset))
-                    continue
-                if seq > prev + 1:
-                    v.seq_gaps.append((t, prev, seq, p, offset))
-            elif seq != 1:
-                v.seq_gaps.append((t, 0, seq, p, offset))
-            last[t] = seq
-        v.tables = len(last)
+        groups = [members for members, _ in partition_groups(d)] if jobs > 1 else []
+        if len(groups) > 1:
+            from craps_streams.replay.jobs import in_processes
+
+            # Partition groups share no table, so each walks its tables' seqs on its own; a walk's
+            # findings come in partition and offset order, so sorted so they are the one walk's.
+            walks = in_processes(_seq_walk, [(d, members) for members in groups], jobs)
+            for gaps, duplicates, _ in walks:
+                v.seq_gaps += gaps
+                v.seq_duplicates += duplicates
+            v.seq_gaps.sort(key=lambda f: (f[3], f[4]))
+            v.seq_duplicates.sort(key=lambda f: (f[3], f[4]))
+            v.tables = sum(tables for *_, tables in walks)
+        else:
+            v.seq_gaps, v.seq_duplicates, v.tables = _seq_walk(d, None)
     return v
+
+
+def _seq_walk(d: Path, partitions) -> tuple[list, list, int]:
+    """The floor's seq check over the archive's events (of `partitions`, None: all), partition after
+    partition in offset order: (gaps, duplicates, tables seen)."""
+    gaps: list = []
+    duplicates: list = []
+    last: dict = {}
+    # Read by the replay's native block reader: only each event's table and seq are walked, and
+    # decoding every record into a dict with fastavro was nine tenths of the command.
+    for p, offset, item in iter_archive(d, fast=True, partitions=partitions):
+        kind = type(item)
+        if kind in EVENT_TYPES:
+            t, seq = item.table_id, item.seq
+        elif kind is dict:  # a record the fast reader leaves to the contract check
+            t, seq = item.get("table_id"), item.get("seq")
+        else:  # undecodable: the replay's to reject
+            continue
+        if type(t) is not str or type(seq) is not int:
+            continue
+        prev = last.get(t)
+        if prev is not None:
+            if seq <= prev:
+                duplicates.append((t, seq, prev, p, offset))
+                continue
+            if seq > prev + 1:
+                gaps.append((t, prev, seq, p, offset))
+        elif seq != 1:
+            gaps.append((t, 0, seq, p, offset))
+        last[t] = seq
+    return gaps, duplicates, len(last)

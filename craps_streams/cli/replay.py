@@ -77,6 +77,8 @@ def cmd_archive(args, settings) -> int:
         key = keyfile.archive_key(settings.archive_key_path)  # seals the chain head; None: unsealed
     except KeyRingError as e:
         raise CommandError(str(e), EXIT_SECRETS) from None
+    if args.jobs < 1:
+        raise CommandError(f"--jobs must be 1 or more, got {args.jobs}")
     if args.action == "verify":
         target = args.dir or args.out
         if not target:
@@ -85,7 +87,7 @@ def cmd_archive(args, settings) -> int:
             import errno
 
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), target)
-        v = verify(target, check_seq=True, key=key)
+        v = verify(target, check_seq=True, key=key, jobs=args.jobs)
         for line in v.lines():
             print(line)
         return 0 if v.archive_ok else 1
@@ -100,7 +102,7 @@ def cmd_archive(args, settings) -> int:
           f"into {len(result.files)} files under {args.out}", file=sys.stderr)
     if args.no_verify:
         return 0
-    v = verify(args.out, check_seq=True, key=key)
+    v = verify(args.out, check_seq=True, key=key, jobs=args.jobs)
     for line in v.lines():
         print(line, file=sys.stderr)
     return 0 if v.archive_ok else 1
@@ -168,6 +170,8 @@ def register(sub) -> None:
     a.add_argument("--topic", help="the topic (default: $CRAPS_TOPIC_PREFIX + table-events)")
     add_bootstrap(a)
     a.add_argument("--no-verify", action="store_true", help="skip the verification after archiving")
+    a.add_argument("--jobs", "-j", type=int, default=1,
+                   help="walk the tables' seqs in this many processes, by partition (the same findings; default 1)")
     a.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     a.set_defaults(run=cmd_archive, broker_role=lambda a: None if a.action == "verify" else "archive")
 

@@ -24,6 +24,7 @@ up on (the record-by-record comparison has its own bound).
 """
 from __future__ import annotations
 
+import itertools
 from typing import Iterable
 
 from craps_streams.replay.run import output_lines
@@ -157,11 +158,15 @@ def recording_agrees(replay, batches: Iterable, recorded: str, pending: int | No
     undecodable bytes replaced). The number of settlements when the recording is exactly their
     lines, in any order; None as soon as it cannot be (more than `pending` lines unmatched, or a
     settlement id twice in the replay) or when it is not at the end. The replay has then settled
-    all of `batches`, or the part before the pass gave up. `pending` None: PENDING."""
+    all of `batches`, or the part before the pass gave up. `pending` None: PENDING. The history is
+    opened first, as the comparison opens it: a history that cannot be read is the error."""
+    batches = iter(batches)
+    first = next(batches, None)
     recording = Recording(recorded, pending)
     count = 0
     try:
-        for text, n in settled_lines(replay, batches, DistinctIds()):
+        for text, n in settled_lines(replay, itertools.chain(() if first is None else (first,), batches),
+                                     DistinctIds()):
             count += n
             if not recording.replayed(text, n):
                 return None

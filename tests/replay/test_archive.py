@@ -132,6 +132,32 @@ def test_verify_reports_floor_seq_gaps_and_duplicates_without_failing(tmp_path):
     assert "2 seq duplicates" in v.summary() and "archive OK" in v.summary()
 
 
+def test_verify_with_jobs_finds_what_one_walk_finds_in_its_order(tmp_path):
+    """The seq walk by partition group in processes (`verify(jobs=N)`): the same gaps and
+    duplicates, in partition and offset order, and the same count of tables."""
+    from craps_streams.codec import encode_event
+
+    def ev(table, seq, o):
+        return encode_event({"type": "DiceThrown", "table_id": table, "seq": seq, "ts": 1_767_225_600_000 + o,
+                             "die1": 1, "die2": 2})
+
+    seqs = {0: [1, 2, 3, 3, 5, 6, 4, 7], 1: [2, 3, 4], 2: [1, 1, 2, 9], 3: [1, 2, 3]}
+    messages = []
+    for p, table_seqs in seqs.items():
+        for o, s in enumerate(table_seqs):
+            messages.append((p, o, f"T{p}".encode(), ev(f"T{p}", s, o)))
+        for o in range(len(table_seqs)):  # a clean table beside it
+            messages.append((p, o + len(table_seqs), f"U{p}".encode(), ev(f"U{p}", o + 1, o)))
+    archive_messages(tmp_path, messages)
+    one = verify(tmp_path)
+    assert one.seq_gaps and one.seq_duplicates and one.tables == 8
+    assert [f[3] for f in one.seq_gaps] == sorted(f[3] for f in one.seq_gaps) and {f[3] for f in one.seq_gaps} == {0, 1, 2}
+    for jobs in (2, 3, 5):
+        many = verify(tmp_path, jobs=jobs)
+        assert (many.seq_gaps, many.seq_duplicates, many.tables, many.lines()) == \
+            (one.seq_gaps, one.seq_duplicates, one.tables, one.lines())
+
+
 def test_verify_reports_an_offset_hole(tmp_path):
     from craps_streams.codec import encode_event
 
