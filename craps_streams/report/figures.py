@@ -39,10 +39,16 @@ LATTICE_DAYS_KINDS = 7  # the kind lines' tails use the lattice in reports of up
 
 
 def percent(numerator, handle: int) -> float | None:
-    """100 x numerator / handle from the exact cents, rounded to 4 decimals (None without handle)."""
+    """100 x numerator / handle from the exact cents (an int, or a Fraction of theory), rounded to
+    4 decimals (None without handle). Python divides two integers correctly rounded, as
+    `float(Fraction)` does, so the quotient of the integers is the exact ratio's nearest float
+    without a Fraction made for it (a report has one per row and plot point)."""
     if not handle:
         return None
-    return round(float(Fraction(numerator) * 100 / handle), 4)
+    if type(numerator) is int:
+        return round(numerator * 100 / handle, 4)
+    q = Fraction(numerator)
+    return round(q.numerator * 100 / (q.denominator * handle), 4)
 
 
 def _merged(lines) -> Line:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from datetime import date
+from fractions import Fraction
+
+import pytest
 
 from craps_streams.report.calendar import Period
 from tests.report.report_fixtures import (
@@ -173,3 +176,16 @@ def test_a_range_across_the_new_year_keeps_the_old_years_days(tmp_path):
     assert money(row["period"]) == summed(row[s] for s in ("day:2025-12-31", "day:2026-01-01"))
     assert money(row["year_to_date"]) == money(row["day:2026-01-01"])
     assert money(row["month_to_date"]) == money(row["day:2026-01-01"])
+
+
+@pytest.mark.parametrize("numerator, handle", [
+    (0, 1), (1, 3), (-7, 3), (2, 3), (123_456_789, 987_654_321), (2**60 + 1, 3 * 2**55 + 7), (-(2**70) - 3, 2**67 + 11),
+    (Fraction(1, 3), 7), (Fraction(-22, 7), 13), (Fraction(2**80 + 1, 3**40), 2**61 - 1), (Fraction(5), 10),
+    (10**25 + 7, 10**20 + 3), (1, 1_000_003), (3, 2),
+])
+def test_percent_is_the_exact_ratio_rounded(numerator, handle):
+    """`percent` divides the integers themselves: the float of the exact ratio, as a Fraction gives it."""
+    from craps_streams.report.figures import percent
+
+    assert percent(numerator, handle) == round(float(Fraction(numerator) * 100 / handle), 4)
+    assert percent(numerator, 0) is None
