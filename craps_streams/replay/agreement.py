@@ -83,37 +83,42 @@ class LineMatch:
 REPLAYED, RECORDED = 0, 1
 
 
-def _recorded_lines(text: str) -> list[str]:
-    """A recording's lines as the audit reads them (`recorded_from_jsonl`): split at newlines only
-    (the text is read with universal newlines, as there; `str.splitlines` would also split at
+def _recorded_lines(raw: bytes) -> list[str]:
+    """A recording's lines as the audit reads them (`recorded_from_jsonl`: UTF-8 with undecodable
+    bytes replaced, universal newlines), from raw bytes that end at a newline or at the file's end
+    (so no character or CR LF is cut): split at newlines only (`str.splitlines` would also split at
     characters the audit leaves inside a line), stripped, blank ones left out."""
+    text = raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
     return [s for s in (line.strip() for line in text.split("\n")) if s]
 
 
 class Recording:
-    """The recording's lines matched against the replay's text as it comes (`replayed`), then the
-    rest of the recording (`finish`); `open` until then. A match is over (`replayed` and
-    `finish` answer False) once more than `pending` lines wait for theirs."""
+    """The recording's lines matched against the replay's as they come (`replayed`), then the rest
+    of the recording (`finish`); `close` it after. A match is over (`replayed` and `finish` answer
+    False) once more than `pending` lines wait for theirs.
+
+    The recording is read as bytes: the replay's lines are ASCII, ended by LF, so where the
+    recording's next bytes are theirs, its text is theirs too, and the comparison is one of bytes
+    (no decoding). Anywhere else its lines are decoded as the audit decodes them."""
 
     def __init__(self, recorded: str, pending: int | None = None):
         self.pending = PENDING if pending is None else pending
-        self.file = open(recorded, encoding="utf-8", errors="replace")
+        self.file = open(recorded, "rb")
         self.match = LineMatch()
 
-    def replayed(self, text: str, count: int) -> bool:
-        """`count` replayed lines, `text` (each ended by a newline), against as much of the
-        recording: its next characters while the two have kept in step (one comparison), else
-        line by line."""
+    def replayed(self, data: bytes) -> bool:
+        """Replayed lines, `data` (ASCII, each ended by LF), against as much of the recording: its
+        next bytes while the two have kept in step (one comparison), else line by line."""
         f, match = self.file, self.match
         if match.held == 0:
-            got = f.read(len(text))
-            if got == text:
+            got = f.read(len(data))
+            if got == data:
                 return True
-            if got and not got.endswith("\n"):
+            if got and not got.endswith(b"\n"):
                 got += f.readline()
         else:
-            got = "".join(f.readline() for _ in range(count))
-        match.add(REPLAYED, text.split("\n")[:-1])
+            got = b"".join(f.readline() for _ in range(data.count(b"\n")))
+        match.add(REPLAYED, data.decode("ascii").split("\n")[:-1])
         match.add(RECORDED, _recorded_lines(got))
         return match.held <= self.pending
 
@@ -124,7 +129,7 @@ class Recording:
             rest = f.read(1 << 20)
             if not rest:
                 break
-            if not rest.endswith("\n"):
+            if not rest.endswith(b"\n"):
                 rest += f.readline()
             match.add(RECORDED, _recorded_lines(rest))
             if match.held > self.pending:
@@ -168,7 +173,7 @@ def recording_agrees(replay, batches: Iterable, recorded: str, pending: int | No
         for text, n in settled_lines(replay, itertools.chain(() if first is None else (first,), batches),
                                      DistinctIds()):
             count += n
-            if not recording.replayed(text, n):
+            if not recording.replayed(text.encode("ascii")):
                 return None
         return count if recording.finish() else None
     except IdsNotDistinct:
@@ -205,22 +210,20 @@ def recording_agrees_in_processes(archive: str, groups: list[tuple], jobs: int, 
             for i in range(len(groups)):  # matched in partition order, each group as it is done
                 found = futures[i].result()
                 tallies.append(found[1])
-                if found[0] is None:
-                    agreed = False
-                for p in groups[i][0]:
+                agreed = found[0] is not None
+                for p in groups[i][0] if agreed else ():  # (else the spill is removed with its directory)
                     path = os.path.join(spill, f"p{p:06d}.jsonl")
                     if agreed:
-                        with open(path, encoding="utf-8") as f:
+                        with open(path, "rb") as f:
                             while agreed:
-                                text = f.read(1 << 20)
-                                if not text:
+                                data = f.read(1 << 20)
+                                if not data:
                                     break
-                                if not text.endswith("\n"):
-                                    text += f.readline()
-                                n = text.count("\n")
-                                count += n
-                                agreed = recording.replayed(text, n)
+                                if not data.endswith(b"\n"):
+                                    data += f.readline()
+                                agreed = recording.replayed(data)
                     os.unlink(path)
+                count += found[0] or 0
                 if not agreed:
                     pool.shutdown(cancel_futures=True)  # the comparison decides: no use settling more
                     break

@@ -161,3 +161,20 @@ def test_the_audit_of_an_archive_with_jobs_reports_as_without(archived, monkeypa
         shown = [(r.clean, r.replayed, r.recorded, r.forged, r.untagged, r.lines(1000)) for r in reports]
         assert shown[0] == shown[1] == shown[2], name
         assert reports[0].clean == (name == "clean")
+
+
+def test_the_recordings_lines_are_read_from_bytes_as_the_audit_reads_its_text(tmp_path):
+    """`_recorded_lines` on raw bytes (cut at newlines) gives the lines the comparison reads from the
+    file in text mode: CR LF and lone CR, characters `str.splitlines` would split at, undecodable
+    and truncated UTF-8, a byte-order mark, whitespace around."""
+    from craps_streams.replay.agreement import _recorded_lines
+
+    raw = (b'\xef\xbb\xbf{"a":1}\r\n  {"b":2}\t\r{"c":3}\x1c{"d":4}\n\n\xc2\x85{"e":5}\xc2\x85\n'
+           b'{"f":"\xe2\x82"}\n\xff\xfe{"g":7}\r\r\n{"h":8}\xe2\x80\xa8{"i":9}\n \x0b\x0c \n{"j":10}')
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(raw)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        audit_reads = [s for s in (line.strip() for line in f) if s]
+    chunks = [raw[:raw.index(b"\n", 40) + 1], raw[raw.index(b"\n", 40) + 1:]]  # cut at a newline, as read
+    assert [line for chunk in chunks for line in _recorded_lines(chunk)] == audit_reads
+    assert len(audit_reads) >= 8
