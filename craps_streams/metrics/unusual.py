@@ -122,28 +122,34 @@ def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATT
     size = 1 << max(1, (points - 1).bit_length())
     if points > limit or size * (len(stakes) + 1) > LATTICE_WORK:
         return None
-    spectrum = np.ones(size // 2 + 1, dtype=complex)
-    for s, c in sorted(stakes.items()):
-        _times_power(spectrum, _spectrum(unit, s // step, size), c)
+    spectrum = _product_of_powers([(_spectrum(unit, s // step, size), c) for s, c in sorted(stakes.items())])
     dist = np.fft.irfft(spectrum, size)[:points]
     np.clip(dist, 0.0, None, out=dist)
     origin = sum(c * s * low for s, c in stakes.items())
     return dist, origin, step
 
 
-def _times_power(product, base, n: int) -> None:
-    """`product *= base ** n` for a whole n >= 1, by squaring: about 2 log2(n) products of arrays.
-    numpy's complex power past small exponents goes through exp(n log z), some 30 times as slow
-    on a line's thousands of decisions and less exact (its error grows with n; by squaring, with
-    log n)."""
-    square = None
-    while True:
-        if n & 1:
-            product *= base if square is None else square
-        n >>= 1
-        if not n:
-            return
-        square = base * base if square is None else square * square
+def _product_of_powers(powers: list):
+    """The product of `base ** n` over `(base, n)` pairs (whole n >= 1), by one chain of squarings for
+    all of them (Straus): from the largest n's top bit down, the product squared, then multiplied
+    by each base whose n has that bit. About log2(max n) squarings and one product per set bit, where
+    raising each base on its own would square each (a line has a dozen or more stakes); in place,
+    in one new array. numpy's complex power past small exponents goes through exp(n log z), some
+    30 times as slow on a line's thousands of decisions and less exact (its error grows with n; by
+    squaring, with log n)."""
+    import numpy as np
+
+    product = None
+    for bit in range(max(n for _, n in powers).bit_length() - 1, -1, -1):
+        if product is not None:
+            np.multiply(product, product, out=product)
+        for base, n in powers:
+            if n >> bit & 1:
+                if product is None:
+                    product = base.copy()  # the kept transform itself is never written
+                else:
+                    np.multiply(product, base, out=product)
+    return product
 
 
 @lru_cache(maxsize=4096)

@@ -100,7 +100,8 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
         "settings": settings_block(settings, thresholds),
         "command": None,
     }
-    report = build_figures(collected, provenance, jobs)
+    with batch_gc():  # the books (tens of thousands of lines) frozen out of the collector's walks
+        report = build_figures(collected, provenance, jobs)
     if stages is not None:
         stages.update(reading=reading[0], settling=passed - began - reading[0], figures=clock() - passed)
     return report

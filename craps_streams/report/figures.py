@@ -13,6 +13,7 @@ The result is plain data (dicts, lists, numbers, strings), written as JSON as it
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
 from craps_streams.authenticity.tags import REASONS as AUTHENTICITY_REASONS
@@ -106,20 +107,57 @@ class _Noting(Rows):
         return {}
 
 
-def _figures(c: Collected, rows: Rows) -> tuple[list, list, list, list]:
-    """The rows of the four grains: kinds, tables, shifts, floor."""
+@dataclass(slots=True)
+class Grains:
+    """The lines each grain's rows are made of, merged once (`grains`) for every pass over the
+    figures (`_figures`: the tails' noting pass and the rows' own), in the rows' order."""
+
+    kinds: list  # ((day, table, line key), Line merged over shifts), sorted
+    shifts: list  # ((day, shift, table), [(line key, Line)] sorted), in day, shift, table order
+    scopes: list  # (floor scope name, [(line key, Line)] sorted)
+    lattice_kinds: bool
+    lattice_shifts: bool
+
+
+def grains(c: Collected) -> Grains:
     cal, period = c.settings.calendar, c.settings.period
     # The lattice (statistics.py) for every line of a day; for the kind lines of up to a week; for
     # the floor's lines always: a month has tens of thousands of table lines.
     days = len(period.days())
-    lattice_kinds, lattice_shifts = days <= LATTICE_DAYS_KINDS, days == 1
     # kind lines of the period: (day, table, lk) -> Line, merged over shifts
     kinds: dict = {}
     for (day, shift, table, *lk), line in c.lines.items():
         kinds.setdefault((day, table, tuple(lk)), Line()).merge(line)
+    by_shift: dict = {}
+    for (day, shift, table, *lk), line in c.lines.items():
+        by_shift.setdefault((day, shift, table), []).append((tuple(lk), line))
+    order = {n: i for i, n in enumerate(cal.shift_names())}
+    shifts = [(key, sorted(parts)) for key, parts in
+              sorted(by_shift.items(), key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2]))]
+
+    def gather(pairs) -> list:
+        out: dict = {}
+        for lk, line in pairs:
+            out.setdefault(lk, Line()).merge(line)
+        return sorted(out.items())
+
+    # floor totals: each day of the period, the period, month to date, year to date
+    scopes = [(f"day:{day.isoformat()}", gather((tuple(k[3:]), v) for k, v in c.lines.items() if k[0] == day))
+              for day in period.days()]
+    if period.kind == "range":
+        scopes.append(("period", gather((tuple(k[3:]), v) for k, v in c.lines.items())))
+    last = period.last
+    for name, first in (("month_to_date", last.replace(day=1)), ("year_to_date", last.replace(month=1, day=1))):
+        scopes.append((name, gather([(tuple(k[1:]), v) for k, v in c.before.items() if k[0] >= first]
+                                    + [(tuple(k[3:]), v) for k, v in c.lines.items() if k[0] >= first])))
+    return Grains(sorted(kinds.items()), shifts, scopes, days <= LATTICE_DAYS_KINDS, days == 1)
+
+
+def _figures(c: Collected, rows: Rows, g: Grains) -> tuple[list, list, list, list]:
+    """The rows of the four grains: kinds, tables, shifts, floor."""
     kind_rows, by_table = [], {}
-    for (day, table, lk), line in sorted(kinds.items()):
-        row = rows.line_row(lk, line, lattice_kinds)
+    for (day, table, lk), line in g.kinds:
+        row = rows.line_row(lk, line, g.lattice_kinds)
         kind_rows.append({"gaming_day": day.isoformat(), "table_id": table, "wager": lk[0], "paytable": lk[1],
                           "reading": lk[2], **row})
         by_table.setdefault((day, table), []).append((lk, line, row["p_value"]))
@@ -127,49 +165,21 @@ def _figures(c: Collected, rows: Rows) -> tuple[list, list, list, list]:
     for (day, table), parts in sorted(by_table.items()):
         table_rows.append({"gaming_day": day.isoformat(), "table_id": table,
                            **rows.total_row([(lk, line) for lk, line, _ in parts], [p for *_, p in parts])})
-    by_shift: dict = {}
-    for (day, shift, table, *lk), line in c.lines.items():
-        by_shift.setdefault((day, shift, table), []).append((tuple(lk), line))
-    order = {n: i for i, n in enumerate(cal.shift_names())}
     shift_rows = []
-    for (day, shift, table), parts in sorted(by_shift.items(), key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2])):
-        ps = [rows.line_row(lk, line, lattice_shifts)["p_value"] for lk, line in sorted(parts)]
+    for (day, shift, table), parts in g.shifts:
+        ps = [rows.line_row(lk, line, g.lattice_shifts)["p_value"] for lk, line in parts]
         shift_rows.append({"gaming_day": day.isoformat(), "shift": shift, "table_id": table,
-                           **rows.total_row(sorted(parts), ps)})
-
-    # floor totals: each day of the period, the period, month to date, year to date
+                           **rows.total_row(parts, ps)})
     floor_rows = []
-
-    def scope(name: str, lines: dict) -> None:
+    for name, lines in g.scopes:
         parts, ps = [], []
-        for lk, line in sorted(lines.items()):
+        for lk, line in lines:
             row = rows.line_row(lk, line)
             floor_rows.append({"scope": name, "wager": lk[0], "paytable": lk[1], "reading": lk[2], **row})
             parts.append((lk, line))
             ps.append(row["p_value"])
         floor_rows.append({"scope": name, "wager": "all", "paytable": "", "reading": "",
                            **rows.total_row(parts, ps)})
-
-    def gather(pairs) -> dict:
-        out: dict = {}
-        for lk, line in pairs:
-            out.setdefault(lk, Line()).merge(line)
-        return out
-
-    for day in period.days():
-        scope(f"day:{day.isoformat()}", gather((tuple(k[3:]), v) for k, v in c.lines.items() if k[0] == day))
-    if period.kind == "range":
-        scope("period", gather((tuple(k[3:]), v) for k, v in c.lines.items()))
-    last = period.last
-    month_first = last.replace(day=1)
-    year_first = last.replace(month=1, day=1)
-
-    def to_date(first) -> dict:
-        return gather([(tuple(k[1:]), v) for k, v in c.before.items() if k[0] >= first]
-                      + [(tuple(k[3:]), v) for k, v in c.lines.items() if k[0] >= first])
-
-    scope("month_to_date", to_date(month_first))
-    scope("year_to_date", to_date(year_first))
     return kind_rows, table_rows, shift_rows, floor_rows
 
 
@@ -177,9 +187,10 @@ def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
     """The report from what the pass booked; with `jobs` > 1 the lines' tails computed in that
     many processes first (`tails_in_processes`). The lattice's transforms are kept while the
     tails are computed (`spectra_kept`: many lines share them)."""
+    g = grains(c)
     with spectra_kept():
-        tail = line_tail if jobs <= 1 else tails_in_processes(c, jobs)
-        kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c, tail))
+        tail = line_tail if jobs <= 1 else tails_in_processes(c, g, jobs)
+        kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c, tail), g)
     s = c.settings
     cal, period = s.calendar, s.period
     start, end = c.start_ms, c.end_ms
@@ -216,17 +227,18 @@ def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
     return report
 
 
-def tails_in_processes(c: Collected, jobs: int):
+def tails_in_processes(c: Collected, g: Grains, jobs: int):
     """A `line_tail` answering from the tails of every line the report asks for, computed once each in
-    `jobs` processes: the lines are those of a pass over the figures with a tail that only notes
-    what it is asked (its rows are thrown away), so they are exactly the ones `build_figures` asks for."""
+    `jobs` processes: the lines are those of a pass over the figures (the same grains) with a tail
+    that only notes what it is asked (its rows are thrown away), so they are exactly the ones
+    `build_figures` asks for."""
     asked: dict = {}
 
     def note(odds, stakes: dict, house_win_cents: int, lattice: bool = True) -> Tail:
         asked.setdefault((odds, tuple(sorted(stakes.items())), house_win_cents, lattice), None)
         return NO_TAIL
 
-    _figures(c, _Noting(c, note))
+    _figures(c, _Noting(c, note), g)
     keys = list(asked)
     tails = dict(zip(keys, in_processes(_one_tail, keys, jobs)))
 
