@@ -14,8 +14,11 @@ import fastavro
 from fastavro.schema import to_parsing_canonical_form
 
 from craps_streams.codec.errors import CodecError
+from craps_streams.codec.inflate import install as _inflate_with_isal
 from craps_streams.codec.schemas import fingerprint64
 from craps_streams.codec.wire import AvroCodec, default_codec
+
+_inflate_with_isal()  # every container this process reads (craps_streams/codec/inflate.py)
 
 SCHEMA_VERSION_KEY = "casino.craps.schema_version"
 
