@@ -34,6 +34,10 @@ from craps_streams.rules.hold import HoldLine
 from craps_streams.report.statistics import INVESTIGATION_LEVEL, odds_of
 
 HOUR_MS = 3_600_000
+# The core events `ReportPass._feed_items` looks at inline (an opening is fed alone); the bounds of
+# its least and greatest time before any (event times are epoch ms that fit Avro's long).
+_INLINE = frozenset(EVENT_TYPES - {TableOpened})
+_NO_LOW, _NO_HIGH = 1 << 64, -(1 << 64)
 SEQUENCE_ALERTS = ("sequence_gap", "sequence_resumed")
 SERIES_POINTS = 300  # points per table in a period's hold series (thinned by time)
 
@@ -164,6 +168,9 @@ class ReportPass:
             elif type(items) is not list:
                 items = list(items)
             self.c.seen.items += len(items)
+            if not self.topic_offsets and not self.laned:
+                self._feed_items(items)
+                continue
             piece: list = []
             for it in items:
                 looked = look(it)
@@ -178,6 +185,53 @@ class ReportPass:
                 self._alone(it, *looked[:4])
             if piece:
                 self._book(self.replay.feed_batch(piece))
+
+    def _feed_items(self, items: list) -> None:
+        """`feed`'s loop over a batch of items where no topic offset is kept and the lane has fed
+        nothing (an archive, Avro files): each core event but an opening looked at inline, as
+        `_look` looks at it (its time seen; fed when the slice feeds it; alone when its seq is not
+        above its table's highest), for a replay's worth of events; anything else by `_look`."""
+        seen, max_seq, look, book, feed_batch = self.c.seen, self.max_seq, self._look, self._book, self.replay.feed_batch
+        tables, until = self.slice.tables, self.slice.until
+        low = _NO_LOW if seen.min_ts is None else seen.min_ts
+        high = _NO_HIGH if seen.max_ts is None else seen.max_ts
+        piece: list = []
+        for it in items:
+            if type(it) in _INLINE:
+                ts = it.ts
+                if ts < low:
+                    low = ts
+                if ts > high:
+                    high = ts
+                table = it.table_id
+                if (until is not None and ts > until) or (tables is not None and table not in tables):
+                    continue
+                seq = it.seq
+                if seq > max_seq.get(table, 0):
+                    max_seq[table] = seq
+                    piece.append(it)
+                    continue
+                alone = (table, seq, ts, False)
+            else:
+                seen.min_ts = None if low == _NO_LOW else low
+                seen.max_ts = None if high == _NO_HIGH else high
+                looked = look(it)
+                low = _NO_LOW if seen.min_ts is None else seen.min_ts
+                high = _NO_HIGH if seen.max_ts is None else seen.max_ts
+                if looked is None:
+                    continue
+                if not looked[4]:
+                    piece.append(it)
+                    continue
+                alone = looked[:4]
+            if piece:
+                book(feed_batch(piece))
+                piece = []
+            self._alone(it, *alone)
+        if piece:
+            book(feed_batch(piece))
+        seen.min_ts = None if low == _NO_LOW else low
+        seen.max_ts = None if high == _NO_HIGH else high
 
     def _look(self, it) -> tuple | None:
         """An item seen (its time, its offset): `(table, seq, ts, opening, alone)`, or None when the

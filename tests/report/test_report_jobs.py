@@ -124,3 +124,7 @@ def test_an_archive_is_booked_in_processes_table_by_partition_as_one_process_boo
             _same_files(runs[0], other)
     report = json.loads((d / "spread-2" / "report.json").read_text())
     assert report["exceptions"]["rejections"] and report["kinds"]
+    # the archive's pass (its core events looked at inline) books what the JSON Lines pass books
+    lines, _ = _report(history, "from-lines", "--no-html", "--no-progress")
+    for name in ("kinds.csv", "tables.csv", "shifts.csv", "floor.csv"):
+        assert (lines / name).read_text() == (d / "spread-1" / name).read_text(), name
