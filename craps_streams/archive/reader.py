@@ -147,6 +147,34 @@ def iter_archive_batches(out_dir, *, tables: set | None = None, until: int | Non
                     yield chunk
 
 
+def iter_archive_after(out_dir, until: int, partition: int) -> Iterator[tuple[bool, list]] | None:
+    """What a slice ending at `until` left unread of one partition (`iter_archive_batches` with
+    `until` skips the events files whose events all come after it): its events files holding an
+    event after `until`, in offset order, each as `(whether it was skipped whole, its batches)`
+    (the batches as `iter_archive_batches` gives them). None when the partition's files are not
+    one after the other, or a file skipped whole comes before one that was read: what follows
+    `until` is then not the partition's tail."""
+    from craps_streams.codec.fastread import read_event_batches
+
+    d = Path(out_dir)
+    index = load_index(d)
+    topic = index.get("topic") or "table-events"
+    entries = sorted((e for e in index["files"] if e["partition"] == partition and e["kind"] == "events"),
+                     key=lambda e: e["first_offset"])
+    if not all(a["last_offset"] < b["first_offset"] for a, b in zip(entries, entries[1:])):
+        return None
+    skipped = [e["min_ts"] is not None and e["min_ts"] > until for e in entries]
+    if any(a and not b for a, b in zip(skipped, skipped[1:])):
+        return None
+
+    def files():
+        for e, whole in zip(entries, skipped):
+            if whole or (e["max_ts"] is not None and e["max_ts"] > until):
+                yield whole, read_event_batches(d / e["path"], (lambda e: lambda n: f"{topic}/{partition}/{_offset_at(e, n)}")(e))
+
+    return files()
+
+
 def iter_archive_fast(out_dir, *, tables: set | None = None, until: int | None = None,
                       partitions: Iterable[int] | None = None) -> Iterator[tuple]:
     """`(item, where)` for replays: core events (where None) when no contract check is left, else

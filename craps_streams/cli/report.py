@@ -56,22 +56,36 @@ def cmd_report(args, settings) -> int:
         raise CommandError(f"--jobs must be 1 or more, got {args.jobs}")
     report_settings = ReportSettings(cal, period, args.investigate_at, tables)
     stages: dict = {}
+    audited = None
     if args.from_ledger is not None:
+        if args.audit:
+            raise CommandError("--audit audits a history of table events, not the ledger")
         report = _from_ledger(args.from_ledger or settings.ledger_db, report_settings, settings)
     else:
         tags = tag_check(args, settings)
         progress = Progress(not args.no_progress, "reported")
         spec, extra = (args.files[0] if args.files else None), args.files[1:]
+        riding = _audit_riding(args, tables)
         try:
             report = make_report(report_settings, spec, from_topic=args.from_topic,
                                  topic=args.topic or (settings.topics.table_events if args.from_topic else None),
                                  bootstrap=args.bootstrap, extra_files=extra, tags=tags, ring=tags.ring,
                                  tick=progress.tick, thresholds=settings.thresholds_set(),
-                                 watch=HoldWatch(settings.thresholds), jobs=args.jobs, stages=stages)
+                                 watch=HoldWatch(settings.thresholds), jobs=args.jobs, stages=stages, audit=riding)
         except (OSError, ValueError, TimeoutError) as e:
+            if riding is not None:
+                riding.close()
             raise CommandError(f"cannot read {' '.join(args.files) or 'the topic'}: "
                                f"{getattr(e, 'strerror', None) or e}") from None
         progress.done()
+        if riding is not None:
+            try:
+                audited = _audit(args, settings, spec, riding)
+            finally:
+                riding.close()
+            report["audit"] = {"recorded": args.audit, "summary": audited.summary(), "clean": audited.clean,
+                               "replayed": audited.replayed, "recorded_settlements": audited.recorded,
+                               "findings": len(audited.findings)}
     report["provenance"]["command"] = "craps-streams " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -101,7 +115,41 @@ def cmd_report(args, settings) -> int:
     print(summary_line(report))
     for path in written:
         print(f"  {path}")
+    if audited is not None:
+        for line in audited.lines():
+            print(line)
+        return 0 if audited.clean else 1
     return 0
+
+
+def _audit_riding(args, tables):
+    """The audit's quick pass for the report's pass to carry (`--audit FILE`), or None."""
+    if not args.audit:
+        return None
+    if args.from_topic or not args.files or args.files[0] == "-" or len(args.files) > 1:
+        raise CommandError("--audit audits one history read twice at most: an archive DIR or a file, not "
+                           "--from-topic, stdin or several files (`craps-streams audit` audits those)")
+    if tables is not None:
+        raise CommandError("--audit audits every table's settlements: not with --tables")
+    from craps_streams.replay.agreement import PassAudit
+
+    try:
+        return PassAudit(args.audit)
+    except OSError as e:
+        raise CommandError(f"cannot read {args.audit}: {e.strerror or e}") from None
+
+
+def _audit(args, settings, spec: str, riding):
+    """The audit of the report's history against `--audit FILE`, after the report's pass."""
+    from craps_streams.authenticity import keyfile
+    from craps_streams.replay.audit import audit_after_pass
+
+    try:
+        return audit_after_pass(spec, riding, recorded=args.audit, tags=tag_check(args, settings),
+                                archive_key=keyfile.archive_key(settings.archive_key_path),
+                                thresholds=settings.thresholds, jobs=args.jobs)
+    except (OSError, ValueError) as e:
+        raise CommandError(f"cannot audit {spec} against {args.audit}: {getattr(e, 'strerror', None) or e}") from None
 
 
 def _from_ledger(url: str, report_settings, settings) -> dict:
@@ -179,6 +227,10 @@ def register(sub) -> None:
     rp.add_argument("--no-progress", action="store_true",
                     help="no progress line on stderr, nor the line of where the time went (default: shown)")
     rp.add_argument("--jobs", "-j", type=int, default=1,
-                    help="processes for the lines' tails (default 1); the same report")
+                    help="processes for an archive's pass (by partition) and the lines' tails (default 1); the same report")
+    rp.add_argument("--audit", metavar="FILE",
+                    help="also audit the history against the settlements recorded in FILE (JSON Lines), as "
+                         "`audit --history HISTORY --recorded FILE` does, its quick pass riding on the report's "
+                         "(exit 1 on findings)")
     add_tag_options(rp)
     rp.set_defaults(run=cmd_report, broker_role=lambda a: "audit" if a.from_topic else None)

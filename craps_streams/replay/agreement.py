@@ -140,21 +140,90 @@ class Recording:
         self.file.close()
 
 
-def settled_lines(replay, batches: Iterable, ids: DistinctIds) -> Iterable[tuple[str, int]]:
-    """`(text, count)` of the settlements of each batch settled by `replay` (their JSON lines as
-    `replay --only settlements` writes them); `ids` told of them, IdsNotDistinct raised when they
-    repeat an id."""
-    feed = replay.feed_batch
-    for batch in batches:
-        settled = [o for o in feed(batch) if type(o) is WagerSettled]
-        if settled:
-            if not ids.add(settled):
-                raise IdsNotDistinct
-            yield output_lines(settled), len(settled)
+class SettlementLines:
+    """Where a pass that settles hands each batch's settlements (`__call__`): their ids checked
+    (`DistinctIds`) and their lines, as `replay --only settlements` writes them, given to `write`
+    (ASCII bytes), until they repeat an id (`distinct` False: the comparison decides)."""
+
+    def __init__(self, write):
+        self.write = write
+        self.ids = DistinctIds()
+        self.count = 0
+        self.distinct = True
+
+    def __call__(self, settled: list) -> None:
+        if not self.distinct:
+            return
+        if not self.ids.add(settled):
+            self.distinct = False
+            return
+        self.count += len(settled)
+        self.write(output_lines(settled).encode("ascii"))
 
 
-class IdsNotDistinct(Exception):
-    """The replay gave a settlement id twice (`DistinctIds`): the comparison decides."""
+class Matching:
+    """A recording matched against replayed lines as they are written (`write`, a
+    `SettlementLines`' writer), then its rest (`finish`); `agreed` False as soon as it cannot agree."""
+
+    def __init__(self, recorded: str, pending: int | None = None):
+        self.recording = Recording(recorded, pending)
+        self.agreed = True
+
+    def write(self, data: bytes) -> None:
+        if self.agreed:
+            self.agreed = self.recording.replayed(data)
+
+    def segments(self, paths) -> None:
+        """Replayed lines written to files (a job's, `SettlementLines` into a file), in order."""
+        for path in paths:
+            with open(path, "rb") as f:
+                while self.agreed:
+                    data = f.read(1 << 20)
+                    if not data:
+                        break
+                    if not data.endswith(b"\n"):
+                        data += f.readline()
+                    self.write(data)
+
+    def finish(self) -> bool:
+        """Whether the recording is the replayed lines, every one: the rest of it matched too."""
+        if self.agreed:
+            self.agreed = self.recording.finish()
+        return self.agreed
+
+    def close(self) -> None:
+        self.recording.close()
+
+
+class PassAudit:
+    """The quick pass riding on a report's pass over an archive (`report --audit FILE`): the report
+    writes its settlements' lines, those of the whole history, a file a partition, `match` matches
+    them against the recording as they are done, and `settle` takes the pass's verdict. `settlements` is then their number when the recording is
+    exactly those lines, else None (and None when the report's pass could not carry it): the audit
+    must then run on its own (`craps_streams.replay.audit.audit_after_pass`). `tally`: the
+    replay's, over the whole history."""
+
+    def __init__(self, recorded: str, pending: int | None = None):
+        self.matching = Matching(recorded, pending)
+        self.settlements: int | None = None
+        self.tally = None
+
+    def match(self, spill: str, partitions) -> None:
+        """The lines of these partitions in `spill`, each partition's then its tail's
+        (`segment_path`), matched; call in partition order."""
+        self.matching.segments(segment_path(spill, p, tail) for p in partitions for tail in (False, True))
+
+    def settle(self, riding: tuple | None) -> None:
+        """`riding`: the pass's `(settlements or None, tally)`, every partition matched."""
+        if riding is not None and riding[0] is not None and self.matching.finish():
+            self.settlements, self.tally = riding
+
+    def close(self) -> None:
+        self.matching.close()
+
+
+def settled_of(outputs: list) -> list:
+    return [o for o in outputs if type(o) is WagerSettled]
 
 
 def recording_agrees(replay, batches: Iterable, recorded: str, pending: int | None = None) -> int | None:
@@ -167,19 +236,27 @@ def recording_agrees(replay, batches: Iterable, recorded: str, pending: int | No
     opened first, as the comparison opens it: a history that cannot be read is the error."""
     batches = iter(batches)
     first = next(batches, None)
-    recording = Recording(recorded, pending)
-    count = 0
+    matching = Matching(recorded, pending)
+    lines = SettlementLines(matching.write)
+    feed = replay.feed_batch
     try:
-        for text, n in settled_lines(replay, itertools.chain(() if first is None else (first,), batches),
-                                     DistinctIds()):
-            count += n
-            if not recording.replayed(text.encode("ascii")):
-                return None
-        return count if recording.finish() else None
-    except IdsNotDistinct:
-        return None
+        for batch in itertools.chain(() if first is None else (first,), batches):
+            settled = settled_of(feed(batch))
+            if settled:
+                lines(settled)
+                if not (matching.agreed and lines.distinct):
+                    return None
+        return lines.count if matching.finish() else None
     finally:
-        recording.close()
+        matching.close()
+
+
+def segment_path(spill: str, partition: int, tail: bool = False) -> str:
+    """The file a job writes a partition's settlement lines to (`SettlementLines`); `tail`: those of
+    what a report's period left unread (craps_streams/report/parallel.py `book_partitions`)."""
+    import os
+
+    return os.path.join(spill, f"p{partition:06d}{'-tail' if tail else ''}.jsonl")
 
 
 def recording_agrees_in_processes(archive: str, groups: list[tuple], jobs: int, recorded: str, *, tags=None,
@@ -189,7 +266,6 @@ def recording_agrees_in_processes(archive: str, groups: list[tuple], jobs: int, 
     file of its own, matched here against the recording in partition order (the one process's
     order) as each group is done. `(settlements or None, the merged tally)`."""
     import multiprocessing
-    import os
     import shutil
     import tempfile
     from concurrent.futures import ProcessPoolExecutor
@@ -200,37 +276,28 @@ def recording_agrees_in_processes(archive: str, groups: list[tuple], jobs: int, 
 
     ctx = multiprocessing.get_context("fork")
     spill = tempfile.mkdtemp(prefix="craps-audit-lines-")
-    recording = Recording(recorded, pending)
+    matching = Matching(recorded, pending)
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=ctx, initializer=init_job,
                                  initargs=(ctx.Value("q", 0), chosen().name)) as pool:
             order = sorted(range(len(groups)), key=lambda i: -groups[i][1])  # largest first
             futures = {i: pool.submit(_settle_group, archive, groups[i][0], spill, tags, thresholds) for i in order}
-            count, agreed, tallies = 0, True, []
+            count, tallies = 0, []
             for i in range(len(groups)):  # matched in partition order, each group as it is done
-                found = futures[i].result()
-                tallies.append(found[1])
-                agreed = found[0] is not None
-                for p in groups[i][0] if agreed else ():  # (else the spill is removed with its directory)
-                    path = os.path.join(spill, f"p{p:06d}.jsonl")
-                    if agreed:
-                        with open(path, "rb") as f:
-                            while agreed:
-                                data = f.read(1 << 20)
-                                if not data:
-                                    break
-                                if not data.endswith(b"\n"):
-                                    data += f.readline()
-                                agreed = recording.replayed(data)
-                    os.unlink(path)
-                count += found[0] or 0
-                if not agreed:
+                found, tally = futures[i].result()
+                tallies.append(tally)
+                if found is None:
+                    matching.agreed = False
+                else:
+                    count += found
+                    matching.segments(segment_path(spill, p) for p in groups[i][0])
+                if not matching.agreed:
                     pool.shutdown(cancel_futures=True)  # the comparison decides: no use settling more
                     break
         tally = merge_tallies(tallies) if len(tallies) == len(groups) else None
-        return (count if agreed and recording.finish() else None), tally
+        return (count if matching.finish() else None), tally
     finally:
-        recording.close()
+        matching.close()
         shutil.rmtree(spill, ignore_errors=True)
 
 
@@ -239,7 +306,6 @@ def _settle_group(archive: str, partitions: tuple, spill: str, tags, thresholds)
     None when they repeat an id; the group's tally)`. The tag check copied, so its count of
     untagged events is this group's."""
     import copy
-    import os
 
     from craps_streams.archive import iter_archive_batches
     from craps_streams.replay.audit import audit_replay
@@ -249,15 +315,16 @@ def _settle_group(archive: str, partitions: tuple, spill: str, tags, thresholds)
         tags = copy.copy(tags)
         tags.untagged = 0
     replay = audit_replay(tags, thresholds)
-    ids = DistinctIds()
-    count = 0
+    lines = SettlementLines(None)
+    feed = replay.feed_batch
     with batch_gc():
         for p in partitions:
-            with open(os.path.join(spill, f"p{p:06d}.jsonl"), "w", encoding="utf-8") as out:
-                try:
-                    for text, n in settled_lines(replay, iter_archive_batches(archive, partitions=(p,)), ids):
-                        out.write(text)
-                        count += n
-                except IdsNotDistinct:
-                    return None, replay.tally
-    return count, replay.tally
+            with open(segment_path(spill, p), "wb") as out:
+                lines.write = out.write
+                for batch in iter_archive_batches(archive, partitions=(p,)):
+                    settled = settled_of(feed(batch))
+                    if settled:
+                        lines(settled)
+            if not lines.distinct:
+                return None, replay.tally
+    return lines.count, replay.tally

@@ -523,6 +523,28 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
     return report
 
 
+def audit_after_pass(history: str, audit, *, recorded: str, tags=None, archive_key: bytes | None = None,
+                     thresholds=None, jobs: int = 1) -> AuditReport:
+    """The audit of `history` against the recording `recorded` after another pass over it carried the
+    quick pass (`audit`, a `craps_streams.replay.agreement.PassAudit`: the report's): when the
+    recording agreed with that pass's settlements, the clean report `run_audit` gives such a
+    recording (an archive's hash chain checked as it checks it); else `run_audit` itself, a pass of
+    its own. `tags`: a tag check not yet used (its count of untagged events is the audit's)."""
+    if audit.settlements is None:
+        from craps_streams.replay.sources import Slice
+
+        return run_audit(history, Slice(), recorded=recorded, tags=tags, archive_key=archive_key,
+                         thresholds=thresholds, jobs=jobs)
+    chain = None
+    if (Path(history) / "index.json").exists():
+        from craps_streams.archive.chain import verify_chain
+        from craps_streams.archive.index import load_index
+
+        chain = verify_chain(history, load_index(history), archive_key)
+    n = audit.settlements
+    return _finished(AuditReport(replayed=n, recorded=n), chain, None, audit.tally)
+
+
 def _finished(report: AuditReport, chain, cut, tally) -> AuditReport:
     """The report with what the replay and the reading found besides the comparison."""
     report.cut = cut

@@ -10,8 +10,10 @@ a report reconciles to the settlements topic and the worker's counters to the ce
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
+import tempfile
 import time
 from typing import Callable, Iterable
 
@@ -49,7 +51,7 @@ def _batches(kind: str, spec, *, from_topic: bool, topic, bootstrap, sl, extra) 
 def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool = False, topic: str | None = None,
                 bootstrap: str | None = None, extra_files: Iterable[str] = (), tags=None, ring=None,
                 tick: Callable[[int], object] | None = None, thresholds: dict | None = None,
-                watch=None, jobs: int = 1, stages: dict | None = None) -> dict:
+                watch=None, jobs: int = 1, stages: dict | None = None, audit=None) -> dict:
     """The report of `settings.period` from a history (`craps_streams.replay.sources.open_history`'s
     `spec`: a .jsonl file or -, an archive directory, .avro files, or the topic with
     `from_topic`). `tags` the tag check every event passes (`craps_streams.authenticity.TagCheck`),
@@ -58,7 +60,10 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
     (for the provenance), `jobs` the processes booking an archive's tables (split by partition:
     craps_streams/report/parallel.py; its reading then counted in the settling) and computing the
     lines' tails (`build_figures`), `stages` a dict given the seconds of each stage (`STAGES`: reading the history, settling and
-    booking it, the figures). OSError or ValueError when the history cannot be read."""
+    booking it, the figures). `audit`: a `craps_streams.replay.agreement.PassAudit`, the audit's
+    quick pass riding on the pass over an archive of every table (its settlements' lines, and
+    those of what follows the period, matched against the recording; its verdict left in it).
+    OSError or ValueError when the history cannot be read."""
     clock = time.perf_counter
     began = clock()
     extra = list(extra_files)
@@ -70,12 +75,27 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
     rp = ReportPass(settings, tags, topic_offsets=kind == "topic", watch=watch)
     reading = [0.0]
     groups = None
-    if jobs > 1 and kind == "archive":
-        from craps_streams.report.parallel import collect_in_processes, consecutive_groups
+    riding = audit is not None and kind == "archive" and settings.tables is None
+    if (jobs > 1 or riding) and kind == "archive":
+        from craps_streams.archive import partition_groups
+        from craps_streams.report.parallel import book_partitions, collect_in_processes, consecutive_groups
 
-        groups = consecutive_groups(spec, settings, rp.slice.until)
-    if groups is not None:  # the pass itself in processes, tables split by partition (reading counted in it)
-        collected = collect_in_processes(spec, settings, groups, jobs, tags=tags, watch=watch, tick=tick)
+        groups = consecutive_groups(spec, settings, rp.slice.until) if jobs > 1 else None
+    if groups is not None or riding:
+        # The pass by partition (reading counted in it): in processes, tables split by partition
+        # group; or in this one, the audit riding on it (its lines spilled a partition a file).
+        with tempfile.TemporaryDirectory(prefix="craps-report-") if riding else contextlib.nullcontext() as spill:
+            if groups is not None:
+                collected, lines = collect_in_processes(
+                    spec, settings, groups, jobs, tags=tags, watch=watch, tick=tick, spill=spill,
+                    done=(lambda i: audit.match(spill, groups[i][0])) if riding else None)
+            else:
+                partitions = sorted(p for members, _ in partition_groups(spec, until=rp.slice.until) for p in members)
+                collected, lines = book_partitions(spec, settings, partitions, tags=tags, watch=watch, spill=spill,
+                                                   tick=tick)
+                audit.match(spill, partitions)
+            if riding:
+                audit.settle(lines)
     else:
         batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice,
                            extra=extra)

@@ -93,8 +93,15 @@ class ReportPass:
     tests/report/test_native_books.py holds the two equal line by line."""
 
     def __init__(self, settings: ReportSettings, tags=None, topic_offsets: bool = False, watch=None,
-                 native_books: bool = True):
+                 native_books: bool = True, settled=None):
+        """`settled`: told of each batch's settlements besides the books (a list of WagerSettled; the
+        audit riding on the pass, craps_streams/replay/agreement.py `SettlementLines`)."""
         cal, period = settings.calendar, settings.period
+        self.settled = settled
+        # Tables some of whose items the slice did not feed (after the period), and whether a later
+        # item of one was fed: what an audit riding on the pass needs to know (report/parallel.py).
+        self.cut: set = set()
+        self.interleaved = False
         self.cal = cal
         self.replay = Replay(watch, tags=tags)
         start, end = period.bounds(cal)
@@ -205,7 +212,10 @@ class ReportPass:
                     high = ts
                 table = it.table_id
                 if (until is not None and ts > until) or (tables is not None and table not in tables):
+                    self.cut.add(table)
                     continue
+                if self.cut and table in self.cut:
+                    self.interleaved = True
                 seq = it.seq
                 if seq > max_seq.get(table, 0):
                     max_seq[table] = seq
@@ -256,7 +266,10 @@ class ReportPass:
             if seen.max_ts is None or ts > seen.max_ts:
                 seen.max_ts = ts
         if not self.slice.feeds(ev):
+            self.cut.add(table)
             return None
+        if self.cut and table in self.cut:
+            self.interleaved = True
         alone = opening
         if type(seq) is int and type(table) is str:
             top = self.max_seq.get(table, 0)
@@ -367,6 +380,10 @@ class ReportPass:
     def _book(self, outputs: list) -> None:
         if not outputs:
             return
+        if self.settled is not None:
+            settled = [o for o in outputs if type(o) is WagerSettled]
+            if settled:
+                self.settled(settled)
         if self.book is not None:
             self.book.book(outputs)
             return

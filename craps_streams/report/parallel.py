@@ -33,10 +33,15 @@ def consecutive_groups(spec: str, settings: ReportSettings, until: int) -> list[
 
 
 def collect_in_processes(spec: str, settings: ReportSettings, groups: list[tuple], jobs: int, *, tags=None,
-                         watch=None, tick=None) -> Collected:
+                         watch=None, tick=None, spill: str | None = None,
+                         done=None) -> tuple[Collected, tuple | None]:
     """The pass of `make_report` over the archive `spec`, its `groups` (`consecutive_groups`)
     booked in `jobs` forked processes, largest first, and merged in partition order; `tick(n)`
-    told of the items read."""
+    told of the items read. With `spill` (a directory), each job also writes its partitions'
+    settlement lines there for the audit riding on the pass (`book_partitions`), and `done(i)` is
+    told of each group (by its index) in partition order as soon as it and those before it are
+    done, so they can be matched while the others are booked. Returns the books and the riding
+    audit's `(settlements or None, tally)` (None without `spill`)."""
     from craps_streams.accelerator.rules import chosen
     from craps_streams.replay.parallel import init_job
 
@@ -45,37 +50,102 @@ def collect_in_processes(spec: str, settings: ReportSettings, groups: list[tuple
     with ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=ctx, initializer=init_job,
                              initargs=(counter, chosen().name)) as pool:
         order = sorted(range(len(groups)), key=lambda i: -groups[i][1])
-        futures = {pool.submit(_collect_group, spec, settings, groups[i][0], tags, watch): i for i in order}
-        pending, seen = set(futures), 0
+        futures = {pool.submit(_collect_group, spec, settings, groups[i][0], tags, watch, spill): i for i in order}
+        by_group = {i: f for f, i in futures.items()}
+        pending, seen, told = set(futures), 0, 0
         while pending:
-            done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
             if tick is not None:
                 now = counter.value
                 tick(now - seen)
                 seen = now
-            for f in done:
+            for f in finished:
                 f.result()  # a job's exception ends the report here
+            while done is not None and told < len(groups) and by_group[told].done():
+                done(told)
+                told += 1
         parts: list = [None] * len(groups)
         for f, i in futures.items():
             parts[i] = f.result()
-    return merge_collected(parts)
+    return merge_collected([c for c, _ in parts]), merge_riding([r for _, r in parts])
 
 
-def _collect_group(spec: str, settings: ReportSettings, partitions: tuple, tags, watch) -> Collected:
-    """One group's pass (in a job): its own copy of the tag check, whose count of untagged events
-    is this group's."""
+def _collect_group(spec: str, settings: ReportSettings, partitions: tuple, tags, watch,
+                   spill: str | None) -> tuple[Collected, tuple | None]:
+    """One group's pass (in a job): `book_partitions` with its own copy of the tag check, whose
+    count of untagged events is this group's."""
     from craps_streams.replay.parallel import count_read
-    from craps_streams.replay.run import batch_gc
 
     if tags is not None:
         tags = copy.copy(tags)
         tags.untagged = 0
-    rp = ReportPass(settings, tags, watch=watch)
-    batches = iter_archive_batches(spec, tables=set(settings.tables) if settings.tables is not None else None,
-                                   until=rp.slice.until, partitions=partitions)
+    return book_partitions(spec, settings, partitions, tags=tags, watch=watch, spill=spill, tick=count_read)
+
+
+def book_partitions(spec: str, settings: ReportSettings, partitions, *, tags=None, watch=None,
+                    spill: str | None = None, tick=None) -> tuple[Collected, tuple | None]:
+    """The report's pass over an archive's `partitions`, partition after partition: its books, and
+    with `spill` (a directory) what an audit riding on it needs, `(settlements or None, the
+    replay's tally)`: each partition's settlement lines in `spill` (`segment_path`), then, once the
+    books are finished, the lines of what the period left unread (`iter_archive_after`: the events
+    after its end), so that the lines are those of the whole history. None for the settlements
+    when the replay gave an id twice or what the period left is not each table's tail: the audit
+    then runs on its own."""
+    from craps_streams.archive import iter_archive_after, load_index
+    from craps_streams.replay.agreement import SettlementLines, segment_path, settled_of
+    from craps_streams.replay.run import batch_gc
+
+    lines = SettlementLines(None) if spill is not None else None
+    rp = ReportPass(settings, tags, watch=watch, settled=lines)
+    tables = set(settings.tables) if settings.tables is not None else None
+    until = rp.slice.until
+    index = load_index(spec) if lines is not None else None
     with batch_gc():
-        rp.feed(_counted(batches, count_read))
-    return rp.finish()
+        for p in partitions:
+            out = open(segment_path(spill, p), "wb") if lines is not None else None
+            try:
+                if lines is not None:
+                    lines.write = out.write
+                batches = iter_archive_batches(spec, tables=tables, until=until, partitions=(p,))
+                rp.feed(batches if tick is None else _counted(batches, tick))
+            finally:
+                if out is not None:
+                    out.close()
+            if lines is not None:  # the tables of the files it skipped whole: continued after the books
+                rp.cut.update(t for e in index["files"] if e["partition"] == p and e["kind"] == "events"
+                              and e["min_ts"] is not None and e["min_ts"] > until for t in e["tables"])
+        collected = rp.finish()
+        if lines is None:
+            return collected, None
+        collected.tally = copy.deepcopy(collected.tally)  # the report's; the audit's goes on
+        whole = True
+        feeds, feed = rp.slice.feeds, rp.replay.feed_batch
+        for p in partitions:
+            after = iter_archive_after(spec, until, p)
+            if after is None:
+                whole = False
+                break
+            with open(segment_path(spill, p, tail=True), "wb") as out:
+                lines.write = out.write
+                for skipped, batches in after:
+                    for batch in batches:
+                        items = batch if skipped else \
+                            [it for it in batch if not feeds(it[0] if type(it) is tuple else it)]
+                        settled = settled_of(feed(items)) if items else None
+                        if settled:
+                            lines(settled)
+    whole = whole and not rp.interleaved and lines.distinct
+    return collected, (lines.count if whole else None, rp.replay.tally)
+
+
+def merge_riding(parts: list) -> tuple | None:
+    """The groups' `(settlements, tally)` for a riding audit as one: None without one."""
+    from craps_streams.replay.engine import merge_tallies
+
+    if not parts or parts[0] is None:
+        return None
+    counts = [n for n, _ in parts]
+    return (None if None in counts else sum(counts)), merge_tallies(t for _, t in parts)
 
 
 def _counted(batches, tick):
