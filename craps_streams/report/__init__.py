@@ -80,7 +80,9 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
         from craps_streams.archive import partition_groups
         from craps_streams.report.parallel import book_partitions, collect_in_processes, consecutive_groups
 
-        groups = consecutive_groups(spec, settings, rp.slice.until) if jobs > 1 else None
+        # Riding, every partition is read: one whose events all follow the period still has settlements.
+        until = None if riding else rp.slice.until
+        groups = consecutive_groups(spec, settings, until) if jobs > 1 else None
     if groups is not None or riding:
         # The pass by partition (reading counted in it): in processes, tables split by partition
         # group; or in this one, the audit riding on it (its lines spilled a partition a file).
@@ -90,7 +92,7 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
                     spec, settings, groups, jobs, tags=tags, watch=watch, tick=tick, spill=spill,
                     done=(lambda i: audit.match(spill, groups[i][0])) if riding else None)
             else:
-                partitions = sorted(p for members, _ in partition_groups(spec, until=rp.slice.until) for p in members)
+                partitions = sorted(p for members, _ in partition_groups(spec) for p in members)
                 collected, lines = book_partitions(spec, settings, partitions, tags=tags, watch=watch, spill=spill,
                                                    tick=tick)
                 audit.match(spill, partitions)

@@ -21,9 +21,10 @@ from craps_streams.archive import iter_archive_batches, partition_groups
 from craps_streams.report.build import Collected, ReportPass, ReportSettings
 
 
-def consecutive_groups(spec: str, settings: ReportSettings, until: int) -> list[tuple] | None:
-    """The archive's partition groups (`partition_groups`, with the report's tables and end) when
-    there are two or more and each is a run of consecutive partitions, in order; else None."""
+def consecutive_groups(spec: str, settings: ReportSettings, until: int | None) -> list[tuple] | None:
+    """The archive's partition groups (`partition_groups`, with the report's tables and end; `until`
+    None: every file) when there are two or more and each is a run of consecutive partitions, in
+    order; else None."""
     groups = partition_groups(spec, tables=set(settings.tables) if settings.tables is not None else None,
                               until=until)
     order = [p for members, _ in groups for p in members]
