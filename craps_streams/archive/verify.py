@@ -59,7 +59,7 @@ class Verification:
 def verify(out_dir, *, check_seq: bool = True, key: bytes | None = None, jobs: int = 1) -> Verification:
     """`key`: the archiver's key, to check the chain head's seal (archive.chain). `jobs`: the seq
     walk's partition groups (`partition_groups`) shared by this process and forked ones
-    (craps_streams/replay/jobs.py), the same findings in the same order."""
+    (craps_streams/jobs.py), the same findings in the same order."""
     d = Path(out_dir)
     index = load_index(d)
     v = Verification()
@@ -93,7 +93,7 @@ def verify(out_dir, *, check_seq: bool = True, key: bytes | None = None, jobs: i
     if check_seq and not v.chain.findings:  # a tampered archive is not read as history
         groups = [members for members, _ in partition_groups(d)] if jobs > 1 else []
         if len(groups) > 1:
-            from craps_streams.replay.jobs import in_processes
+            from craps_streams.jobs import in_processes
 
             # Partition groups share no table, so each walks its tables' seqs on its own; a walk's
             # findings come in partition and offset order, so sorted so they are the one walk's.

@@ -14,13 +14,15 @@ so the audit is clean without a record built, spilled or compared for each settl
   gave no id twice, which is checked here (`DistinctIds`) since the comparison keeps one record
   per replayed id.
 
-Anything else (a line that differs in a byte, a blank line, another output kind, a line twice)
-leaves a line unmatched, and the audit then compares record by record as before: this pass only
-ever says yes sooner, never a different yes. The lines are matched as the replay goes, a batch
-of settlements against as many recorded characters; while the recording follows the replay's
-order that is one string comparison per batch. Lines that have not met their match yet are held,
-at most PENDING of them, so a recording in another order is matched in bounded memory or given
-up on (the record-by-record comparison has its own bound).
+The recording's lines are read as the comparison reads them (stripped, blank ones left out), so
+another layout of the same lines still agrees. Anything else (a line that differs in a byte, a
+line of another output kind, a line twice or missing) leaves a line unmatched, and the audit then
+compares record by record as before: this pass only ever says yes sooner, never a different yes.
+The lines are matched as the replay goes, a batch of settlements against as many recorded bytes;
+while the recording follows the replay's order that is one comparison of bytes per batch. Lines
+that have not met their match yet are held, at most PENDING of them, so a recording in another
+order is matched in bounded memory or given up on (the record-by-record comparison has its own
+bound). The same pass rides on a report's pass over an archive (`PassAudit`, `report --audit`).
 """
 from __future__ import annotations
 

@@ -290,8 +290,8 @@ def compare_buckets(replayed: ReplayedBuckets, kept: WagerBuckets, jobs: int = 1
     """`compare` of a history too long to hold: each bucket of the replayed settlements compared on
     its own with the same bucket of the recorded ones (craps_streams/replay/wager_buckets.py says
     why that finds the same as one comparison). Findings come bucket by bucket; with `jobs`, the
-    buckets are shared by this process and forked ones and put back in bucket order (replay/jobs.py)."""
-    from craps_streams.replay.jobs import in_processes
+    buckets are shared by this process and forked ones and put back in bucket order (craps_streams/jobs.py)."""
+    from craps_streams.jobs import in_processes
 
     replayed.close()
     report = AuditReport()

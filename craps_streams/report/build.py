@@ -265,10 +265,12 @@ class ReportPass:
                 seen.min_ts = ts
             if seen.max_ts is None or ts > seen.max_ts:
                 seen.max_ts = ts
+        # (a record's table id may be anything; every one that is no string counts as one)
+        whose = table if type(table) is str else None
         if not self.slice.feeds(ev):
-            self.cut.add(table)
+            self.cut.add(whose)
             return None
-        if self.cut and table in self.cut:
+        if self.cut and whose in self.cut:
             self.interleaved = True
         alone = opening
         if type(seq) is int and type(table) is str:

@@ -20,7 +20,7 @@ from craps_streams.authenticity.tags import REASONS as AUTHENTICITY_REASONS
 from craps_streams.report.books import Line
 from craps_streams.report.build import Collected
 from craps_streams.report.calendar import utc_iso
-from craps_streams.replay.jobs import in_processes
+from craps_streams.jobs import in_processes
 from craps_streams.report.statistics import NO_TAIL, Tail, bonferroni, line_tail, spectra_kept
 from craps_streams.rules.board import board_of_record
 from craps_streams.rules.wording import table_kind_words

@@ -1,10 +1,10 @@
-"""Pure work spread over forked processes (craps_streams/replay/jobs.py): the results in the
+"""Pure work spread over forked processes (craps_streams/jobs.py): the results in the
 order one process gives them, and this process working too."""
 from __future__ import annotations
 
 import pytest
 
-from craps_streams.replay.jobs import in_processes
+from craps_streams.jobs import in_processes
 
 
 def _square_slowly(x: int) -> tuple[int, int]:

@@ -1,12 +1,13 @@
 """Pure work spread over processes (a report's tails, `report --jobs N`; an audit's buckets,
-`audit --jobs N`): each task a pure function of plain data, computed once each, by this process and
+`audit --jobs N`; an archive's seq walk, `archive verify --jobs N`): each task a pure function of plain data, computed once each, by this process and
 N - 1 forked ones, and put back in the order one process computes them, so the result is the same
 to the byte.
 
 Forked (not spawned): a job starts with the parent's modules already imported and its data already
 in memory; only each task's arguments and result cross between processes. This process works too,
 on the tasks no job has begun (its caches, e.g. the lattice's transforms, are warm), so N processes
-take N cores and one fork fewer.
+take N cores and one fork fewer. A module of its own, outside the layers (it imports nothing of
+the package), so the archive's verification and the replay's audit both use it.
 """
 from __future__ import annotations
 
