@@ -85,6 +85,11 @@ def _named(archive, kind: str, name: str, position: int | None = None) -> None:
     audit = _cli(env, "audit", "--accept-untagged", "--history", str(d), "--recorded", str(settled))
     assert audit.returncode == 1
     assert f"TAMPERED {kind}: {name}" in audit.stdout, audit.stdout + audit.stderr
+    # in processes (the seq walk, the audit's quick pass by partition group): the same answers
+    many = _cli(env, "archive", "verify", str(d), "--jobs", "2")
+    assert (many.returncode, many.stdout) == (result.returncode, result.stdout)
+    many = _cli(env, "audit", "--accept-untagged", "--history", str(d), "--recorded", str(settled), "--jobs", "2")
+    assert (many.returncode, many.stdout) == (audit.returncode, audit.stdout), many.stderr
 
 
 def test_an_untouched_archive_is_intact(archive):
