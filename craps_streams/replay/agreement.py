@@ -225,6 +225,7 @@ class PassAudit:
 
 
 def settled_of(outputs: list) -> list:
+    """The settlements among outputs."""
     return [o for o in outputs if type(o) is WagerSettled]
 
 

@@ -449,13 +449,8 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
         return open_history(history, from_topic=from_topic, topic=topic or topics.table_events, bootstrap=bootstrap, sl=sl, fast=fast,
                             ends=None if cut is None else cut.events)
 
-    chain = None
-    if is_archive:
-        # An archive's hash chain first: a changed, removed or inserted file or record is a finding.
-        from craps_streams.archive.chain import verify_chain
-        from craps_streams.archive.index import load_index
-
-        chain = verify_chain(history, load_index(history), archive_key)
+    # An archive's hash chain first: a changed, removed or inserted file or record is a finding.
+    chain = _archive_chain(history, archive_key) if is_archive else None
     if buckets is None:
         buckets = audit_buckets(history_events(None if from_topic else history, cut))
     def recorded_items():
@@ -488,9 +483,7 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
                     recorded)
                 tally = replay.tally
         except (OSError, ValueError) as e:
-            if chain is None or chain.ok:
-                raise
-            return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
+            return _unreadable(chain, e)
         if agreed is not None:
             return _finished(AuditReport(replayed=agreed, recorded=agreed), chain, cut, tally)
 
@@ -501,10 +494,7 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
             try:
                 replayed, rejected, tally = replay_settlements(history_items(), sl, tags, thresholds, into)
             except (OSError, ValueError) as e:
-                if chain is None or chain.ok:
-                    raise
-                # the tampered archive does not even read: the chain's findings are the report
-                return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {e}")
+                return _unreadable(chain, e)
             if into is None:
                 report = compare(replayed, recorded_items())
             else:
@@ -535,14 +525,26 @@ def audit_after_pass(history: str, audit, *, recorded: str, tags=None, archive_k
 
         return run_audit(history, Slice(), recorded=recorded, tags=tags, archive_key=archive_key,
                          thresholds=thresholds, jobs=jobs)
-    chain = None
-    if (Path(history) / "index.json").exists():
-        from craps_streams.archive.chain import verify_chain
-        from craps_streams.archive.index import load_index
-
-        chain = verify_chain(history, load_index(history), archive_key)
+    chain = _archive_chain(history, archive_key) if (Path(history) / "index.json").exists() else None
     n = audit.settlements
     return _finished(AuditReport(replayed=n, recorded=n), chain, None, audit.tally)
+
+
+def _archive_chain(history: str, archive_key: bytes | None):
+    """The archive's hash chain verified (its head's seal with `archive_key` when given)."""
+    from craps_streams.archive.chain import verify_chain
+    from craps_streams.archive.index import load_index
+
+    return verify_chain(history, load_index(history), archive_key)
+
+
+def _unreadable(chain, error: Exception) -> AuditReport:
+    """A history that could not be replayed: when its archive's chain says it was tampered with, the
+    chain's findings are the report (the archive does not even read as it is); else `error` is
+    raised again."""
+    if chain is None or chain.ok:
+        raise error
+    return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {error}")
 
 
 def _finished(report: AuditReport, chain, cut, tally) -> AuditReport:

@@ -25,6 +25,7 @@ from datetime import date
 
 from craps_streams.accelerator.report import report_book
 from craps_streams.replay.engine import EVENT_TYPES, Replay
+from craps_streams.replay.agreement import settled_of
 from craps_streams.replay.jsonread import LineBatch
 from craps_streams.replay.sources import Slice
 from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, Line, book_group, unit_result
@@ -383,7 +384,7 @@ class ReportPass:
         if not outputs:
             return
         if self.settled is not None:
-            settled = [o for o in outputs if type(o) is WagerSettled]
+            settled = settled_of(outputs)
             if settled:
                 self.settled(settled)
         if self.book is not None:
