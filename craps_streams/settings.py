@@ -3,12 +3,16 @@
 Each field is one `CRAPS_<NAME>` environment variable with a type, a default and a one-line
 description. The settings are read once, at the edge (the CLI's `main`, a service's start, the
 floor view's Faust module), from the environment and the defaults; a command's flags then override
-single values with `Settings.model_copy(update=...)`. Library code takes what it needs as typed
+single values with `Settings.replace(...)`. Library code takes what it needs as typed
 parameters (a `Topics`, a `Broker`, a `Thresholds`, a port) and never reads the environment.
 
-pydantic-settings does the reading: it converts and validates each variable against the field's
-type and names the variable in its error, so a typo in a port or a timeout stops the start with a
-clear message instead of a late ValueError.
+msgspec does the reading: each variable is converted to its field's type and checked against
+its bounds (`msgspec.convert`, strings to numbers as the environment has them), and a value that is
+not valid stops the start with a `SettingsError` naming the variable, instead of a late ValueError.
+msgspec rather than pydantic-settings: every command starts by reading the settings, and
+pydantic-settings' import (pydantic, pydantic-core's schemas, its sources) is 0.15 s of CPU, more
+than the rest of a command's start; msgspec, already the history's JSON decoder, imports in a few
+milliseconds. What is left by hand is picking the CRAPS_* variables out of the environment.
 
 The table of every setting (docs/operating/settings.md, the `--help` epilogs) is rendered from the
 fields here:
@@ -17,13 +21,16 @@ fields here:
 """
 from __future__ import annotations
 
+import functools
+import os
 import sys
 import textwrap
+import typing
 from pathlib import Path
-from typing import Literal, Optional, get_args, get_origin
+from typing import Annotated, Literal, Mapping, Optional, get_args, get_origin
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+import msgspec
+from msgspec import Meta
 
 from craps_streams.kafka.security import Broker
 from craps_streams.surveillance.dice_watch import DiceWatch
@@ -34,66 +41,79 @@ ENV_PREFIX = "CRAPS_"
 _THRESHOLDS, _DICE = Thresholds(), DiceWatch()
 
 
-class Settings(BaseSettings):
-    """The settings of every craps-streams command and service (env var CRAPS_<FIELD NAME>)."""
+class SettingsError(ValueError):
+    """A variable's value that is not valid for its setting: names the variable, the value and why."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="ignore",
-                                      case_sensitive=False, env_ignore_empty=True)
+    def __init__(self, variable: str, value: object, reason: str):
+        super().__init__(f"the setting {variable}={value!r} is not valid: {reason}")
+        self.variable, self.value, self.reason = variable, value, reason
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """The settings of every craps-streams command and service (env var CRAPS_<FIELD NAME>).
+
+    `explicit` names the fields set by a variable or by `replace`, not left at their default."""
 
     # The broker and its topics
-    kafka_bootstrap: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers, host:port[,host:port]; --bootstrap overrides it")
-    topic_prefix: str = Field(DEFAULT_PREFIX, description="prefix of every topic name (a `make run` floor's: craps.run-<time>.)")
-    app_id: str = Field(DEFAULT_APP_ID, description="the floor's worker group and transactional id prefix")
-    replication_factor: Optional[int] = Field(None, ge=1, description="replication factor of new topics (default: the cluster's size, at most 3)")
-    secrets_dir: Optional[Path] = Field(None, description="the secrets directory: clients/<role>.properties, table-keys.json, archive-key (default .secrets in the current directory, where infra/kafka/kafka.sh and `keys init` make them)")
-    kafka_config: Optional[Path] = Field(None, description="one Kafka client config file for every role instead of $CRAPS_SECRETS_DIR/clients/<role>.properties")
-    schema_dir: Optional[Path] = Field(None, description="the Avro schemas (default: the schemas inside the package)")
-    table_keys: Optional[Path] = Field(None, description="the table key ring (default $CRAPS_SECRETS_DIR/table-keys.json, else .secrets/table-keys.json)")
-    archive_key: Optional[Path] = Field(None, description="the archiver's key that seals an archive's chain head (default $CRAPS_SECRETS_DIR/archive-key, else .secrets/archive-key)")
+    kafka_bootstrap: Annotated[str, Meta(description="Kafka bootstrap servers, host:port[,host:port]; --bootstrap overrides it")] = "127.0.0.1:9092"
+    topic_prefix: Annotated[str, Meta(description="prefix of every topic name (a `make run` floor's: craps.run-<time>.)")] = DEFAULT_PREFIX
+    app_id: Annotated[str, Meta(description="the floor's worker group and transactional id prefix")] = DEFAULT_APP_ID
+    replication_factor: Annotated[Optional[Annotated[int, Meta(ge=1)]], Meta(description="replication factor of new topics (default: the cluster's size, at most 3)")] = None
+    secrets_dir: Annotated[Optional[Path], Meta(description="the secrets directory: clients/<role>.properties, table-keys.json, archive-key (default .secrets in the current directory, where infra/kafka/kafka.sh and `keys init` make them)")] = None
+    kafka_config: Annotated[Optional[Path], Meta(description="one Kafka client config file for every role instead of $CRAPS_SECRETS_DIR/clients/<role>.properties")] = None
+    schema_dir: Annotated[Optional[Path], Meta(description="the Avro schemas (default: the schemas inside the package)")] = None
+    table_keys: Annotated[Optional[Path], Meta(description="the table key ring (default $CRAPS_SECRETS_DIR/table-keys.json, else .secrets/table-keys.json)")] = None
+    archive_key: Annotated[Optional[Path], Meta(description="the archiver's key that seals an archive's chain head (default $CRAPS_SECRETS_DIR/archive-key, else .secrets/archive-key)")] = None
 
     # The settling worker
-    core: Literal["auto", "python", "native"] = Field("auto", description="the rules core: python, native, or auto (native when built)")
-    web_port: int = Field(6066, ge=0, le=65535, description="the worker's web port (/metrics, /state): the default of --web-port")
-    web_host: str = Field("127.0.0.1", description="the address the web servers listen on")
-    web_config: Optional[Path] = Field(None, description="an exporter-toolkit web config: TLS and basic auth on the web servers")
-    floor_url: Optional[str] = Field(None, description="where the worker's / redirects (default http://127.0.0.1:6070/, the floor view)")
-    session_timeout_ms: int = Field(10_000, gt=0, description="the worker's Kafka group session timeout, ms")
-    heartbeat_interval_ms: Optional[int] = Field(None, gt=0, description="the worker's heartbeat interval, ms (default a fifth of the session timeout)")
-    transaction_timeout_ms: int = Field(60_000, gt=0, description="the worker's transaction timeout, ms")
-    max_poll_interval_ms: int = Field(120_000, gt=0, description="the worker's longest time between two polls, ms")
-    retry_backoff_ms: int = Field(10, ge=0, description="the worker's producer retry backoff, ms")
+    core: Annotated[Literal["auto", "python", "native"], Meta(description="the rules core: python, native, or auto (native when built)")] = "auto"
+    web_port: Annotated[Annotated[int, Meta(ge=0, le=65535)], Meta(description="the worker's web port (/metrics, /state): the default of --web-port")] = 6066
+    web_host: Annotated[str, Meta(description="the address the web servers listen on")] = "127.0.0.1"
+    web_config: Annotated[Optional[Path], Meta(description="an exporter-toolkit web config: TLS and basic auth on the web servers")] = None
+    floor_url: Annotated[Optional[str], Meta(description="where the worker's / redirects (default http://127.0.0.1:6070/, the floor view)")] = None
+    session_timeout_ms: Annotated[Annotated[int, Meta(gt=0)], Meta(description="the worker's Kafka group session timeout, ms")] = 10_000
+    heartbeat_interval_ms: Annotated[Optional[Annotated[int, Meta(gt=0)]], Meta(description="the worker's heartbeat interval, ms (default a fifth of the session timeout)")] = None
+    transaction_timeout_ms: Annotated[Annotated[int, Meta(gt=0)], Meta(description="the worker's transaction timeout, ms")] = 60_000
+    max_poll_interval_ms: Annotated[Annotated[int, Meta(gt=0)], Meta(description="the worker's longest time between two polls, ms")] = 120_000
+    retry_backoff_ms: Annotated[Annotated[int, Meta(ge=0)], Meta(description="the worker's producer retry backoff, ms")] = 10
 
     # The surveillance thresholds: the worker's and a replay's must agree for the replay to match
-    hold_tail_alert: float = Field(_THRESHOLDS.tail_alert, gt=0, description="hold_anomaly at or below this tail probability")
-    hold_check_z: float = Field(_THRESHOLDS.check_z, description="a hold line's tail is evaluated once its z is at or below minus this")
-    position_tail_alert: float = Field(_THRESHOLDS.position_alert, gt=0, description="position_anomaly at or below this tail probability")
-    dice_seven_h: float = Field(_DICE.seven_h, gt=0, description="the sevens CUSUM's alert threshold (log-likelihood ratio)")
-    dice_face_h: float = Field(_DICE.face_h, gt=0, description="the faces CUSUM's alert threshold (log-likelihood ratio)")
-    dice_cell_h: float = Field(_DICE.cell_h, gt=0, description="the cells CUSUM's alert threshold (log-likelihood ratio)")
+    hold_tail_alert: Annotated[Annotated[float, Meta(gt=0)], Meta(description="hold_anomaly at or below this tail probability")] = _THRESHOLDS.tail_alert
+    hold_check_z: Annotated[float, Meta(description="a hold line's tail is evaluated once its z is at or below minus this")] = _THRESHOLDS.check_z
+    position_tail_alert: Annotated[Annotated[float, Meta(gt=0)], Meta(description="position_anomaly at or below this tail probability")] = _THRESHOLDS.position_alert
+    dice_seven_h: Annotated[Annotated[float, Meta(gt=0)], Meta(description="the sevens CUSUM's alert threshold (log-likelihood ratio)")] = _DICE.seven_h
+    dice_face_h: Annotated[Annotated[float, Meta(gt=0)], Meta(description="the faces CUSUM's alert threshold (log-likelihood ratio)")] = _DICE.face_h
+    dice_cell_h: Annotated[Annotated[float, Meta(gt=0)], Meta(description="the cells CUSUM's alert threshold (log-likelihood ratio)")] = _DICE.cell_h
 
     # The floor view
-    floor_port: int = Field(6070, ge=0, le=65535, description="the floor view's port: the default of `floor --port`")
-    floor_instance: str = Field("1", description="the floor view's instance name: the default of `floor --instance`")
-    floor_datadir: Optional[Path] = Field(None, description="the floor view's local state (default a new temporary directory)")
-    floor_session_timeout_ms: int = Field(10_000, gt=0, description="the floor view's Kafka group session timeout, ms")
-    floor_controllers: Optional[str] = Field(None, description="the table controllers' /metrics URLs, comma-separated: the floor view shows the events held at each table (default: none)")
+    floor_port: Annotated[Annotated[int, Meta(ge=0, le=65535)], Meta(description="the floor view's port: the default of `floor --port`")] = 6070
+    floor_instance: Annotated[str, Meta(description="the floor view's instance name: the default of `floor --instance`")] = "1"
+    floor_datadir: Annotated[Optional[Path], Meta(description="the floor view's local state (default a new temporary directory)")] = None
+    floor_session_timeout_ms: Annotated[Annotated[int, Meta(gt=0)], Meta(description="the floor view's Kafka group session timeout, ms")] = 10_000
+    floor_controllers: Annotated[Optional[str], Meta(description="the table controllers' /metrics URLs, comma-separated: the floor view shows the events held at each table (default: none)")] = None
 
     # The status panel
-    prometheus_url: str = Field("http://127.0.0.1:9090", description="Prometheus, read by `status`: the default of --prometheus-url")
-    scrape_username: Optional[str] = Field(None, description="basic-auth user for secured web sides (`status`, Prometheus' scrape config)")
-    scrape_password_file: Optional[Path] = Field(None, description="the file holding that user's password")
-    scrape_ca_file: Optional[Path] = Field(None, description="the CA of the web sides' certificate (TLS on when set)")
+    prometheus_url: Annotated[str, Meta(description="Prometheus, read by `status`: the default of --prometheus-url")] = "http://127.0.0.1:9090"
+    scrape_username: Annotated[Optional[str], Meta(description="basic-auth user for secured web sides (`status`, Prometheus' scrape config)")] = None
+    scrape_password_file: Annotated[Optional[Path], Meta(description="the file holding that user's password")] = None
+    scrape_ca_file: Annotated[Optional[Path], Meta(description="the CA of the web sides' certificate (TLS on when set)")] = None
 
     # The report
-    report_tz: str = Field("America/New_York", description="the casino's IANA time zone: the default of `report --tz`")
-    report_day_start: str = Field("06:00", description="local time the gaming day starts: the default of `report --day-start`")
-    report_shifts: Optional[str] = Field(None, description="the default of `report --shifts` (day, swing, grave: 8 hours each)")
-    chromium: Optional[str] = Field(None, description="the browser that prints `report --pdf` (default: chromium on the PATH)")
+    report_tz: Annotated[str, Meta(description="the casino's IANA time zone: the default of `report --tz`")] = "America/New_York"
+    report_day_start: Annotated[str, Meta(description="local time the gaming day starts: the default of `report --day-start`")] = "06:00"
+    report_shifts: Annotated[Optional[str], Meta(description="the default of `report --shifts` (day, swing, grave: 8 hours each)")] = None
+    chromium: Annotated[Optional[str], Meta(description="the browser that prints `report --pdf` (default: chromium on the PATH)")] = None
 
     # Finance's ledger
-    ledger_db: str = Field("sqlite:///.run/ledger.db", description="the ledger's database URL: sqlite:///FILE or postgresql+psycopg://... (a PostgreSQL URL carries a password: set it here rather than on the command line)")
-    ledger_port: int = Field(6075, ge=0, le=65535, description="the ledger's /metrics port on 127.0.0.1 (0: none)")
-    ledger_instance: str = Field("1", description="this ledger's name in its consumer group, kept across restarts (each ledger process of a floor has its own)")
+    ledger_db: Annotated[str, Meta(description="the ledger's database URL: sqlite:///FILE or postgresql+psycopg://... (a PostgreSQL URL carries a password: set it here rather than on the command line)")] = "sqlite:///.run/ledger.db"
+    ledger_port: Annotated[Annotated[int, Meta(ge=0, le=65535)], Meta(description="the ledger's /metrics port on 127.0.0.1 (0: none)")] = 6075
+    ledger_instance: Annotated[str, Meta(description="this ledger's name in its consumer group, kept across restarts (each ledger process of a floor has its own)")] = "1"
+
+    explicit: frozenset[str] = frozenset()
+
+    def replace(self, **changes) -> Settings:
+        """A copy with `changes` (field: value), each checked as a variable's value is."""
+        return _read({**_values(self), **changes}, self.explicit | changes.keys(), variables=False)
 
     @property
     def topics(self) -> Topics:
@@ -131,16 +151,58 @@ class Settings(BaseSettings):
     def thresholds_set(self) -> dict[str, str]:
         """The surveillance thresholds set explicitly, by variable name (a report's provenance)."""
         names = ("hold_tail_alert", "hold_check_z", "position_tail_alert", "dice_seven_h", "dice_face_h", "dice_cell_h")
-        return {env_name(n): str(getattr(self, n)) for n in sorted(names) if n in self.model_fields_set}
+        return {env_name(n): str(getattr(self, n)) for n in sorted(names) if n in self.explicit}
 
 
 def env_name(field: str) -> str:
     return ENV_PREFIX + field.upper()
 
 
-def load() -> Settings:
-    """The settings from the environment and the defaults: called at the edge only."""
-    return Settings()
+def load(environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings from the environment (CRAPS_* variables, any case; an empty one counts as unset)
+    and the defaults: called at the edge only. A SettingsError for a value that is not valid."""
+    fields = set(_FIELDS)
+    values = {}
+    for key, value in (os.environ if environ is None else environ).items():
+        name = key.lower().removeprefix(ENV_PREFIX.lower()) if key.upper().startswith(ENV_PREFIX) else None
+        if name in fields and value != "":
+            values[name] = value
+    return _read(values, frozenset(values), variables=True)
+
+
+def _convert_path(kind, value):
+    if kind is Path and isinstance(value, (str, Path)):
+        return Path(value)
+    raise NotImplementedError
+
+
+def _read(values: dict, explicit: frozenset[str], variables: bool) -> Settings:
+    try:
+        settings = msgspec.convert(values, Settings, strict=False, dec_hook=_convert_path)
+    except msgspec.ValidationError as e:
+        # msgspec's message ends "- at `$.field`": the field is the variable the reader set
+        said, _, where = str(e).rpartition(" - at `$.")
+        field = where.rstrip("`").split(".")[0].split("[")[0]
+        raise SettingsError(env_name(field) if variables else field, values.get(field), _reason(field, said)) from None
+    return msgspec.structs.replace(settings, explicit=frozenset(explicit))
+
+
+def _reason(field: str, said: str) -> str:
+    """msgspec's words for a refused value, as a reader of the variable wants them: the choices of a
+    Literal by name; the type and bounds of a number (every variable's value is a string: "got
+    `str`" says nothing)."""
+    kind = _declared()[field][0] if field in _FIELDS else None
+    if get_origin(kind) is not Literal:  # Optional[Literal[...]]: the Literal inside
+        kind = next((a for a in get_args(kind) if get_origin(a) is Literal), kind)
+    if get_origin(kind) is Literal:
+        names = [repr(c) for c in get_args(kind)]
+        return f"expected {', '.join(names[:-1])} or {names[-1]}"
+    said = said.replace("`", "").replace(", got str", "")
+    return said[:1].lower() + said[1:]
+
+
+def _values(settings: Settings) -> dict:
+    return {name: getattr(settings, name) for name in _FIELDS}
 
 
 def use(settings: Settings) -> Settings:
@@ -169,13 +231,27 @@ def _type_name(annotation) -> str:
     return {Path: "path"}.get(annotation, annotation.__name__)
 
 
+@functools.cache
+def _declared() -> dict[str, tuple[object, object, str]]:
+    """field: (its type, its default, its description), in declaration order; `explicit` is no setting.
+    Read from the annotations once: every command's --help epilog names some of them."""
+    hints, kinds = typing.get_type_hints(Settings, include_extras=True), typing.get_type_hints(Settings)
+    out = {}
+    for f in msgspec.structs.fields(Settings):
+        if f.name == "explicit":
+            continue
+        about = [m.description for m in getattr(hints[f.name], "__metadata__", ()) if isinstance(m, Meta)]
+        out[f.name] = (kinds[f.name], f.default, next((a for a in about if a), ""))
+    return out
+
+
 def rows() -> list[tuple[str, str, str, str, str]]:
     """(field, env var, type, default, description) of every setting, in declaration order."""
-    out = []
-    for name, info in Settings.model_fields.items():
-        default = "" if info.default is None else str(info.default)
-        out.append((name, env_name(name), _type_name(info.annotation), default, info.description or ""))
-    return out
+    return [(name, env_name(name), _type_name(kind), "" if default is None else str(default), description)
+            for name, (kind, default, description) in _declared().items()]
+
+
+_FIELDS = tuple(f for f in Settings.__struct_fields__ if f != "explicit")
 
 
 def env_names() -> list[str]:
@@ -216,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     if args:
         print("usage: python3 -m craps_streams.settings [--markdown]", file=sys.stderr)
         return 2
-    for name, value in load().model_dump().items():
+    for name, value in _values(load()).items():
         print(f"{env_name(name)}={'' if value is None else value}")
     return 0
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gc
 
-# The imports below (pydantic-settings for the settings, the rules, the surveillance) make objects
+# The imports below (the settings, the rules, the surveillance) make objects
 # that live as long as the process; the cyclic collector's passes over them, while they are made
 # and after, free nothing and cost a few percent of a short command. Paused for these imports, the
 # objects then frozen out of its walks (gc.freeze), and the collector as it was.
@@ -153,7 +153,7 @@ def _settings(args):
 
     settings = load()
     if getattr(args, "bootstrap", None):
-        settings = settings.model_copy(update={"kafka_bootstrap": args.bootstrap})
+        settings = settings.replace(kafka_bootstrap=args.bootstrap)
     try:
         return use(settings)
     except RuntimeError as e:  # the core asked for cannot settle here: say why, as a usage error

@@ -57,26 +57,17 @@ def _file_problem(e: OSError) -> str:
     return f"{name}: {what}"
 
 
-def _invalid_settings(e) -> str:
-    from craps_streams.settings import env_name
-
-    first = e.errors()[0]
-    field = str(first["loc"][0]) if first.get("loc") else "?"
-    return f"the setting {env_name(field)}={first.get('input')!r} is not valid: {first['msg']}"
-
-
 def explain_error(e: BaseException) -> tuple[int, str]:
     """(exit code, one or two lines) for an exception a command raised."""
-    from pydantic import ValidationError
-
     from craps_streams.authenticity import KeyRingError
     from craps_streams.kafka.errors import BrokerRefused, BrokerUnreachable, broker_problem
     from craps_streams.kafka.security import SecurityConfigError
+    from craps_streams.settings import SettingsError
 
     if isinstance(e, CommandError):
         return e.code, str(e)
-    if isinstance(e, ValidationError):
-        return EXIT_USAGE, _invalid_settings(e)
+    if isinstance(e, SettingsError):
+        return EXIT_USAGE, str(e)
     problem = broker_problem(e)
     if isinstance(problem, BrokerUnreachable):
         return EXIT_BROKER_UNREACHABLE, (

@@ -10,7 +10,7 @@ def cmd_worker(args, settings) -> int:
     from craps_streams.app.service import serve
 
     if args.web_port is not None:
-        settings = settings.model_copy(update={"web_port": args.web_port})
+        settings = settings.replace(web_port=args.web_port)
     return serve(settings, loglevel=args.loglevel)
 
 

@@ -41,7 +41,7 @@ def cmd_status(args, settings) -> int:
     from craps_streams.metrics.panel_sources import Sources, take, watch
 
     # The run's name in the title only when a floor's prefix was given (source .run/floor.env).
-    prefix = settings.topic_prefix if "topic_prefix" in settings.model_fields_set else ""
+    prefix = settings.topic_prefix if "topic_prefix" in settings.explicit else ""
     metrics = args.metrics_url or [f"http://127.0.0.1:{settings.web_port}/metrics"]
     floor_url = args.floor_url if args.floor_url is not None else \
         settings.floor_url or f"http://127.0.0.1:{settings.floor_port}/"

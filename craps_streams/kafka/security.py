@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import pathlib
 import re
-import ssl
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -118,6 +117,8 @@ def _settings_of(path: str, _mtime: int) -> tuple:
     if props.get("ssl.truststore.type", "PEM").upper() != "PEM":
         raise SecurityConfigError(f"{path}: ssl.truststore.type must be PEM for Python clients")
     cafile = str((pathlib.Path(path).parent / cafile).resolve()) if not pathlib.Path(cafile).is_absolute() else cafile
+    import ssl  # here, not at the top: every command reads the settings, which name a Broker; few connect
+
     context = ssl.create_default_context(cafile=cafile)  # verifies the chain and the host name (SAN)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     if props.get("ssl.endpoint.identification.algorithm", "https") == "":

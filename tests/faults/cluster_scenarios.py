@@ -357,7 +357,7 @@ def _drill(cluster: Cluster, tmp, size: LiveSize, name: str, fault, workers: int
 def _default(field: str) -> int:
     from craps_streams.settings import Settings
 
-    return Settings.model_fields[field].default
+    return getattr(Settings(), field)
 
 
 _PRODUCTION = {"session_ms": _default("session_timeout_ms"), "transaction_ms": _default("transaction_timeout_ms")}

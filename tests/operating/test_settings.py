@@ -6,9 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from pydantic import ValidationError
-
-from craps_streams.settings import Settings, env_names, load, markdown, rows
+from craps_streams.settings import Settings, SettingsError, env_names, load, markdown, rows
 from craps_streams.topics import Topics
 from tests.conftest import ROOT
 
@@ -23,9 +21,11 @@ def test_the_settings_page_is_the_table_the_code_renders():
 
 
 def test_every_setting_has_a_type_a_default_and_a_description():
+    defaults = Settings()  # every field has a default: nothing needs a variable
     for name, env, typ, _default, description in rows():
         assert env == "CRAPS_" + name.upper() and typ and description, name
-        assert Settings.model_fields[name].default is not ... , f"{name} has no default"
+        assert hasattr(defaults, name)
+    assert "explicit" not in {r[0] for r in rows()} and not defaults.explicit
     assert len(env_names()) == len(set(env_names())) >= 35
     assert "CRAPS_CORE" in env_names() and "| `CRAPS_CORE` | auto or python or native | `auto` |" in markdown()
 
@@ -37,18 +37,31 @@ def test_read_from_the_environment_typed_and_frozen(monkeypatch):
     s = load()
     assert s.topics == Topics("t1234.") and s.topics.table_events == "t1234.table-events"
     assert s.session_timeout_ms == 6000 and s.heartbeat_ms == 1200 and s.web_config is None
-    with pytest.raises(ValidationError):
+    assert {"topic_prefix", "session_timeout_ms"} <= s.explicit and "web_config" not in s.explicit
+    with pytest.raises(AttributeError):
         s.app_id = "another"  # type: ignore[misc]
-    assert s.model_copy(update={"kafka_bootstrap": "h:1"}).broker.bootstrap == "h:1"
+    moved = s.replace(kafka_bootstrap="h:1")
+    assert moved.broker.bootstrap == "h:1" and moved.explicit == s.explicit | {"kafka_bootstrap"}
+    assert moved.topic_prefix == "t1234." and s.kafka_bootstrap == "127.0.0.1:9092"
+    with pytest.raises(SettingsError, match="web_port"):
+        s.replace(web_port=70000)
+
+
+def test_variables_are_matched_in_any_case_and_others_ignored():
+    s = load({"craps_web_port": "7001", "CRAPS_NOT_A_SETTING": "x", "OTHER_WEB_PORT": "9", "CRAPS_CHROMIUM": ""})
+    assert s.web_port == 7001 and s.chromium is None and s.explicit == {"web_port"}
+    assert load({"CRAPS_SECRETS_DIR": "/s", "CRAPS_HOLD_TAIL_ALERT": "1e-7"}).key_ring_path.as_posix() == "/s/table-keys.json"
+    assert load({"CRAPS_HOLD_TAIL_ALERT": "1e-7"}).thresholds_set() == {"CRAPS_HOLD_TAIL_ALERT": "1e-07"}
 
 
 @pytest.mark.parametrize("name,value", [("CRAPS_WEB_PORT", "many"), ("CRAPS_REPLICATION_FACTOR", "0"),
                                         ("CRAPS_CORE", "fast"), ("CRAPS_SESSION_TIMEOUT_MS", "-1")])
 def test_a_value_that_is_not_valid_is_refused_naming_the_setting(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
-    with pytest.raises(ValidationError) as e:
+    with pytest.raises(SettingsError) as e:
         load()
-    assert e.value.errors()[0]["loc"][0] == name.removeprefix("CRAPS_").lower()
+    assert e.value.variable == name and e.value.value == value
+    assert str(e.value).startswith(f"the setting {name}={value!r} is not valid: ")
 
 
 def test_the_topics_come_from_the_prefix_not_from_import_time():
