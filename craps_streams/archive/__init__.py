@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from craps_streams.archive.index import INDEX, UNDECODABLE_DIR, day_of, load_index
 from craps_streams.archive.reader import (
+    after_slice,
     archive_topic,
     iter_archive,
     iter_archive_after,
@@ -40,5 +41,5 @@ from craps_streams.archive.verify import Verification, verify
 from craps_streams.archive.writer import ArchiveResult, ArchiveWriter, archive
 
 __all__ = ["INDEX", "UNDECODABLE_DIR", "ArchiveResult", "ArchiveWriter", "Verification", "archive",
-           "archive_topic", "day_of", "iter_archive", "iter_archive_after", "iter_archive_batches", "iter_archive_fast",
+           "after_slice", "archive_topic", "day_of", "iter_archive", "iter_archive_after", "iter_archive_batches", "iter_archive_fast",
            "load_index", "partition_groups", "verify"]

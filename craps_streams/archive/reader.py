@@ -52,19 +52,10 @@ def iter_archive(out_dir, *, tables: set | None = None, until: int | None = None
     d = Path(out_dir)
     index = load_index(d)
     topic = index.get("topic") or "table-events"
-    by_partition: dict = {}
-    for e in index["files"]:
-        if tables is not None:
-            if e["kind"] != "events" or not tables.intersection(e["tables"]):
-                continue
-        if until is not None and e["kind"] == "events" and e["min_ts"] is not None and e["min_ts"] > until:
-            continue
-        by_partition.setdefault(e["partition"], []).append(e)
     wanted = None if partitions is None else set(partitions)
-    for p in sorted(by_partition):
+    for p, entries in _selected_files(index, tables, until).items():
         if wanted is not None and p not in wanted:
             continue
-        entries = sorted(by_partition[p], key=lambda e: e["first_offset"])
         streams = []
         for e in entries:
             path = d / e["path"]
@@ -89,13 +80,19 @@ def _offset_at(entry: dict, n: int) -> int:
     raise ValueError(f"{entry['path']}: record {n} beyond the offsets the index lists")
 
 
+def after_slice(entry: dict, until: int) -> bool:
+    """Whether an index entry is an events file whose events all come after `until`: a slice ending
+    there has nothing to read in it (what it left of the history begins there)."""
+    return entry["kind"] == "events" and entry["min_ts"] is not None and entry["min_ts"] > until
+
+
 def _selected_files(index: dict, tables: set | None, until: int | None) -> dict:
     """partition -> its files worth reading for these tables and this end of slice, by offset."""
     by_partition: dict = {}
     for e in index["files"]:
         if tables is not None and (e["kind"] != "events" or not tables.intersection(e["tables"])):
             continue
-        if until is not None and e["kind"] == "events" and e["min_ts"] is not None and e["min_ts"] > until:
+        if until is not None and after_slice(e, until):
             continue
         by_partition.setdefault(e["partition"], []).append(e)
     return {p: sorted(es, key=lambda e: e["first_offset"]) for p, es in sorted(by_partition.items())}
@@ -147,23 +144,23 @@ def iter_archive_batches(out_dir, *, tables: set | None = None, until: int | Non
                     yield chunk
 
 
-def iter_archive_after(out_dir, until: int, partition: int) -> Iterator[tuple[bool, list]] | None:
+def iter_archive_after(out_dir, until: int, partition: int, index: dict | None = None) -> Iterator[tuple[bool, list]] | None:
     """What a slice ending at `until` left unread of one partition (`iter_archive_batches` with
     `until` skips the events files whose events all come after it): its events files holding an
     event after `until`, in offset order, each as `(whether it was skipped whole, its batches)`
     (the batches as `iter_archive_batches` gives them). None when the partition's files are not
     one after the other, or a file skipped whole comes before one that was read: what follows
-    `until` is then not the partition's tail."""
+    `until` is then not the partition's tail. `index`: the archive's index, when the caller has it."""
     from craps_streams.codec.fastread import read_event_batches
 
     d = Path(out_dir)
-    index = load_index(d)
+    index = load_index(d) if index is None else index
     topic = index.get("topic") or "table-events"
     entries = sorted((e for e in index["files"] if e["partition"] == partition and e["kind"] == "events"),
                      key=lambda e: e["first_offset"])
     if not all(a["last_offset"] < b["first_offset"] for a, b in zip(entries, entries[1:])):
         return None
-    skipped = [e["min_ts"] is not None and e["min_ts"] > until for e in entries]
+    skipped = [after_slice(e, until) for e in entries]
     if any(a and not b for a, b in zip(skipped, skipped[1:])):
         return None
 

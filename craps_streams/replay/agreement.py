@@ -268,43 +268,39 @@ def recording_agrees_in_processes(archive: str, groups: list[tuple], jobs: int, 
     are settled in `jobs` forked processes, each writing its settlements' lines per partition into a
     file of its own, matched here against the recording in partition order (the one process's
     order) as each group is done. `(settlements or None, the merged tally)`."""
-    import multiprocessing
     import shutil
     import tempfile
-    from concurrent.futures import ProcessPoolExecutor
 
     from craps_streams.accelerator.rules import chosen
+    from craps_streams.jobs import by_group
     from craps_streams.replay.engine import merge_tallies
     from craps_streams.replay.parallel import init_job
 
-    ctx = multiprocessing.get_context("fork")
     spill = tempfile.mkdtemp(prefix="craps-audit-lines-")
     matching = Matching(recorded, pending)
+    count = 0
+
+    def each(i: int, result) -> bool:  # matched in partition order, each group as it is done
+        nonlocal count
+        found, _ = result
+        if found is None:
+            matching.agreed = False
+        else:
+            count += found
+            matching.segments(segment_path(spill, p) for p in groups[i][0])
+        return matching.agreed  # the comparison decides: no use settling more once it disagrees
+
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=ctx, initializer=init_job,
-                                 initargs=(ctx.Value("q", 0), chosen().name)) as pool:
-            order = sorted(range(len(groups)), key=lambda i: -groups[i][1])  # largest first
-            futures = {i: pool.submit(_settle_group, archive, groups[i][0], spill, tags, thresholds) for i in order}
-            count, tallies = 0, []
-            for i in range(len(groups)):  # matched in partition order, each group as it is done
-                found, tally = futures[i].result()
-                tallies.append(tally)
-                if found is None:
-                    matching.agreed = False
-                else:
-                    count += found
-                    matching.segments(segment_path(spill, p) for p in groups[i][0])
-                if not matching.agreed:
-                    pool.shutdown(cancel_futures=True)  # the comparison decides: no use settling more
-                    break
-        tally = merge_tallies(tallies) if len(tallies) == len(groups) else None
+        results = by_group(_settle_group, groups, jobs, args=(archive, spill, tags, thresholds),
+                           init=(init_job, chosen().name), each=each)
+        tally = merge_tallies(t for _, t in results) if results is not None else None
         return (count if matching.finish() else None), tally
     finally:
         matching.close()
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _settle_group(archive: str, partitions: tuple, spill: str, tags, thresholds) -> tuple[int | None, object]:
+def _settle_group(partitions: tuple, archive: str, spill: str, tags, thresholds) -> tuple[int | None, object]:
     """One group's settlements (in a job): their lines per partition into `spill`; `(settlements, or
     None when they repeat an id; the group's tally)`. The tag check copied, so its count of
     untagged events is this group's."""

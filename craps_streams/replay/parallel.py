@@ -15,16 +15,15 @@ and by the largest group's share of the events; the parent only copies output fi
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import tempfile
 import time
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from craps_streams.accelerator.rules import choose, chosen
 from craps_streams.archive import iter_archive_batches, partition_groups
+from craps_streams.jobs import by_group
 from craps_streams.replay.engine import ReplayTally, merge_tallies
 from craps_streams.replay.run import ReplayRun, batch_gc
 
@@ -52,9 +51,9 @@ def _peak_rss_kib() -> int:
 
 
 def init_job(counter, core: str) -> None:
-    """A job's start: the progress counter, and the rules core its parent chose (a job started by
-    spawn or forkserver does not inherit it). The report's parallel pass starts its jobs so too
-    (craps_streams/report/parallel.py)."""
+    """A job's start (`by_group`'s `init`): the progress counter, and the rules core its parent
+    chose (a job started by spawn or forkserver does not inherit it). The report's and the audit's
+    jobs start so too."""
     global _counter
     _counter = counter
     choose(core)
@@ -67,7 +66,7 @@ def count_read(n: int) -> None:
             _counter.value += n
 
 
-def replay_group(archive_dir: str, partitions: tuple, sl, wanted, seg_dir: str | None, tags=None,
+def replay_group(partitions: tuple, archive_dir: str, sl, wanted, seg_dir: str | None, tags=None,
                  thresholds=None) -> GroupResult:
     """Replay one group of partitions (in a job): outputs per partition into `seg_dir`."""
     start = time.process_time()
@@ -119,27 +118,9 @@ def replay_archive_parallel(archive_dir, jobs: int, *, sl=None, wanted=None, out
     jobs = max(1, min(jobs, len(groups)))
     writes = out is not None and (wanted is None or len(wanted) > 0)
     seg_dir = tempfile.mkdtemp(prefix="craps-replay-", dir=tmp_dir) if writes else None
-    ctx = multiprocessing.get_context()
-    counter = ctx.Value("q", 0)
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=init_job,
-                                 initargs=(counter, chosen().name)) as pool:
-            order = sorted(range(len(groups)), key=lambda i: -groups[i][1])  # largest first
-            futures = {pool.submit(replay_group, str(archive_dir), groups[i][0], sl, wanted, seg_dir, tags,
-                                   thresholds): i
-                       for i in order}
-            pending, seen = set(futures), 0
-            while pending:
-                done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
-                if progress is not None:
-                    now = counter.value
-                    progress.tick(now - seen)
-                    seen = now
-                for f in done:
-                    f.result()  # a job's exception ends the replay here
-            results = [None] * len(groups)
-            for f, i in futures.items():
-                results[i] = f.result()
+        results = by_group(replay_group, groups, jobs, args=(str(archive_dir), sl, wanted, seg_dir, tags, thresholds),
+                           init=(init_job, chosen().name), tick=progress.tick if progress is not None else None)
         if writes:
             for _, path in sorted((p, path) for r in results for p, path in r.segments.items()):
                 with open(path, encoding="utf-8") as fo:

@@ -14,10 +14,9 @@ partitions far apart) is booked in one process.
 from __future__ import annotations
 
 import copy
-import multiprocessing
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 
 from craps_streams.archive import iter_archive_batches, partition_groups
+from craps_streams.jobs import by_group
 from craps_streams.report.build import Collected, ReportPass, ReportSettings
 
 
@@ -46,32 +45,13 @@ def collect_in_processes(spec: str, settings: ReportSettings, groups: list[tuple
     from craps_streams.accelerator.rules import chosen
     from craps_streams.replay.parallel import init_job
 
-    ctx = multiprocessing.get_context("fork")
-    counter = ctx.Value("q", 0)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=ctx, initializer=init_job,
-                             initargs=(counter, chosen().name)) as pool:
-        order = sorted(range(len(groups)), key=lambda i: -groups[i][1])
-        futures = {pool.submit(_collect_group, spec, settings, groups[i][0], tags, watch, spill): i for i in order}
-        by_group = {i: f for f, i in futures.items()}
-        pending, seen, told = set(futures), 0, 0
-        while pending:
-            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
-            if tick is not None:
-                now = counter.value
-                tick(now - seen)
-                seen = now
-            for f in finished:
-                f.result()  # a job's exception ends the report here
-            while done is not None and told < len(groups) and by_group[told].done():
-                done(told)
-                told += 1
-        parts: list = [None] * len(groups)
-        for f, i in futures.items():
-            parts[i] = f.result()
+    parts = by_group(_collect_group, groups, jobs, args=(spec, settings, tags, watch, spill),
+                     init=(init_job, chosen().name), tick=tick,
+                     each=None if done is None else (lambda i, _: done(i)))
     return merge_collected([c for c, _ in parts]), merge_riding([r for _, r in parts])
 
 
-def _collect_group(spec: str, settings: ReportSettings, partitions: tuple, tags, watch,
+def _collect_group(partitions: tuple, spec: str, settings: ReportSettings, tags, watch,
                    spill: str | None) -> tuple[Collected, tuple | None]:
     """One group's pass (in a job): `book_partitions` with its own copy of the tag check, whose
     count of untagged events is this group's."""
@@ -92,7 +72,7 @@ def book_partitions(spec: str, settings: ReportSettings, partitions, *, tags=Non
     after its end), so that the lines are those of the whole history. None for the settlements
     when the replay gave an id twice or what the period left is not each table's tail: the audit
     then runs on its own."""
-    from craps_streams.archive import iter_archive_after, load_index
+    from craps_streams.archive import after_slice, iter_archive_after, load_index
     from craps_streams.replay.agreement import SettlementLines, segment_path, settled_of
     from craps_streams.replay.run import batch_gc
 
@@ -113,8 +93,8 @@ def book_partitions(spec: str, settings: ReportSettings, partitions, *, tags=Non
                 if out is not None:
                     out.close()
             if lines is not None:  # the tables of the files it skipped whole: continued after the books
-                rp.cut.update(t for e in index["files"] if e["partition"] == p and e["kind"] == "events"
-                              and e["min_ts"] is not None and e["min_ts"] > until for t in e["tables"])
+                rp.cut.update(t for e in index["files"] if e["partition"] == p and after_slice(e, until)
+                              for t in e["tables"])
         collected = rp.finish()
         if lines is None:
             return collected, None
@@ -122,7 +102,7 @@ def book_partitions(spec: str, settings: ReportSettings, partitions, *, tags=Non
         whole = True
         feeds, feed = rp.slice.feeds, rp.replay.feed_batch
         for p in partitions:
-            after = iter_archive_after(spec, until, p)
+            after = iter_archive_after(spec, until, p, index)
             if after is None:
                 whole = False
                 break
