@@ -25,7 +25,6 @@ import functools
 import os
 import sys
 import textwrap
-import typing
 from pathlib import Path
 from typing import Annotated, Literal, Mapping, Optional, get_args, get_origin
 
@@ -234,14 +233,14 @@ def _type_name(annotation) -> str:
 @functools.cache
 def _declared() -> dict[str, tuple[object, object, str]]:
     """field: (its type, its default, its description), in declaration order; `explicit` is no setting.
-    Read from the annotations once: every command's --help epilog names some of them."""
-    hints, kinds = typing.get_type_hints(Settings, include_extras=True), typing.get_type_hints(Settings)
+    Read once from the fields as msgspec resolved them: every command's --help epilog names some."""
     out = {}
     for f in msgspec.structs.fields(Settings):
         if f.name == "explicit":
             continue
-        about = [m.description for m in getattr(hints[f.name], "__metadata__", ()) if isinstance(m, Meta)]
-        out[f.name] = (kinds[f.name], f.default, next((a for a in about if a), ""))
+        kind, *about = get_args(f.type)  # Annotated[type, Meta(bounds)..., Meta(description)]
+        description = next((m.description for m in about if isinstance(m, Meta) and m.description), "")
+        out[f.name] = (kind, f.default, description)
     return out
 
 
