@@ -22,7 +22,7 @@ from craps_streams.replay.sources import history_kind, open_history_batches
 from craps_streams.report.build import ReportPass, ReportSettings
 from craps_streams.report.calendar import GamingCalendar, Period, utc_iso
 from craps_streams.report.figures import build_figures
-from craps_streams.report.provenance import history_block, key_ring_block, settings_block, software
+from craps_streams.report.provenance import history_block_begun, key_ring_block, settings_block, software
 
 __all__ = ["STAGES", "GamingCalendar", "Period", "ReportSettings", "make_report"]
 
@@ -73,6 +73,7 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
 
         topic = Topics().table_events
     rp = ReportPass(settings, tags, topic_offsets=kind == "topic", watch=watch)
+    history_digest = history_block_begun(kind, spec, extra, topic)
     reading = [0.0]
     groups = None
     riding = audit is not None and kind == "archive" and settings.tables is None
@@ -109,7 +110,7 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
         collected = rp.finish()
     passed = clock()
     seen = collected.seen
-    history = history_block(kind, spec, extra, topic)
+    history = history_digest()
     if seen.offsets:
         history["offsets"] = {f"{t}/{p}": {"first": a, "last": b} for (t, p), (a, b) in sorted(seen.offsets.items())}
     history.update(items=seen.items, events_read=collected.tally.read,
