@@ -10,7 +10,7 @@ msgspec does the reading: each variable is converted to its field's type and che
 its bounds (`msgspec.convert`, strings to numbers as the environment has them), and a value that is
 not valid stops the start with a `SettingsError` naming the variable, instead of a late ValueError.
 msgspec rather than pydantic-settings: every command starts by reading the settings, and
-pydantic-settings' import (pydantic, pydantic-core's schemas, its sources) is 0.15 s of CPU, more
+pydantic-settings' import (pydantic, pydantic-core's schemas, its sources) is about 0.2 s of CPU, more
 than the rest of a command's start; msgspec, already the history's JSON decoder, imports in a few
 milliseconds. What is left by hand is picking the CRAPS_* variables out of the environment.
 
