@@ -66,29 +66,29 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     # The settling worker
     core: Annotated[Literal["auto", "python", "native"], Meta(description="the rules core: python, native, or auto (native when built)")] = "auto"
-    web_port: Annotated[Annotated[int, Meta(ge=0, le=65535)], Meta(description="the worker's web port (/metrics, /state): the default of --web-port")] = 6066
+    web_port: Annotated[int, Meta(ge=0, le=65535), Meta(description="the worker's web port (/metrics, /state): the default of --web-port")] = 6066
     web_host: Annotated[str, Meta(description="the address the web servers listen on")] = "127.0.0.1"
     web_config: Annotated[Optional[Path], Meta(description="an exporter-toolkit web config: TLS and basic auth on the web servers")] = None
     floor_url: Annotated[Optional[str], Meta(description="where the worker's / redirects (default http://127.0.0.1:6070/, the floor view)")] = None
-    session_timeout_ms: Annotated[Annotated[int, Meta(gt=0)], Meta(description="the worker's Kafka group session timeout, ms")] = 10_000
+    session_timeout_ms: Annotated[int, Meta(gt=0), Meta(description="the worker's Kafka group session timeout, ms")] = 10_000
     heartbeat_interval_ms: Annotated[Optional[Annotated[int, Meta(gt=0)]], Meta(description="the worker's heartbeat interval, ms (default a fifth of the session timeout)")] = None
-    transaction_timeout_ms: Annotated[Annotated[int, Meta(gt=0)], Meta(description="the worker's transaction timeout, ms")] = 60_000
-    max_poll_interval_ms: Annotated[Annotated[int, Meta(gt=0)], Meta(description="the worker's longest time between two polls, ms")] = 120_000
-    retry_backoff_ms: Annotated[Annotated[int, Meta(ge=0)], Meta(description="the worker's producer retry backoff, ms")] = 10
+    transaction_timeout_ms: Annotated[int, Meta(gt=0), Meta(description="the worker's transaction timeout, ms")] = 60_000
+    max_poll_interval_ms: Annotated[int, Meta(gt=0), Meta(description="the worker's longest time between two polls, ms")] = 120_000
+    retry_backoff_ms: Annotated[int, Meta(ge=0), Meta(description="the worker's producer retry backoff, ms")] = 10
 
     # The surveillance thresholds: the worker's and a replay's must agree for the replay to match
-    hold_tail_alert: Annotated[Annotated[float, Meta(gt=0)], Meta(description="hold_anomaly at or below this tail probability")] = _THRESHOLDS.tail_alert
+    hold_tail_alert: Annotated[float, Meta(gt=0), Meta(description="hold_anomaly at or below this tail probability")] = _THRESHOLDS.tail_alert
     hold_check_z: Annotated[float, Meta(description="a hold line's tail is evaluated once its z is at or below minus this")] = _THRESHOLDS.check_z
-    position_tail_alert: Annotated[Annotated[float, Meta(gt=0)], Meta(description="position_anomaly at or below this tail probability")] = _THRESHOLDS.position_alert
-    dice_seven_h: Annotated[Annotated[float, Meta(gt=0)], Meta(description="the sevens CUSUM's alert threshold (log-likelihood ratio)")] = _DICE.seven_h
-    dice_face_h: Annotated[Annotated[float, Meta(gt=0)], Meta(description="the faces CUSUM's alert threshold (log-likelihood ratio)")] = _DICE.face_h
-    dice_cell_h: Annotated[Annotated[float, Meta(gt=0)], Meta(description="the cells CUSUM's alert threshold (log-likelihood ratio)")] = _DICE.cell_h
+    position_tail_alert: Annotated[float, Meta(gt=0), Meta(description="position_anomaly at or below this tail probability")] = _THRESHOLDS.position_alert
+    dice_seven_h: Annotated[float, Meta(gt=0), Meta(description="the sevens CUSUM's alert threshold (log-likelihood ratio)")] = _DICE.seven_h
+    dice_face_h: Annotated[float, Meta(gt=0), Meta(description="the faces CUSUM's alert threshold (log-likelihood ratio)")] = _DICE.face_h
+    dice_cell_h: Annotated[float, Meta(gt=0), Meta(description="the cells CUSUM's alert threshold (log-likelihood ratio)")] = _DICE.cell_h
 
     # The floor view
-    floor_port: Annotated[Annotated[int, Meta(ge=0, le=65535)], Meta(description="the floor view's port: the default of `floor --port`")] = 6070
+    floor_port: Annotated[int, Meta(ge=0, le=65535), Meta(description="the floor view's port: the default of `floor --port`")] = 6070
     floor_instance: Annotated[str, Meta(description="the floor view's instance name: the default of `floor --instance`")] = "1"
     floor_datadir: Annotated[Optional[Path], Meta(description="the floor view's local state (default a new temporary directory)")] = None
-    floor_session_timeout_ms: Annotated[Annotated[int, Meta(gt=0)], Meta(description="the floor view's Kafka group session timeout, ms")] = 10_000
+    floor_session_timeout_ms: Annotated[int, Meta(gt=0), Meta(description="the floor view's Kafka group session timeout, ms")] = 10_000
     floor_controllers: Annotated[Optional[str], Meta(description="the table controllers' /metrics URLs, comma-separated: the floor view shows the events held at each table (default: none)")] = None
 
     # The status panel
@@ -105,7 +105,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     # Finance's ledger
     ledger_db: Annotated[str, Meta(description="the ledger's database URL: sqlite:///FILE or postgresql+psycopg://... (a PostgreSQL URL carries a password: set it here rather than on the command line)")] = "sqlite:///.run/ledger.db"
-    ledger_port: Annotated[Annotated[int, Meta(ge=0, le=65535)], Meta(description="the ledger's /metrics port on 127.0.0.1 (0: none)")] = 6075
+    ledger_port: Annotated[int, Meta(ge=0, le=65535), Meta(description="the ledger's /metrics port on 127.0.0.1 (0: none)")] = 6075
     ledger_instance: Annotated[str, Meta(description="this ledger's name in its consumer group, kept across restarts (each ledger process of a floor has its own)")] = "1"
 
     explicit: frozenset[str] = frozenset()
