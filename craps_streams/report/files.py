@@ -55,15 +55,20 @@ def write_json(report: dict, path) -> Path:
     the json module's C encoder (its own numbers and escapes), then laid out one value a line by
     msgspec's formatter, which keeps every token as it is. json.dumps with an indent is the module's
     pure-Python encoder, several times slower; a report with a NaN (not JSON, which the formatter
-    refuses) is written by it."""
+    refuses) is written by it. The text is written as the formatter's bytes (ASCII: json.dumps
+    escapes the rest), so at most two copies of it are held at once, the line and the layout."""
     import msgspec
 
     path = Path(path)
+    line = json.dumps(report).encode()
     try:
-        text = msgspec.json.format(json.dumps(report).encode(), indent=1).decode()
+        text = msgspec.json.format(line, indent=1)
     except msgspec.DecodeError:
-        text = json.dumps(report, indent=1)
-    path.write_text(text + "\n", encoding="utf-8")
+        text = json.dumps(report, indent=1).encode()
+    del line
+    with open(path, "wb") as fo:
+        fo.write(text)
+        fo.write(b"\n")
     return path
 
 

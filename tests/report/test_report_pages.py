@@ -88,6 +88,19 @@ def test_the_csv_files_have_their_documented_columns(made):
             assert f"`{c}`" in doc, c
 
 
+def test_the_json_file_is_json_dumps_with_an_indent_byte_for_byte(made, tmp_path):
+    import json
+
+    rep = made[0]
+    hostile = {**rep, "title": "T\u00e9 <script>\u2028\"\\ \U0001f3b2", "floor": rep["floor"][:3]}
+    for doc in (rep, hostile):
+        path = files.write_json(doc, tmp_path / "report.json")
+        assert path.read_bytes() == (json.dumps(doc, indent=1) + "\n").encode()
+    # a NaN is no JSON for the formatter: the pure-Python encoder writes it, the same way
+    odd = {**hostile, "investigate_at": float("nan")}
+    assert files.write_json(odd, tmp_path / "odd.json").read_bytes() == (json.dumps(odd, indent=1) + "\n").encode()
+
+
 @pytest.mark.timeout(300)
 def test_chromium_draws_the_report_with_its_plots(made):
     rep, html, tmp = made
