@@ -271,10 +271,8 @@ def recording_agrees_in_processes(archive: str, groups: list[tuple], jobs: int, 
     import shutil
     import tempfile
 
-    from craps_streams.accelerator.rules import chosen
-    from craps_streams.jobs import by_group
     from craps_streams.replay.engine import merge_tallies
-    from craps_streams.replay.parallel import init_job
+    from craps_streams.replay.parallel import in_group_jobs
 
     spill = tempfile.mkdtemp(prefix="craps-audit-lines-")
     matching = Matching(recorded, pending)
@@ -291,8 +289,7 @@ def recording_agrees_in_processes(archive: str, groups: list[tuple], jobs: int, 
         return matching.agreed  # the comparison decides: no use settling more once it disagrees
 
     try:
-        results = by_group(_settle_group, groups, jobs, args=(archive, spill, tags, thresholds),
-                           init=(init_job, chosen().name), each=each)
+        results = in_group_jobs(_settle_group, groups, jobs, args=(archive, spill, tags, thresholds), each=each)
         tally = merge_tallies(t for _, t in results) if results is not None else None
         return (count if matching.finish() else None), tally
     finally:

@@ -51,12 +51,18 @@ def _peak_rss_kib() -> int:
 
 
 def init_job(counter, core: str) -> None:
-    """A job's start (`by_group`'s `init`): the progress counter, and the rules core its parent
-    chose (a job started by spawn or forkserver does not inherit it). The report's and the audit's
-    jobs start so too."""
+    """A job's start (`in_group_jobs`): the progress counter, and the rules core its parent chose (a
+    job started by spawn or forkserver does not inherit it)."""
     global _counter
     _counter = counter
     choose(core)
+
+
+def in_group_jobs(fn, groups: list[tuple], jobs: int, **kw):
+    """`jobs.by_group` with each job started as every settling job starts (`init_job`: the shared
+    progress counter, the rules core chosen in this process): the replay's, the report's and the
+    audit's jobs, so none settles by another core than its command's."""
+    return by_group(fn, groups, jobs, init=(init_job, chosen().name), **kw)
 
 
 def count_read(n: int) -> None:
@@ -119,8 +125,8 @@ def replay_archive_parallel(archive_dir, jobs: int, *, sl=None, wanted=None, out
     writes = out is not None and (wanted is None or len(wanted) > 0)
     seg_dir = tempfile.mkdtemp(prefix="craps-replay-", dir=tmp_dir) if writes else None
     try:
-        results = by_group(replay_group, groups, jobs, args=(str(archive_dir), sl, wanted, seg_dir, tags, thresholds),
-                           init=(init_job, chosen().name), tick=progress.tick if progress is not None else None)
+        results = in_group_jobs(replay_group, groups, jobs, args=(str(archive_dir), sl, wanted, seg_dir, tags, thresholds),
+                                tick=progress.tick if progress is not None else None)
         if writes:
             for _, path in sorted((p, path) for r in results for p, path in r.segments.items()):
                 with open(path, encoding="utf-8") as fo:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 
 from craps_streams.archive import iter_archive_batches, partition_groups
-from craps_streams.jobs import by_group
 from craps_streams.report.build import Collected, ReportPass, ReportSettings
 
 
@@ -42,12 +41,10 @@ def collect_in_processes(spec: str, settings: ReportSettings, groups: list[tuple
     told of each group (by its index) in partition order as soon as it and those before it are
     done, so they can be matched while the others are booked. Returns the books and the riding
     audit's `(settlements or None, tally)` (None without `spill`)."""
-    from craps_streams.accelerator.rules import chosen
-    from craps_streams.replay.parallel import init_job
+    from craps_streams.replay.parallel import in_group_jobs
 
-    parts = by_group(_collect_group, groups, jobs, args=(spec, settings, tags, watch, spill),
-                     init=(init_job, chosen().name), tick=tick,
-                     each=None if done is None else (lambda i, _: done(i)))
+    parts = in_group_jobs(_collect_group, groups, jobs, args=(spec, settings, tags, watch, spill), tick=tick,
+                          each=None if done is None else (lambda i, _: done(i)))
     return merge_collected([c for c, _ in parts]), merge_riding([r for _, r in parts])
 
 
