@@ -130,9 +130,12 @@ class Replay:
         out: list = []
         extend = out.extend
         events = applied = duplicates = held = 0
+        block = None  # a LineBatch of bytes: its lines are found by `after`, numbered here
         if type(items) is LineBatch:  # raw JSON lines: through the lane, each other line read here
             if self._lane is not None:  # its throws' outputs appended to `out` as it finishes them
                 quiet, seq, item_at = partial(self._lane, out=out), items.lines, items.item
+                if type(seq) is bytes:
+                    block, after, number = items, items.after, items.first
             else:
                 items = items.items()
         if type(items) is not LineBatch:
@@ -148,9 +151,15 @@ class Replay:
                 applied += ran
                 if untagged:
                     tags.untagged += untagged
+                if block is not None:
+                    number += ran
                 if thrown is not None:  # the lane's throw: the event, its outputs if applied
                     event, outputs = thrown
-                    i += 1
+                    if block is None:
+                        i += 1
+                    else:
+                        i = after(i)
+                        number += 1
                     events += 1
                     if outputs is None:
                         verdict, _, outputs = settle_event(tables, books, watch, event, tags, apply)
@@ -160,8 +169,13 @@ class Replay:
                 elif i == n:
                     break
             if verdict is None:
-                event = item_at(i)
-                i += 1
+                if block is None:
+                    event = item_at(i)
+                    i += 1
+                else:
+                    event = item_at(i, number)
+                    i = after(i)
+                    number += 1
                 if event is None:  # a blank line
                     continue
                 if type(event) is tuple:
@@ -179,6 +193,8 @@ class Replay:
                 duplicates += 1
             else:
                 held += 1
+        if block is not None:
+            block.count = number - block.first
         tally = self._tally
         tally.read += events
         tally.applied += applied
@@ -187,12 +203,14 @@ class Replay:
         return out
 
     def feed_lane(self, lines: list, start: int, out: list | None = None, until: int | None = None,
-                  span: list | None = None) -> tuple[int, object, list | None]:
+                  span: list | None = None) -> tuple[int, int, object, list | None]:
         """The native lane's run over raw JSON lines (a `LineBatch`'s) from `start`, for a caller that
-        reads every other line itself (the report: craps_streams/report/build.py): `(stop, event,
-        outputs)`. `lines[start:stop]` were settled and counted: quiet lines and, with a list `out`,
-        the throws the lane finished (booked and watched, as `feed_batch`'s lane finishes them),
-        their outputs and alerts appended to `out` in order. `event` None: `lines[stop]` (if any)
+        reads every other line itself (the report: craps_streams/report/build.py): `(stop, ran, event,
+        outputs)`, `lines` and the offsets as the lane takes them (a list of str and indices, or a
+        block of bytes and the offsets of lines' starts). The `ran` lines from `start` to `stop`
+        were settled and counted: quiet lines and, with a list `out`, the throws the lane finished
+        (booked and watched, as `feed_batch`'s lane finishes them), their outputs and alerts
+        appended to `out` in order. `event` None: `lines[stop]` (if any)
         is untouched. Else `lines[stop]` was a throw, read as `event`: `outputs` its step's outputs
         when the lane applied it (the step finished and counted here, as `feed_batch` does), None
         when the caller must settle `event` itself (`feed_batch`). With `until`, the lane stops at a
@@ -207,15 +225,15 @@ class Replay:
         if untagged:
             self.tags.untagged += untagged
         if thrown is None:
-            return stop, None, None
+            return stop, ran, None, None
         event, outputs = thrown
         if outputs is None:
-            return stop, event, None
+            return stop, ran, event, None
         tally.read += 1
         tally.applied += 1  # `settled` keeps the verdict it is given
         _, _, outputs = settled(self.tables, self.books, self.watch, event, self.tables[event.table_id], outputs,
                                 APPLIED)
-        return stop, event, outputs
+        return stop, ran, event, outputs
 
     @property
     def lane_in_use(self) -> bool:

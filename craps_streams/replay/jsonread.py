@@ -77,28 +77,54 @@ def line_item(line: str, known: set | None = None):
 
 
 class LineBatch:
-    """Up to a batch's size of lines of a JSON Lines stream as read (str), numbered from `first` as
-    `json_line_batches` numbers them. `Replay.feed_batch` settles such a batch through the native
-    lane where it can (native/src/lane.rs: a wager, shooter change or throw read, checked,
-    authenticated and applied from its text) and reads every line the lane stops at by `item`;
-    without the lane, `items()` is the batch `json_line_batches` yields."""
+    """Lines of a JSON Lines stream as read, numbered from `first` as `json_line_batches` numbers
+    them: a list of str (`line_batches`), or a block of the file's bytes that ends where a line
+    ends (`line_blocks`; a line is what lies between two newlines, and `item`, `after` and the
+    lane take the byte offset of a line's start where a list takes its index). `Replay.feed_batch`
+    settles such a batch through the native lane where it can (native/src/lane.rs: a wager,
+    shooter change or throw read, checked, authenticated and applied from its text) and reads every
+    line the lane stops at by `item`; without the lane, `items()` is the batch `json_line_batches`
+    yields."""
 
-    __slots__ = ("lines", "first", "name", "known")
+    __slots__ = ("lines", "first", "name", "known", "count")
 
-    def __init__(self, lines: list, first: int, name: str, known: set):
+    def __init__(self, lines: list | bytes, first: int, name: str, known: set):
         self.lines = lines
         self.first = first
         self.name = name
         self.known = known  # table ids found valid, shared by the stream's batches
+        # A block's number of lines: set by the caller that settled it line by line (the lane
+        # counts the lines it settles), else counted when asked (`len`).
+        self.count = len(lines) if type(lines) is not bytes else None
 
     def __len__(self) -> int:
-        return len(self.lines)
+        """The number of lines."""
+        count = self.count
+        if count is None:
+            lines = self.lines
+            count = self.count = lines.count(b"\n") + (lines[-1:] not in (b"\n", b""))
+        return count
 
-    def item(self, k: int):
+    def after(self, k: int) -> int:
+        """Where the line after line k starts (k + 1 in a list; past k's newline in a block)."""
+        lines = self.lines
+        if type(lines) is not bytes:
+            return k + 1
+        end = lines.find(b"\n", k)
+        return len(lines) if end < 0 else end + 1
+
+    def item(self, k: int, number: int | None = None):
         """Line k's item: its core event where msgspec decodes it, else `(record, "name:n")` (the
         record as `json.loads` reads it, or the stripped line as str when it is not JSON); None
-        for a blank line."""
-        line = self.lines[k]
+        for a blank line. `number`: the line's number in the stream, which a block's caller
+        counts (the lane tells it how many lines it settled); a list's is `first + k`."""
+        lines = self.lines
+        if type(lines) is bytes:
+            # A block holds no carriage return (`line_blocks`), so its lines are a text stream's.
+            line = lines[k:self.after(k)].decode("utf-8", "replace")
+        else:
+            line = lines[k]
+            number = self.first + k
         event = line_item(line, self.known)
         if event is not None:
             return event
@@ -109,12 +135,30 @@ class LineBatch:
             record = json.loads(line)
         except (ValueError, RecursionError):  # RecursionError: hostile nesting, e.g. 2,000 '['
             record = line
-        return record, f"{self.name}:{self.first + k}"
+        return record, f"{self.name}:{number}"
 
     def items(self) -> list:
         """The batch's items, blank lines left out."""
-        item = self.item
-        return [x for x in map(item, range(len(self.lines))) if x is not None]
+        batch = self
+        if type(self.lines) is bytes:
+            batch = LineBatch(_text_lines(self.lines), self.first, self.name, self.known)
+        item = batch.item
+        return [x for x in map(item, range(len(batch.lines))) if x is not None]
+
+
+def _text_lines(block: bytes) -> list:
+    """The lines of a piece of a UTF-8 stream that ends where a line ends, as a text stream reads
+    them (`open(..., encoding="utf-8", errors="replace")`: a carriage return, alone or before a
+    newline, ends a line as a newline does), each with its newline (the last one's, if any)."""
+    text = block.decode("utf-8", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    last = lines.pop()
+    lines = [line + "\n" for line in lines]
+    if last:
+        lines.append(last)
+    return lines
 
 
 def line_batches(lines: Iterable[str], name: str, size: int = 512) -> Iterator[LineBatch]:
@@ -128,6 +172,45 @@ def line_batches(lines: Iterable[str], name: str, size: int = 512) -> Iterator[L
             return
         yield LineBatch(chunk, first, name, known)
         first += len(chunk)
+
+
+BLOCK = 1 << 18  # bytes read at a time by `line_blocks` (about a thousand lines of a history)
+
+
+def line_blocks(stream, name: str, size: int = BLOCK) -> Iterator[LineBatch]:
+    """A binary stream's lines in `LineBatch`es of about `size` bytes, each ending where a line
+    ends (the last where the stream does), numbered from 1: the lines `line_batches` reads from the
+    same bytes opened as UTF-8 text (`errors="replace"`, universal newlines), the lane reading a
+    block's bytes without a str made per line. A block holding a carriage return is handed on as
+    its text lines instead (`_text_lines`), so that every line ends where a text stream ends it."""
+    known: set = set()
+    first = 1
+    read = stream.read
+    rest = b""
+    while True:
+        chunk = read(size)
+        if not chunk:
+            block, rest = rest, b""
+        else:
+            if rest:
+                chunk = rest + chunk
+            while b"\n" not in chunk:  # no line ends in it: read on to one, or to the stream's end
+                more = read(size)
+                if not more:
+                    break
+                chunk += more
+            cut = chunk.rfind(b"\n") + 1
+            block, rest = (chunk, b"") if cut == 0 else (chunk[:cut], chunk[cut:])
+        if not block:
+            return
+        if b"\r" in block:
+            lines = _text_lines(block)
+            yield LineBatch(lines, first, name, known)
+            first += len(lines)
+        else:
+            batch = LineBatch(block, first, name, known)
+            yield batch
+            first += len(batch)  # counted by its reader, as a rule
 
 
 def json_line_batches(lines: Iterable[str], name: str, size: int = 512) -> Iterator[list]:

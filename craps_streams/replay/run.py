@@ -9,6 +9,7 @@ import dataclasses
 import gc
 import json
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Callable, Iterable
 
 import msgspec
@@ -80,24 +81,32 @@ def _native_lines():
     return line_writer([(cls, field_names(cls)) for cls in OUTPUT_TYPES.values() if cls is not EventRejected])
 
 
+@lru_cache(maxsize=16)
+def _classes(wanted: frozenset) -> tuple:
+    """The classes of a `wanted` set as the native writer takes them."""
+    return tuple(wanted)
+
+
 _LATER = object()
 _NATIVE_LINES = _LATER  # the native writer, None (the Python paths), or _LATER: made at its first use
 
 
-def output_lines(outputs: list) -> str:
-    """The JSON lines of outputs, each ended by a newline: the text `LINE_OF` gives them one by
-    one; natively for a batch the native writer takes whole, else in one msgspec call for a batch
-    without a rejection when the batch's text is plain (compared to the json module's text on
-    floors and odd strings: msgspec's in tests/replay/test_json_fast_read.py, the native writer's
-    in tests/native/test_lockstep.py)."""
+def output_lines(outputs: list, wanted: frozenset | None = None) -> str:
+    """The JSON lines of outputs (with `wanted`, of those of its classes alone), each ended by a
+    newline: the text `LINE_OF` gives them one by one; natively for a batch the native writer
+    takes whole, else in one msgspec call for a batch without a rejection when the batch's text is
+    plain (compared to the json module's text on floors and odd strings: msgspec's in
+    tests/replay/test_json_fast_read.py, the native writer's in tests/native/test_lockstep.py)."""
     global _NATIVE_LINES
     native = _NATIVE_LINES
     if native is _LATER:
         native = _NATIVE_LINES = _native_lines()
     if native is not None and outputs and type(outputs) is list:
-        text = native(outputs)
+        text = native(outputs, None if wanted is None else _classes(wanted))
         if text is not None:
             return text
+    if wanted is not None:
+        outputs = [o for o in outputs if type(o) in wanted]
     if outputs and EventRejected not in map(type, outputs):
         try:
             text = _encode_lines(outputs)
@@ -166,13 +175,13 @@ class ReplayRun:
         if sl is not None:
             feeds, keeps, add = sl.feeds, sl.keeps, self.slice_hold.add
         for items in batches:
-            if tick is not None:
-                tick(len(items))
             if feeds is not None:
                 if type(items) is LineBatch:  # the slice reads events: no lane
                     items = items.items()
                 items = [i for i in items if feeds(i[0] if type(i) is tuple else i)]
             outputs = feed_batch(items)
+            if tick is not None:  # once fed: a block of lines knows its count then
+                tick(len(items))
             if not outputs:
                 continue
             if keeps is not None:
@@ -185,10 +194,9 @@ class ReplayRun:
                 outputs = kept
             self.outputs += len(outputs)
             if write is not None and outputs:
-                if wanted is not None:
-                    outputs = [o for o in outputs if type(o) in wanted]
-                if outputs:
-                    write(output_lines(outputs))
+                text = output_lines(outputs, wanted)
+                if text:
+                    write(text)
 
     def tally(self) -> ReplayTally:
         """The replay's tally; with a slice, its hold is the hold of the kept settlements."""

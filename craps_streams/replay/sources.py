@@ -97,13 +97,15 @@ def jsonl_source(path: str) -> Iterator[tuple[object, str]]:
 def jsonl_batches(path: str) -> Iterator:
     """A JSON Lines file (or stdin) in batches of raw lines (`jsonread.LineBatch`), which
     `Replay.feed_batch` settles through the native lane or decodes by msgspec straight into core
-    events where it can, else as `jsonl_source` gives them."""
-    from craps_streams.replay.jsonread import line_batches
+    events where it can, else as `jsonl_source` gives them: a file as blocks of its bytes
+    (`line_blocks`), stdin as lists of its text lines, each batch handed on as its lines arrive."""
+    from craps_streams.replay.jsonread import line_batches, line_blocks
 
-    name = "stdin" if path == "-" else path
-    stream = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")
-    with stream:
-        yield from line_batches(stream, name)
+    if path == "-":
+        yield from line_batches(sys.stdin, "stdin")
+        return
+    with open(path, "rb") as stream:
+        yield from line_blocks(stream, path)
 
 
 def archive_source(path, sl: Slice | None = None, fast: bool = True) -> Iterator[tuple[object, str]]:

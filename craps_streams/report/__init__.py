@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import sys
 import tempfile
 import time
 from typing import Callable, Iterable
@@ -33,17 +32,12 @@ STAGES = {"reading": "reading the history", "settling": "settling and booking", 
 
 def _batches(kind: str, spec, *, from_topic: bool, topic, bootstrap, sl, extra) -> Iterable[list]:
     """The history in batches of core events and `(item, where)` pairs; JSON Lines as `LineBatch`es
-    of raw lines (`jsonread.line_batches`), which `ReportPass.feed` settles through the native lane
+    of raw lines (`sources.jsonl_batches`), which `ReportPass.feed` settles through the native lane
     where it can, as the replay does."""
     if kind == "jsonl":
-        from craps_streams.replay.jsonread import line_batches
+        from craps_streams.replay.sources import jsonl_batches
 
-        def lines():
-            stream = sys.stdin if spec == "-" else open(spec, encoding="utf-8", errors="replace")
-            with stream:
-                yield from line_batches(stream, "stdin" if spec == "-" else spec)
-
-        return lines()
+        return jsonl_batches(spec)
     return open_history_batches(spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=sl,
                                 extra_files=extra)
 
@@ -139,6 +133,6 @@ def _timed(batches, tick, spent: list):
         spent[0] += clock() - t
         if b is None:
             return
-        if tick is not None:
-            tick(len(b))
         yield b
+        if tick is not None:  # once the batch is read: a block of lines knows its count then
+            tick(len(b))

@@ -40,7 +40,7 @@ use crate::table::{ShooterIn, WagerIn};
 use crate::tags::{write_canonical_plain, Plain, TagKeys};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 #[derive(Clone, Copy)]
 enum Val<'a> {
@@ -334,13 +334,63 @@ unsafe fn known_str(candidates: &[Obj], t: &[u8]) -> Option<Obj> {
     candidates.iter().copied().find(|&p| ascii(p) == Some(t))
 }
 
+/// The lines a call reads: a list of str (`start` and `stop` are indices into it), or a block of
+/// the history's bytes (craps_streams/replay/jsonread.py `line_blocks`: `start` and `stop` are
+/// byte offsets of a line's start; a line ends at a newline or at the block's end).
+enum Lines<'a> {
+    List(Obj, usize),
+    Block(&'a [u8]),
+}
+
+impl<'a> Lines<'a> {
+    /// # Safety
+    /// The GIL is held, and `lines` is live for the call (a block's bytes are borrowed from it).
+    unsafe fn of(lines: &'a Bound<PyAny>) -> PyResult<Lines<'a>> {
+        if let Ok(list) = lines.downcast_exact::<PyList>() {
+            return Ok(Lines::List(list.as_ptr(), ffi::PyList_GET_SIZE(list.as_ptr()) as usize));
+        }
+        Ok(Lines::Block(lines.downcast_exact::<PyBytes>()?.as_bytes()))
+    }
+
+    /// The line at `i` (without its newline) and where the next one starts; None at the end, or
+    /// for a line the lane leaves to the plain path before parsing it: a str that is not ASCII, a
+    /// block's line holding a carriage return (a text stream ends a line there too: the plain
+    /// path reads and numbers such lines as a text stream does).
+    ///
+    /// # Safety
+    /// The GIL is held, and the list (if any) is live for the call.
+    #[inline(always)]
+    unsafe fn at(&self, i: usize) -> Option<(&'a [u8], usize)> {
+        match *self {
+            Lines::List(list, n) => {
+                if i >= n {
+                    return None;
+                }
+                Some((ascii(ffi::PyList_GET_ITEM(list, i as ffi::Py_ssize_t))?, i + 1))
+            }
+            Lines::Block(block) => {
+                let rest = block.get(i..).filter(|r| !r.is_empty())?;
+                let (line, next) = match memchr::memchr(b'\n', rest) {
+                    Some(end) => (&rest[..end], i + end + 1),
+                    None => (rest, block.len()),
+                };
+                if memchr::memchr(b'\r', line).is_some() {
+                    return None;
+                }
+                Some((line, next))
+            }
+        }
+    }
+}
+
 /// What `settle_lines` returns: (stop, applied, untagged, thrown).
 type LaneRun = (usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>);
 
 /// `settle_lines(keys, accept_untagged, tables, books, lines, start)` -> `(stop, applied,
-/// untagged, thrown)`: the lines of the list `lines` (str) from `start` up to `stop` settled in
-/// the lane, `applied` of them (`untagged` of those without a tag). `thrown` None: `lines[stop]`
-/// (if any) is untouched, for the plain path. Else `lines[stop]` was a throw, read, checked and
+/// untagged, thrown)`: the lines of `lines` (a list of str, or a block of bytes: `Lines`) from
+/// `start` up to `stop` settled in the lane, every one of them applied: `applied` lines (`untagged`
+/// of those without a tag). `thrown` None: `lines[stop]` (if any) is untouched, for the plain
+/// path. Else `lines[stop]` was a throw, read, checked and
 /// authenticated here, and `thrown` is `(event, outputs)`: the DiceThrown event msgspec would have
 /// read, and its outputs when the native core applied it (then counted in neither `applied` nor
 /// `untagged`: the caller finishes its step with the table's surveillance, `settled`), or None
@@ -363,7 +413,7 @@ type LaneRun = (usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>);
                     span=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn settle_lines(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
-                    books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize, out: Option<&Bound<PyList>>,
+                    books: &Bound<PyDict>, lines: &Bound<PyAny>, start: usize, out: Option<&Bound<PyList>>,
                     new_line: Option<&Bound<PyAny>>, until: Option<i64>, span: Option<&Bound<PyList>>)
                     -> PyResult<LaneRun> {
     let mut times = (i64::MAX, i64::MIN); // the least and greatest time of the lines settled here
@@ -388,7 +438,7 @@ fn widen(span: &Bound<PyList>, (low, high): (i64, i64)) -> PyResult<()> {
 
 #[allow(clippy::too_many_arguments)]
 fn lane(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
-        books: &Bound<PyDict>, lines: &Bound<PyList>, start: usize, out: Option<&Bound<PyList>>,
+        books: &Bound<PyDict>, lines: &Bound<PyAny>, start: usize, out: Option<&Bound<PyList>>,
         new_line: Option<&Bound<PyAny>>, until: Option<i64>, times: &mut (i64, i64)) -> PyResult<LaneRun> {
     let finish = out.zip(new_line);
     let keys = keys.map(|k| k.get());
@@ -403,13 +453,12 @@ fn lane(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, ta
     let c = crate::context(py)?;
     // SAFETY: the GIL is held (a Python call) and `c` is this call's context; every
     // line is read from the list by an index below its length, borrowed while the list holds it,
-    // and each object made here is owned (`O`) until it is handed to Python.
+    // or from the block's bytes, borrowed while `lines` holds them; each object made here is
+    // owned (`O`) until it is handed to Python.
     unsafe {
         let reasons = [c.sc_table_open, c.sc_seven_out, c.sc_voluntary, c.sc_compulsory];
-        let n = ffi::PyList_GET_SIZE(lines.as_ptr()) as usize;
-        while i < n {
-            let line: Obj = ffi::PyList_GET_ITEM(lines.as_ptr(), i as ffi::Py_ssize_t);
-            let Some(bytes) = ascii(line) else { break };
+        let source = Lines::of(lines)?;
+        while let Some((bytes, next)) = source.at(i) {
             let Some(f) = parse(bytes) else { break };
             let Some(kind) = kind_of(&f) else { break };
             if until.is_some_and(|u| f.int(TS) > u) {
@@ -465,7 +514,7 @@ fn lane(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, ta
                                 if was_untagged {
                                     untagged += 1;
                                 }
-                                i += 1;
+                                i = next;
                                 continue;
                             }
                         }
@@ -502,7 +551,7 @@ fn lane(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, ta
             if was_untagged {
                 untagged += 1;
             }
-            i += 1;
+            i = next;
         }
     }
     Ok((i, applied, untagged, None))

@@ -17,7 +17,7 @@ use crate::slots::{field, offset_of};
 use crate::py::{exact_int, push_int, Obj};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyAnyMethods, PyIterator, PyList};
+use pyo3::types::{PyAnyMethods, PyIterator, PyList, PyTuple};
 
 enum Slot {
     Tag(Vec<u8>),  // the class name, as the "type" key's value
@@ -126,8 +126,12 @@ impl LineWriter {
     }
 
     /// The JSON lines of `outputs` (a list), each ended by a newline, as one str; None when any
-    /// output is of a class or holds a value this module leaves to the caller.
-    fn lines(&self, py: Python<'_>, outputs: &Bound<PyList>) -> PyResult<Option<Py<PyAny>>> {
+    /// output is of a class or holds a value this module leaves to the caller. With `wanted` (a
+    /// tuple of classes), the outputs of any other class are left out (a replay's `--only`).
+    #[pyo3(signature = (outputs, wanted=None))]
+    fn lines(&self, py: Python<'_>, outputs: &Bound<PyList>, wanted: Option<&Bound<PyTuple>>)
+             -> PyResult<Option<Py<PyAny>>> {
+        let wanted: Option<Vec<Obj>> = wanted.map(|w| w.iter().map(|c| c.as_ptr()).collect());
         let mut buf: Vec<u8> = Vec::with_capacity(outputs.len() * 280);
         // SAFETY: the GIL is held (`py`); each output is read by an index below the list's length,
         // borrowed while the list holds it, and its slots only after its type was found among
@@ -137,6 +141,9 @@ impl LineWriter {
             for i in 0..n {
                 let o = ffi::PyList_GET_ITEM(outputs.as_ptr(), i);
                 let cls = ffi::Py_TYPE(o) as Obj;
+                if wanted.as_ref().is_some_and(|w| !w.contains(&cls)) {
+                    continue;
+                }
                 let Some(format) = self.formats.iter().find(|f| f.cls.as_ptr() == cls) else { return Ok(None) };
                 for (key, slot) in &format.keys {
                     buf.extend_from_slice(key);
