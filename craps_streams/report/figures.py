@@ -141,15 +141,19 @@ def grains(c: Collected) -> Grains:
             out.setdefault(lk, Line()).merge(line)
         return sorted(out.items())
 
-    # floor totals: each day of the period, the period, month to date, year to date
-    scopes = [(f"day:{day.isoformat()}", gather((tuple(k[3:]), v) for k, v in c.lines.items() if k[0] == day))
-              for day in period.days()]
+    # Floor totals: each day of the period, the period, month to date, year to date. Each line is
+    # merged once, into its day's; the longer scopes are sums of days (lines merge by adding).
+    by_day: dict = {}
+    for (day, shift, table, *lk), line in c.lines.items():
+        by_day.setdefault(day, []).append((tuple(lk), line))
+    day_lines = {day: gather(pairs) for day, pairs in by_day.items()}
+    scopes = [(f"day:{day.isoformat()}", day_lines.get(day, [])) for day in period.days()]
     if period.kind == "range":
-        scopes.append(("period", gather((tuple(k[3:]), v) for k, v in c.lines.items())))
+        scopes.append(("period", gather(pair for lines in day_lines.values() for pair in lines)))
     last = period.last
     for name, first in (("month_to_date", last.replace(day=1)), ("year_to_date", last.replace(month=1, day=1))):
         scopes.append((name, gather([(tuple(k[1:]), v) for k, v in c.before.items() if k[0] >= first]
-                                    + [(tuple(k[3:]), v) for k, v in c.lines.items() if k[0] >= first])))
+                                    + [pair for day, lines in day_lines.items() if day >= first for pair in lines])))
     return Grains(sorted(kinds.items()), shifts, scopes, days <= LATTICE_DAYS_KINDS, days == 1)
 
 
