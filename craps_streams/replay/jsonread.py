@@ -192,13 +192,14 @@ def line_blocks(stream, name: str, size: int = BLOCK) -> Iterator[LineBatch]:
         if not chunk:
             block, rest = rest, b""
         else:
-            if rest:
-                chunk = rest + chunk
+            pieces = [rest, chunk] if rest else [chunk]
             while b"\n" not in chunk:  # no line ends in it: read on to one, or to the stream's end
-                more = read(size)
-                if not more:
+                chunk = read(size)
+                if not chunk:
                     break
-                chunk += more
+                pieces.append(chunk)
+            # Joined once: a hostile line of many blocks costs its length, not its length squared.
+            chunk = b"".join(pieces) if len(pieces) > 1 else pieces[0]
             cut = chunk.rfind(b"\n") + 1
             block, rest = (chunk, b"") if cut == 0 else (chunk[:cut], chunk[cut:])
         if not block:

@@ -70,6 +70,23 @@ def test_every_block_ends_where_a_line_ends_and_is_numbered_on(size):
     assert first == 40
 
 
+def test_a_line_of_many_blocks_is_read_once():
+    """A hostile line far longer than a block is read piece by piece and joined once: every piece
+    is read once, and the block holds the line whole."""
+    line = b'{"x":"' + b"y" * 300_000 + b'"}\n'
+
+    class Counted(io.BytesIO):
+        reads = 0
+
+        def read(self, n=-1):
+            Counted.reads += 1
+            return super().read(n)
+
+    blocks = list(line_blocks(Counted(line + WAGER % (1, 1) + b"\n"), "f", 1024))
+    assert blocks[0].lines == line and len(blocks[0]) == 1
+    assert Counted.reads <= len(line) // 1024 + 4
+
+
 def test_a_block_with_a_carriage_return_comes_as_text_lines():
     data = WAGER % (1, 1) + b"\r\n" + WAGER % (2, 2) + b"\n"
     (batch,) = line_blocks(io.BytesIO(data), "f")
