@@ -204,11 +204,15 @@ def _values(settings: Settings) -> dict:
     return {name: getattr(settings, name) for name in _FIELDS}
 
 
+_IN_USE: Settings | None = None
+
+
 def use(settings: Settings) -> Settings:
     """Hand the settings that hold for the whole process to their adapters, once, at the edge: the
     rules core that settles, the broker every Kafka client connects to, the schemas the codec
-    reads. Returns `settings`; a RuntimeError when the core asked for cannot be had (native without
-    a usable accelerator)."""
+    reads. Returns `settings`, which `in_use` then answers; a RuntimeError when the core asked for
+    cannot be had (native without a usable accelerator)."""
+    global _IN_USE
     from craps_streams.accelerator.rules import choose
     from craps_streams.codec.schemas import use_schema_dir
     from craps_streams.kafka.security import use_broker
@@ -216,7 +220,14 @@ def use(settings: Settings) -> Settings:
     choose(settings.core)
     use_broker(settings.broker)
     use_schema_dir(settings.schema_dir)
+    _IN_USE = settings
     return settings
+
+
+def in_use() -> Settings | None:
+    """The settings the edge handed to `use`, or None before it has: a module that is an edge only
+    when a foreign runner imports it (the floor view under `faust -A`) reads its own only then."""
+    return _IN_USE
 
 
 # ---------------------------------------------------------------- the table of every setting

@@ -1,8 +1,6 @@
 """`worker`, `floor`: the services, the settling worker and the floor view."""
 from __future__ import annotations
 
-import os
-
 from craps_streams.cli.options import APP_ID, FLOOR_VIEW, KAFKA, KEYS, RULES, WEB, WORKER, Formatter, add_loglevel, epilog
 
 
@@ -15,12 +13,14 @@ def cmd_worker(args, settings) -> int:
 
 
 def cmd_floor(args, settings) -> int:
-    # The Faust app is built when its module is imported (`faust -A craps_streams.floor.app` imports
-    # it too) and reads the settings there: the flags reach it through the environment it reads.
+    # The Faust app is built when its module is imported; it takes the settings in use, these.
+    from craps_streams.settings import use
+
     if args.instance:
-        os.environ["CRAPS_FLOOR_INSTANCE"] = args.instance  # the floor view's settings, read at its import
+        settings = settings.replace(floor_instance=args.instance)
     if args.port:
-        os.environ["CRAPS_FLOOR_PORT"] = str(args.port)  # the floor view's settings, read at its import
+        settings = settings.replace(floor_port=args.port)
+    use(settings)
     from craps_streams.floor.app import serve
 
     return serve(loglevel=args.loglevel)

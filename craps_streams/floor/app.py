@@ -19,8 +19,10 @@ The consumers read committed records only: faust-streaming turns read_committed 
 own exactly_once mode (faust/transport/drivers/aiokafka.py, `_create_worker_consumer`), which the
 view does not want (it writes no outputs); ReadCommittedTransport sets it for this app.
 
-Settings (craps_streams/settings.py): the Faust app is built when this module is imported (`faust -A`
-imports it), so the module is the view's edge and reads the settings once, here: CRAPS_KAFKA_BOOTSTRAP,
+Settings (craps_streams/settings.py): the Faust app is built when this module is imported. Under
+`craps-streams floor` the command has read the settings once (its --port and --instance on top) and
+this module takes them (`in_use`); under `faust -A` the module is the view's edge and reads them
+here: CRAPS_KAFKA_BOOTSTRAP,
 CRAPS_TOPIC_PREFIX, CRAPS_APP_ID (the floor's; the view's app id is "<it>-floor-<instance>"),
 CRAPS_FLOOR_INSTANCE, CRAPS_FLOOR_PORT, CRAPS_FLOOR_CONTROLLERS (the controllers' /metrics: the events
 held at each table, craps_streams/floor/controllers.py), CRAPS_WEB_HOST, CRAPS_WEB_CONFIG (TLS and basic auth,
@@ -46,7 +48,7 @@ from craps_streams.floor.hub import ChangeHub
 from craps_streams.floor.web import make_floor_web
 from craps_streams.kafka.client_logs import lost_nodes
 from craps_streams.kafka.topics import create_topics
-from craps_streams.settings import Settings, load, use
+from craps_streams.settings import Settings, in_use, load, use
 from craps_streams.topics import PARTITIONS, TopicSpec, replication_factor
 
 log = logging.getLogger("craps.floor")
@@ -183,7 +185,9 @@ def make_app(settings: Settings) -> FloorApp:
     )
 
 
-SETTINGS = use(load())
+# `craps-streams floor` has read the settings (its flags on top) and handed them to `use` before it
+# imports this module; `faust -A craps_streams.floor.app` has not, and this module is then the edge.
+SETTINGS = in_use() or use(load())
 TOPICS = SETTINGS.topics
 app = make_app(SETTINGS)
 hub = ChangeHub()

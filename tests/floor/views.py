@@ -14,9 +14,9 @@ def start_view(pipeline, name: str, port: int | None = None, extra_env: dict | N
     """A view instance named `name` (its own Faust app id, so it reads every partition)."""
     log_path = pipeline.tmp / f"view-{name}.log"
     port = port or free_port()
-    env = {**pipeline.env, "CRAPS_FLOOR_INSTANCE": name, "CRAPS_FLOOR_PORT": str(port),
-           "CRAPS_FLOOR_DATADIR": str(pipeline.tmp / f"view-data-{name}"), **(extra_env or {})}
-    proc = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", "floor", "--loglevel", "info"], env=env, cwd=ROOT,
+    env = {**pipeline.env, "CRAPS_FLOOR_DATADIR": str(pipeline.tmp / f"view-data-{name}"), **(extra_env or {})}
+    command = ["floor", "--instance", name, "--port", str(port), "--loglevel", "info"]  # the flags over the environment
+    proc = subprocess.Popen([sys.executable, "-m", "craps_streams.cli", *command], env=env, cwd=ROOT,
                             stdout=open(log_path, "ab"), stderr=subprocess.STDOUT)
     proc.web_port = port  # type: ignore[attr-defined]
     proc.log_path = log_path  # type: ignore[attr-defined]

@@ -2,6 +2,7 @@
 and the generated table of them in docs/operating/settings.md."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -71,3 +72,42 @@ def test_the_topics_come_from_the_prefix_not_from_import_time():
     assert set(Topics("x.").specs()) == {f"x.{n}" for n in ("table-events", "settlements", "layout-markers",
                                                            "surveillance", "rejections", "table-state")}
     assert Topics("x.").worker_outputs[-1] == "x.table-state"
+
+
+FLOOR_START = """
+import os, sys
+import faust.worker
+seen = {}
+class Worker:  # the floor's Faust worker, stood in for: the test reads what the app was built with
+    def __init__(self, app, **kw):
+        seen['app'] = app
+    def execute_from_commandline(self):
+        floor = sys.modules['craps_streams.floor.app']
+        print(floor.SETTINGS.floor_port, seen['app'].conf.id, 'CRAPS_FLOOR_PORT' in os.environ)
+faust.worker.Worker = Worker
+from craps_streams.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("flags, env, expected", [
+    (["--port", "7123", "--instance", "b"], {}, "7123 craps-streams-floor-b False"),
+    ([], {"CRAPS_FLOOR_PORT": "7124", "CRAPS_FLOOR_INSTANCE": "c"}, "7124 craps-streams-floor-c True"),
+    (["--port", "7125"], {"CRAPS_FLOOR_PORT": "7124"}, "7125 craps-streams-floor-1 True"),
+])
+def test_the_floor_view_takes_the_settings_the_command_read(flags, env, expected):
+    # `craps-streams floor` reads the settings once, its flags over the environment, and the floor
+    # app built at its import takes those: no variable is written for it to read again.
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CRAPS_FLOOR_") and k != "CRAPS_APP_ID"}
+    r = subprocess.run([sys.executable, "-c", FLOOR_START, "floor", *flags], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, env={**clean, **env})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split("\n")[-2] == expected
+
+
+def test_use_keeps_the_settings_it_handed_on():
+    r = subprocess.run([sys.executable, "-c", "from craps_streams.settings import in_use, load, use\n"
+                        "assert in_use() is None\ns = use(load().replace(floor_port=7001))\n"
+                        "assert in_use() is s and in_use().floor_port == 7001\nprint('ok')"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.stdout == "ok\n", r.stderr
