@@ -126,40 +126,28 @@ class Replay:
         a `LineBatch` of raw JSON lines goes through the native lane (its throws booked and
         watched there too, their outputs appended to the batch's), every line it stops at read
         by `LineBatch.item` and settled here as any other item."""
-        tables, books, watch, tags, apply = self.tables, self.books, self.watch, self.tags, self.core.apply
+        if type(items) is LineBatch:  # raw JSON lines: through the lane, each other line read here
+            if self._lane is not None:
+                return self._feed_lines(items)
+            items = items.items()
+        elif type(items) is not list:
+            items = list(items)
+        tables, books, watch, tags, apply, quiet = self.tables, self.books, self.watch, self.tags, self.core.apply, self._quiet
         out: list = []
         extend = out.extend
         events = applied = duplicates = held = 0
-        block = None  # a LineBatch of bytes: its lines are found by `after`, numbered here
-        if type(items) is LineBatch:  # raw JSON lines: through the lane, each other line read here
-            if self._lane is not None:  # its throws' outputs appended to `out` as it finishes them
-                quiet, seq, item_at = partial(self._lane, out=out), items.lines, items.item
-                if type(seq) is bytes:
-                    block, after, number = items, items.after, items.first
-            else:
-                items = items.items()
-        if type(items) is not LineBatch:
-            if type(items) is not list:
-                items = list(items)
-            quiet, seq, item_at = self._quiet, items, items.__getitem__
-        i, n = 0, len(seq)
+        i, n = 0, len(items)
         while i < n:
             verdict = None
             if quiet is not None:
-                i, ran, untagged, thrown = quiet(tables, books, seq, i)
+                i, ran, untagged, thrown = quiet(tables, books, items, i)
                 events += ran
                 applied += ran
                 if untagged:
                     tags.untagged += untagged
-                if block is not None:
-                    number += ran
-                if thrown is not None:  # the lane's throw: the event, its outputs if applied
+                if thrown is not None:  # the quiet run's throw: the event, its outputs if applied
                     event, outputs = thrown
-                    if block is None:
-                        i += 1
-                    else:
-                        i = after(i)
-                        number += 1
+                    i += 1
                     events += 1
                     if outputs is None:
                         verdict, _, outputs = settle_event(tables, books, watch, event, tags, apply)
@@ -169,15 +157,8 @@ class Replay:
                 elif i == n:
                     break
             if verdict is None:
-                if block is None:
-                    event = item_at(i)
-                    i += 1
-                else:
-                    event = item_at(i, number)
-                    i = after(i)
-                    number += 1
-                if event is None:  # a blank line
-                    continue
+                event = items[i]
+                i += 1
                 if type(event) is tuple:
                     extend(self.feed_item(*event))
                     continue
@@ -193,13 +174,30 @@ class Replay:
                 duplicates += 1
             else:
                 held += 1
-        if block is not None:
-            block.count = number - block.first
         tally = self._tally
         tally.read += events
         tally.applied += applied
         tally.duplicates += duplicates
         tally.held += held
+        return out
+
+    def _feed_lines(self, batch: LineBatch) -> list:
+        """`feed_batch` of raw JSON lines through the lane: each run it settles (`feed_lane`, its
+        throws' outputs appended in order), and each line it stops at settled here as an item."""
+        out: list = []
+        lines = batch.lines
+        while True:
+            stop, ran, event, outputs = self.feed_lane(lines, batch.at, out)
+            if not batch.settled(ran, stop):
+                break
+            if event is not None:  # a throw the lane read: its outputs, or settled here
+                batch.step()
+                out.extend(outputs if outputs is not None else self.feed_event(event))
+                continue
+            item = batch.read()
+            if item is not None:  # None: a blank line
+                out.extend(self.feed_item(*item) if type(item) is tuple else self.feed_event(item))
+        batch.close()
         return out
 
     def feed_lane(self, lines: list, start: int, out: list | None = None, until: int | None = None,

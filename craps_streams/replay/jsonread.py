@@ -86,7 +86,7 @@ class LineBatch:
     line the lane stops at by `item`; without the lane, `items()` is the batch `json_line_batches`
     yields."""
 
-    __slots__ = ("lines", "first", "name", "known", "count")
+    __slots__ = ("lines", "first", "name", "known", "count", "at", "number")
 
     def __init__(self, lines: list | bytes, first: int, name: str, known: set):
         self.lines = lines
@@ -94,8 +94,34 @@ class LineBatch:
         self.name = name
         self.known = known  # table ids found valid, shared by the stream's batches
         # A block's number of lines: set by the caller that settled it line by line (the lane
-        # counts the lines it settles), else counted when asked (`len`).
+        # counts the lines it settles; `close`), else counted when asked (`len`).
         self.count = len(lines) if type(lines) is not bytes else None
+        # The cursor of a caller that settles the batch line by line through the lane: where the
+        # next line starts (an index or a byte offset, as the lane takes it) and its number.
+        self.at = 0
+        self.number = first
+
+    def settled(self, ran: int, stop: int) -> bool:
+        """The lane settled `ran` lines from the cursor and stopped at `stop`: the cursor moved
+        there; whether a line is left (the one at `stop`)."""
+        self.number += ran
+        self.at = stop
+        return stop < len(self.lines)
+
+    def step(self) -> None:
+        """Past the line at the cursor (one the lane read itself)."""
+        self.at = self.after(self.at)
+        self.number += 1
+
+    def read(self):
+        """The item of the line at the cursor (`item`), the cursor moved past it."""
+        at, number = self.at, self.number
+        self.step()
+        return self.item(at, number)
+
+    def close(self) -> None:
+        """The cursor has passed every line: their number is the batch's count."""
+        self.count = self.number - self.first
 
     def __len__(self) -> int:
         """The number of lines."""

@@ -296,34 +296,32 @@ class ReportPass:
         lines, replay, seen, look, out = batch.lines, self.replay, self.c.seen, self._look, self._out
         span = [None, None]  # the least and greatest time of the lines the lane settles (64-bit ints)
         until = self.slice.until
-        after, number = batch.after, batch.first  # a line's successor; the number of line i
-        i, n = 0, len(lines)
-        while i < n:
-            stop, ran, event, outputs = replay.feed_lane(lines, i, out, until, span)
+        while True:
+            stop, ran, event, outputs = replay.feed_lane(lines, batch.at, out, until, span)
             if out:  # the throws the lane finished (booked and watched): in order, before the next line
                 self._book(out)
                 out.clear()
             seen.items += ran
-            number += ran
-            i = stop
-            if i == n:
+            if not batch.settled(ran, stop):
                 break
-            at, i = i, after(i)
-            number += 1
-            if event is not None and outputs is not None:  # a throw the lane applied: in sequence
-                seen.items += 1
-                ts = event.ts
-                if span[0] is None or ts < span[0]:
-                    span[0] = ts
-                if span[1] is None or ts > span[1]:
-                    span[1] = ts
-                if event.seq > self.max_seq.get(event.table_id, 0):
-                    self.max_seq[event.table_id] = event.seq
-                self._book(outputs)
-                continue
-            it = event if event is not None else batch.item(at, number - 1)
-            if it is None:  # a blank line
-                continue
+            if event is None:
+                it = batch.read()
+                if it is None:  # a blank line
+                    continue
+            else:
+                batch.step()
+                it = event
+                if outputs is not None:  # a throw the lane applied: in sequence
+                    seen.items += 1
+                    ts = event.ts
+                    if span[0] is None or ts < span[0]:
+                        span[0] = ts
+                    if span[1] is None or ts > span[1]:
+                        span[1] = ts
+                    if event.seq > self.max_seq.get(event.table_id, 0):
+                        self.max_seq[event.table_id] = event.seq
+                    self._book(outputs)
+                    continue
             seen.items += 1
             looked = look(it)
             if looked is None:
@@ -332,7 +330,7 @@ class ReportPass:
                 self._alone(it, *looked[:4])
             else:
                 self._book(replay.feed_batch([it]))
-        batch.count = number - batch.first
+        batch.close()
         low, high = span
         if low is not None and (seen.min_ts is None or low < seen.min_ts):
             seen.min_ts = low
