@@ -6,7 +6,7 @@ import base64
 import heapq
 import json
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from craps_streams.archive.index import _offsets, load_index
 from craps_streams.codec import RawMessage, read_container
@@ -142,6 +142,38 @@ def iter_archive_batches(out_dir, *, tables: set | None = None, until: int | Non
                         chunk = []
                 if chunk:
                     yield chunk
+
+
+def archive_batches(out_dir, partitions: Iterable[int] | None = None,
+                    batch: int = 4096) -> Iterator[tuple[int, Callable[[int], int], list]]:
+    """The decodable items of an archive (of `partitions`, None: all) in batches, in the order of
+    `iter_archive`, each as `(partition, offset of item i, items)`: core events where no contract
+    check is left, else `(record, None)` tuples (`read_event_batches`). An undecodable message
+    is left out. For a reader that looks at each item and needs an offset only now and then (the
+    seq walk of `archive verify`)."""
+    from craps_streams.codec.fastread import EVENT_TYPES, read_event_batches
+
+    d = Path(out_dir)
+    wanted = None if partitions is None else set(partitions)
+    for p, entries in _selected_files(load_index(d), None, None).items():
+        if wanted is not None and p not in wanted:
+            continue
+        entries = [e for e in entries if e["kind"] == "events"]
+        if not all(a["last_offset"] < b["first_offset"] for a, b in zip(entries, entries[1:])):
+            offsets, items = [], []  # files merged by offset: item by item
+            for _, offset, item in iter_archive(d, partitions=(p,), fast=True):
+                if type(item) is not RawMessage:
+                    offsets.append(offset)
+                    items.append(item if type(item) in EVENT_TYPES else (item, None))
+            yield p, offsets.__getitem__, items
+            continue
+        for e in entries:
+            n = 0
+            for items in read_event_batches(d / e["path"], batch=batch):
+                yield p, (lambda e, n: lambda i: _offset_at(e, n + i))(e, n), items
+                n += len(items)
+            if n != e["count"]:
+                raise ValueError(f"{d / e['path']}: {n} records, the index lists {e['count']}")
 
 
 def iter_archive_after(out_dir, until: int, partition: int, index: dict | None = None) -> Iterator[tuple[bool, list]] | None:

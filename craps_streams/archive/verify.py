@@ -1,11 +1,13 @@
 """Verifying an archive: per partition one record per offset, contiguous; every table's seq walked."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
 from craps_streams.archive.chain import verify_chain
 from craps_streams.archive.index import load_index
-from craps_streams.archive.reader import iter_archive, partition_groups
+from craps_streams.archive.reader import archive_batches, partition_groups
 from craps_streams.codec.fastread import EVENT_TYPES
 
 
@@ -109,32 +111,75 @@ def verify(out_dir, *, check_seq: bool = True, key: bytes | None = None, jobs: i
     return v
 
 
-def _seq_walk(d: Path, partitions) -> tuple[list, list, int]:
+def _seq_walk(d: Path, partitions, batch: int = 4096) -> tuple[list, list, int]:
     """The floor's seq check over the archive's events (of `partitions`, None: all), partition after
     partition in offset order: (gaps, duplicates, tables seen)."""
     gaps: list = []
     duplicates: list = []
     last: dict = {}
-    # Read by the replay's native block reader: only each event's table and seq are walked, and
-    # decoding every record into a dict with fastavro was nine tenths of the command.
-    for p, offset, item in iter_archive(d, fast=True, partitions=partitions):
-        kind = type(item)
-        if kind in EVENT_TYPES:
-            t, seq = item.table_id, item.seq
-        elif kind is dict:  # a record the fast reader leaves to the contract check
-            t, seq = item.get("table_id"), item.get("seq")
-        else:  # undecodable: the replay's to reject
-            continue
-        if type(t) is not str or type(seq) is not int:
-            continue
-        prev = last.get(t)
-        if prev is not None:
-            if seq <= prev:
-                duplicates.append((t, seq, prev, p, offset))
-                continue
-            if seq > prev + 1:
-                gaps.append((t, prev, seq, p, offset))
-        elif seq != 1:
-            gaps.append((t, 0, seq, p, offset))
-        last[t] = seq
+    # Read by the replay's native block reader in batches, a file at a time: only each event's
+    # table and seq are walked (`walk_seqs`), and an offset is found only for a finding.
+    walk = seq_walk()
+    for p, where, items in archive_batches(d, partitions, batch):
+        for i, finding, t, seq, prev in walk(items, last):
+            (gaps if finding == "gap" else duplicates).append(
+                (t, prev, seq, p, where(i)) if finding == "gap" else (t, seq, prev, p, where(i)))
     return gaps, duplicates, len(last)
+
+
+def walk_seqs(items: list, last: dict) -> list:
+    """The floor's seq rule over a batch of archive items (core events, or `(record, where)` tuples
+    as `iter_archive_batches` gives them): each table's events come with seqs 1, 2, 3 and so on.
+    `last`: each table's last seq in order, updated. The items that break the rule, as
+    `(index, "gap" or "duplicate", table, seq, last seq)`: a seq beyond the next one is a gap (the
+    table's next seq follows it); a seq at or below the last one, a duplicate or out of order (the
+    last one stands). A record without a table and a whole seq, and an undecodable message, are the
+    replay's to reject, not walked."""
+    found = []
+    get = last.get
+    for i, item in enumerate(items):
+        if type(item) in EVENT_TYPES:
+            t, seq = item.table_id, item.seq
+        else:
+            record = item[0]
+            if type(record) is not dict:
+                continue
+            t, seq = record.get("table_id"), record.get("seq")
+            if type(t) is not str or type(seq) is not int:
+                continue
+        prev = get(t)
+        if prev is None:
+            if seq != 1:
+                found.append((i, "gap", t, seq, 0))
+            last[t] = seq
+        elif seq == prev + 1:
+            last[t] = seq
+        elif seq <= prev:
+            found.append((i, "duplicate", t, seq, prev))
+        else:
+            found.append((i, "gap", t, seq, prev))
+            last[t] = seq
+    return found
+
+
+def seq_walk() -> Callable[[list, dict], list]:
+    """`walk_seqs`, with its runs of wagers placed, dice thrown and shooters changed walked in one
+    native call each where the accelerator is in use (native/src/seqs.rs); every other item by the
+    rule here. The same findings, in the same order, and the same last seqs."""
+    from craps_streams.accelerator.seqs import walk_seqs as native_walk
+
+    run = native_walk()
+    if run is None:
+        return walk_seqs
+
+    def walk(items: list, last: dict) -> list:
+        found: list = []
+        i, n = 0, len(items)
+        while i < n:
+            i = run(items, i, last, found)
+            if i < n:  # an item the run leaves to the rule
+                found += [(i, *f[1:]) for f in walk_seqs(items[i:i + 1], last)]
+                i += 1
+        return found
+
+    return walk

@@ -29,6 +29,7 @@ mod py;
 mod quiet;
 mod report;
 mod rules;
+mod seqs;
 mod slots;
 mod table;
 mod tails;
@@ -200,6 +201,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quiet::settle_quiet, m)?)?;
     // The JSON Lines replay's lane (craps_streams/replay/jsonread.py `LineBatch`).
     m.add_function(wrap_pyfunction!(lane::settle_lines, m)?)?;
+    // The floor's seq walk of `archive verify` (craps_streams/archive/verify.py).
+    m.add_function(wrap_pyfunction!(seqs::walk_seqs, m)?)?;
     // The Chernoff bound of the hold surveillance (craps_streams/surveillance/tails.py).
     m.add_function(wrap_pyfunction!(tails::chernoff_minimum, m)?)?;
     // A table's surveillance for replay (craps_streams/surveillance/native_watch.py).

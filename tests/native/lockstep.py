@@ -1089,11 +1089,57 @@ REPORT_PATH = NativePath(
 )
 
 
+# ---------------------------------------------------------------- the floor's seq walk
+
+class SeqWalkSide:
+    """`archive verify`'s seq walk over a floor's item batches, by the rule
+    (craps_streams/archive/verify.py `walk_seqs`) or with its native runs (`seq_walk`). The step's
+    result: the batch's findings and every table's last seq after it."""
+
+    def __init__(self, is_native: bool):
+        from craps_streams.archive.verify import seq_walk, walk_seqs
+
+        self.walk = seq_walk() if is_native else walk_seqs
+        assert (self.walk is not walk_seqs) == is_native, "no native walk to compare"
+        self.last: dict = {}
+        self.counts = Counter()
+
+    def __call__(self, items):
+        found = self.walk(items, self.last)
+        self.counts.update(f[1] for f in found)
+        return found, sorted(self.last.items())
+
+
+def seq_batches(floor: Floor) -> list:
+    """The floor's items in batches (`item_batches`), then the same again with every third event's
+    seq moved (back two, on by three): duplicates, gaps and tables beyond 64-bit seqs."""
+    batches = item_batches(floor)
+    moved = []
+    for batch in batches:
+        out = []
+        for k, item in enumerate(batch):
+            if type(item) is not tuple and k % 3 == 0:
+                item = msgspec.structs.replace(item, seq=item.seq + (-2, 3, 2 ** 63)[k % 9 // 3])
+            out.append(item)
+        moved.append(out)
+    return batches + moved
+
+
+SEQS_PATH = NativePath(
+    "seq-walk", frozenset({"walk_seqs"}),
+    inputs=seq_batches,
+    python=lambda floor: SeqWalkSide(is_native=False),
+    native=lambda floor: SeqWalkSide(is_native=True),
+    compare=equal,
+    in_use=lambda: NOT_IN_USE,
+)
+
+
 # ---------------------------------------------------------------- the registry
 
 PATHS: dict[str, NativePath] = {p.name: p for p in (
     CORE_PATH, WATCH_PATH, TOUCHY_WATCH_PATH, TAGS_PATH, QUIET_PATH, SHELL_PATH, LANE_PATH, AVRO_PATH,
-    WRITER_PATH, MESSAGES_PATH, OUTPUT_READER_PATH, TAILS_PATH, REPORT_PATH)}
+    WRITER_PATH, MESSAGES_PATH, OUTPUT_READER_PATH, TAILS_PATH, REPORT_PATH, SEQS_PATH)}
 
 # What the extension exposes that is no path to compare: facts it is checked on at import
 # (craps_streams/accelerator/rules.py: the kinds and groups against the registry, the sources' digest

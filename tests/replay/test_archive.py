@@ -130,6 +130,11 @@ def test_verify_reports_floor_seq_gaps_and_duplicates_without_failing(tmp_path):
     assert v.seq_gaps == [("T9", 3, 5, 0, 4)]
     assert v.seq_duplicates == [("T9", 3, 3, 0, 3), ("T9", 4, 6, 0, 6)]
     assert "2 seq duplicates" in v.summary() and "archive OK" in v.summary()
+    # read in batches of any size, each finding's offset found from its batch's place in the file
+    from craps_streams.archive.verify import _seq_walk
+
+    for batch in (1, 2, 3, 5):
+        assert _seq_walk(tmp_path, None, batch) == (v.seq_gaps, v.seq_duplicates, 1)
 
 
 def test_verify_with_jobs_finds_what_one_walk_finds_in_its_order(tmp_path):
