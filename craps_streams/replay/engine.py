@@ -60,7 +60,7 @@ class Replay:
         # and state as the Python `TableWatch`: craps_streams/surveillance/native_watch.py).
         self.watch = with_native_watch(watch)
         self._tally = ReplayTally()
-        self._quiet = quiet_run(tags)  # None: every event through `settle_event`
+        self._quiet = quiet_run(tags, self.watch)  # None: every event through `settle_event`
         self._lane = lane_run(tags, self.watch)  # None: a LineBatch read line by line (`LineBatch.items`)
 
     @property
@@ -140,7 +140,7 @@ class Replay:
         while i < n:
             verdict = None
             if quiet is not None:
-                i, ran, untagged, thrown = quiet(tables, books, items, i)
+                i, ran, untagged, thrown = quiet(tables, books, items, i, out)
                 events += ran
                 applied += ran
                 if untagged:

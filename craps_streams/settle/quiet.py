@@ -3,7 +3,9 @@ events (`quiet_run`) and for the raw lines of a JSON Lines history (`lane_run`).
 
 Most of a history is wagers placed and shooters changed. The settling step (step.py
 `settle_event`) only checks, applies and files them: their tag checked, the core's verdict
-applied, no outputs, nothing for the hold book or the table's surveillance. With the native code
+applied, no outputs, nothing for the hold book or the table's surveillance. A throw's step goes on
+to `settled`: its settlements booked and its table watched, which the native watch does in the
+same run where the replay's watch is the plain `HoldWatch`. With the native code
 in use, `Replay.feed_batch` settles each run of such events in one call
 (native/src/quiet.rs `settle_quiet`): the same questions in the same order (the tag by the native
 check, or untagged where the replay accepts it; the native core's judgement, taken before anything
@@ -37,13 +39,28 @@ def _native_check(tags):
     return keys, bool(tags is not None and tags.accept_untagged)
 
 
-def quiet_run(tags):
-    """`run(tables, books, items, start) -> (stop, applied, untagged, None)` settling the quiet events
-    of the list `items` from `start` (native/src/quiet.rs says what each part is), or None where
-    the native code is not in use: the Python core, or a tag check without native keys.
-    `tags`: the replay's `craps_streams.authenticity.TagCheck` (None: no tag check, tests of the rules)."""
+def quiet_run(tags, watch=None):
+    """`run(tables, books, items, start, out=None) -> (stop, applied, untagged, thrown)` settling
+    the quiet events of the list `items` from `start` (native/src/quiet.rs says what each part
+    is), or None where the native code is not in use: the Python core, or a tag check without
+    native keys. `tags`: the replay's `craps_streams.authenticity.TagCheck` (None: no tag check,
+    tests of the rules).
+
+    `watch` and `out` as `lane_run` takes them: where the step's watch is `HoldWatch` itself, a
+    throw goes on in the run too, finished there when its table's surveillance is the native watch
+    (its outputs and alerts appended to `out`), else handed back as `thrown`, its event and
+    outputs, for the rest of its step (`craps_streams.settle.step.settled`). Without `out`, a
+    throw ends the run, untouched (the worker's batches)."""
     check = _native_check(tags)
-    return None if check is None else quiet.settle_quiet(*check)
+    if check is None:
+        return None
+    return quiet.settle_quiet(*check, new_line=_new_line(watch))
+
+
+def _new_line(watch):
+    """`HoldWatch.new_line` where the step's watch is that class itself (its booking is
+    `HoldWatch.watch`, which the native watch does as it does), else None: throws stay Python's."""
+    return watch.new_line if type(watch) is HoldWatch else None
 
 
 def lane_run(tags, watch=None):
@@ -61,4 +78,4 @@ def lane_run(tags, watch=None):
     check = _native_check(tags)
     if check is None:
         return None
-    return lane.settle_lines(*check, new_line=watch.new_line if type(watch) is HoldWatch else None)
+    return lane.settle_lines(*check, new_line=_new_line(watch))

@@ -565,7 +565,7 @@ fn lane(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, ta
 /// # Safety
 /// The GIL is held; `table_id`, `event` and `outputs` are live objects.
 #[allow(clippy::too_many_arguments)]
-unsafe fn finish_throw(py: Python<'_>, books: &Bound<PyDict>, table_id: Obj, table: &Bound<crate::table::Table>,
+pub(crate) unsafe fn finish_throw(py: Python<'_>, books: &Bound<PyDict>, table_id: Obj, table: &Bound<crate::table::Table>,
                        event: Obj, outputs: Obj, out: &Bound<PyList>, new_line: &Bound<PyAny>) -> PyResult<bool> {
     let Some(book) = books.get_item(Bound::from_borrowed_ptr(py, table_id))? else { return Ok(false) };
     let watch = book.getattr(pyo3::intern!(py, "watch"))?;

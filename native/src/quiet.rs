@@ -18,7 +18,8 @@
 //! tests/native/test_quiet_run.py holds the batches with and without this run to the same outputs,
 //! verdicts, tallies and tables.
 
-use crate::py::{Obj, O};
+use crate::lane::finish_throw;
+use crate::py::{list_of, Obj, O};
 use pyo3::exceptions::PyRuntimeError;
 use crate::table::Table;
 use crate::tags::TagKeys;
@@ -53,16 +54,27 @@ pub(crate) fn none_given(outputs: &[O]) -> PyResult<()> {
     }
 }
 
-/// `settle_quiet(keys, accept_untagged, tables, books, items, start)` ->
-/// `(stop, applied, untagged, None)`: the events of `items` from `start` up to `stop` settled as
-/// quiet, `applied` of them (`untagged` of those without a tag); `items[stop]` (if any) is
-/// untouched. (The None is lane.rs's thrown dice, which events never have.)
-/// `keys` None: no tag check (a replay without one, for tests of the rules alone).
+/// `settle_quiet(keys, accept_untagged, tables, books, items, start, out=None, new_line=None)` ->
+/// `(stop, applied, untagged, thrown)`: the events of `items` from `start` up to `stop` settled as
+/// quiet, `applied` of them (`untagged` of those without a tag). `thrown` None: `items[stop]` (if
+/// any) is untouched. `keys` None: no tag check (a replay without one, for tests of the rules
+/// alone).
+///
+/// With `out` (a list) and `new_line` (`HoldWatch.new_line`, given only where the step's watch is
+/// the plain `HoldWatch`), a throw goes on in the run as the JSON lane takes one (lane.rs): its tag
+/// checked as a quiet event's, the native core's judgement taken (a throw it leaves to Python
+/// stops the run, untouched), and, on a table whose surveillance is the native `Watch`, finished
+/// as step.py `settled` finishes it (`finish_throw`: booked, watched, its outputs then its alerts
+/// appended to `out`, counted in `applied`). Where the watch declines, the throw is handed back as
+/// `thrown`, `(event, outputs)`, and the caller finishes its step (`settled`).
 #[pyfunction]
-#[pyo3(signature = (keys, accept_untagged, tables, books, items, start))]
+#[pyo3(signature = (keys, accept_untagged, tables, books, items, start, out=None, new_line=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, tables: &Bound<PyDict>,
-                    books: &Bound<PyDict>, items: &Bound<PyList>, start: usize)
-                    -> PyResult<(usize, usize, usize, Option<Py<PyAny>>)> {
+                    books: &Bound<PyDict>, items: &Bound<PyList>, start: usize, out: Option<&Bound<PyList>>,
+                    new_line: Option<&Bound<PyAny>>)
+                    -> PyResult<(usize, usize, usize, Option<(Py<PyAny>, Py<PyAny>)>)> {
+    let finish = out.zip(new_line);
     let keys = keys.map(|k| k.get());
     let mut applied = 0usize;
     let mut untagged = 0usize;
@@ -77,14 +89,18 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
         while i < n {
             let e: Obj = ffi::PyList_GET_ITEM(items.as_ptr(), i as ffi::Py_ssize_t);
             let t = ffi::Py_TYPE(e) as Obj;
+            let throw = t == c.t_dice;
             let off = if t == c.t_wager {
                 c.o_wager.table_id
             } else if t == c.t_shooter {
                 c.o_shooter.table_id
+            } else if throw && finish.is_some() {
+                c.o_dice.table_id
             } else {
-                break; // a throw, an opening, a close, a tuple to decode: the step's
+                break; // an opening, a close, a tuple to decode, a throw without `out`: the step's
             };
-            let Some(table) = native_table(py, tables, books, crate::ctx::field(e, off)) else { break };
+            let table_id = crate::ctx::field(e, off);
+            let Some(table) = native_table(py, tables, books, table_id) else { break };
             let mut was_untagged = false;
             if let Some(k) = keys {
                 if !k.judge(e) {
@@ -95,6 +111,22 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
                 }
             }
             let Some(outputs) = table.try_borrow_mut()?.step(&c, e)? else { break };
+            if throw {
+                let outs = list_of(outputs)?;
+                if was_untagged {
+                    untagged += 1;
+                }
+                if let Some((out, new_line)) = finish {
+                    if finish_throw(py, books, table_id, &table, e, outs.p(), out, new_line)? {
+                        applied += 1;
+                        i += 1;
+                        continue;
+                    }
+                }
+                ffi::Py_INCREF(e);
+                let thrown = (Py::from_owned_ptr(py, e), Py::from_owned_ptr(py, outs.into_ptr()));
+                return Ok((i, applied, untagged, Some(thrown)));
+            }
             none_given(&outputs)?;
             applied += 1;
             if was_untagged {

@@ -563,13 +563,13 @@ WATCH = HoldWatch(Thresholds(tail_alert=0.05, check_z=0.5, position_alert=0.3, d
 
 def counted(run, ran: list):
     """`run` (a quiet run or the lane) counting into `ran`: [events or lines it settled, throws it
-    applied natively (finished in the lane, or handed back with their outputs), throws it left to
-    the Python core, throws the lane finished itself]."""
-    def counting(tables, books, chunk, start, **kw):
-        stop, applied, untagged, thrown = run(tables, books, chunk, start, **kw)
+    applied natively (finished in the run, or handed back with their outputs), throws it left to
+    the Python core, throws the run finished itself]."""
+    def counting(tables, books, chunk, start, *out, **kw):
+        stop, applied, untagged, thrown = run(tables, books, chunk, start, *out, **kw)
         ran[0] += applied
-        if kw:  # the lane: the throws among the lines it settled, it finished (booked and watched)
-            finished = sum(1 for line in chunk[start:stop] if '"DiceThrown"' in line)
+        if out or kw.get("out") is not None:  # given `out`: the throws among what it settled, it finished
+            finished = sum(1 for x in chunk[start:stop] if type(x) is DiceThrown or (type(x) is str and '"DiceThrown"' in x))
             ran[1] += finished
             ran[3] += finished
         if thrown is not None:

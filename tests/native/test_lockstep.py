@@ -163,6 +163,12 @@ def _replay(counts, floor):
 HOSTILE_HISTORIES = ("forged-tags", "untagged-accepted", "untagged-accepted-2", "odd-lines", "odd-lines-untagged")
 
 
+def _quiet(counts, floor):
+    _replay(counts, floor)
+    if floor != "contract-corpus":
+        assert counts["native"]["throws_finished"] > 100, counts  # throws booked and watched in the run
+
+
 def _lane(counts, floor):
     _replay(counts, floor)
     if floor != "contract-corpus":
@@ -206,7 +212,7 @@ def _seqs(counts, floor):
     assert counts["native"]["gap"] > 0 and counts["native"]["duplicate"] > 0, counts
 
 
-EXPECT = {"seq-walk": _seqs, "report-books": _report, "core": _core, "watch": _watch, "watch-touchy": _touchy_watch, "tags": _tags, "quiet-run": _replay,
+EXPECT = {"seq-walk": _seqs, "report-books": _report, "core": _core, "watch": _watch, "watch-touchy": _touchy_watch, "tags": _tags, "quiet-run": _quiet,
           "worker-batch": _worker_batch, "json-lane": _lane, "avro-reader": _avro, "writer": _writer,
           "avro-writer": _messages, "avro-output-reader": _output_reader, "chernoff-minimum": lambda c, f: None}
 
