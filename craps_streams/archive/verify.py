@@ -34,10 +34,7 @@ class Verification:
         for p, info in sorted(self.partitions.items()):
             out.append(f"partition {p}: offsets {info['first']}..{info['next'] - 1} covered {info['covered']:,}, "
                        f"archived {info['count']:,}" + ("" if info["count"] == info["covered"] else "  MISMATCH"))
-        for p, a, b in self.offset_gaps[:limit]:
-            out.append(f"offset gap: partition {p} offsets {a}..{b} not archived")
-        for p, o, files in self.offset_overlaps[:limit]:
-            out.append(f"offset overlap: partition {p} offset {o} in {', '.join(files)}")
+        out += self.offset_findings(limit)
         for t, last, nxt, p, o in self.seq_gaps[:limit]:
             out.append(f"seq gap (floor): table {t} seq {last} then {nxt} (partition {p} offset {o})")
         for t, seq, last, p, o in self.seq_duplicates[:limit]:
@@ -48,6 +45,23 @@ class Verification:
             out.append(f"... and {more:,} more seq findings")
         out.append(self.summary())
         return out
+
+    def offset_findings(self, limit: int = 20) -> list[str]:
+        """The offsets not archived once: gaps and overlaps, and partitions whose count is not the
+        offsets their files cover."""
+        out = [f"offset gap: partition {p} offsets {a}..{b} not archived" for p, a, b in self.offset_gaps[:limit]]
+        out += [f"offset overlap: partition {p} offset {o} in {', '.join(files)}"
+                for p, o, files in self.offset_overlaps[:limit]]
+        out += [f"count mismatch: partition {p}: {count:,} records archived for {covered:,} offsets"
+                for p, count, covered in self.count_mismatches[:limit]]
+        return out
+
+    def offsets_summary(self) -> str:
+        """The index's offsets in a line (an audit's, which walks no seqs: its replay does)."""
+        consistent = not (self.offset_gaps or self.offset_overlaps or self.count_mismatches)
+        return (f"archive offsets {'CONSISTENT' if consistent else 'INCONSISTENT'}: {self.records:,} records in "
+                f"{len(self.partitions)} partitions, {len(self.offset_gaps)} offset gaps, "
+                f"{len(self.offset_overlaps)} overlaps, {len(self.count_mismatches)} count mismatches")
 
     def summary(self) -> str:
         return (f"verify: {self.records:,} records in {len(self.partitions)} partitions, "

@@ -84,6 +84,7 @@ class AuditReport:
     recorded: int = 0
     findings: list = field(default_factory=list)
     chain: object = None  # craps_streams.archive.chain.ChainReport of an archive history
+    archive: object = None  # craps_streams.archive.verify.Verification of its index's offsets (and chain)
     unreadable: str = ""  # why a tampered archive could not be replayed at all
     untagged: int = 0  # events let through without a tag (--accept-untagged)
     forged: dict = field(default_factory=dict)  # reason -> events rejected before the rules
@@ -94,7 +95,8 @@ class AuditReport:
 
     @property
     def clean(self) -> bool:
-        return not self.findings and not self.unreadable and (self.chain is None or self.chain.ok)
+        return not self.findings and not self.unreadable and (self.chain is None or self.chain.ok) \
+            and (self.archive is None or self.archive.archive_ok)
 
     def summary(self) -> str:
         counts = {k: 0 for k in KINDS}
@@ -104,6 +106,10 @@ class AuditReport:
         verdict = "CLEAN" if self.clean else "FINDINGS"
         if self.chain is not None and not self.chain.ok:
             parts.append(f"archive TAMPERED ({len(self.chain.findings)} chain findings)")
+        a = self.archive
+        if a is not None and (a.offset_gaps or a.offset_overlaps or a.count_mismatches):
+            parts.append(f"archive INCONSISTENT ({len(a.offset_gaps)} offset gaps, {len(a.offset_overlaps)} overlaps, "
+                         f"{len(a.count_mismatches)} count mismatches)")
         return (f"audit {verdict}: {self.replayed:,} settlements replayed, {self.recorded:,} recorded: "
                 + ", ".join(parts))
 
@@ -111,6 +117,8 @@ class AuditReport:
         out = [] if self.cut is None else self.cut.lines()
         if self.chain is not None:
             out += self.chain.lines(limit)
+        if self.archive is not None:
+            out += self.archive.offset_findings(limit) + [self.archive.offsets_summary()]
         if self.unreadable:
             out.append(self.unreadable)
         if self.forged:
@@ -449,8 +457,9 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
         return open_history(history, from_topic=from_topic, topic=topic or topics.table_events, bootstrap=bootstrap, sl=sl, fast=fast,
                             ends=None if cut is None else cut.events)
 
-    # An archive's hash chain first: a changed, removed or inserted file or record is a finding.
-    chain = _archive_chain(history, archive_key) if is_archive else None
+    # An archive's hash chain first: a changed, removed or inserted file or record is a finding;
+    # and its index's offsets, each once: a file lost or listed twice is one.
+    archive = _archive_check(history, archive_key) if is_archive else None
     if buckets is None:
         buckets = audit_buckets(history_events(None if from_topic else history, cut))
     def recorded_items():
@@ -483,9 +492,9 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
                     recorded)
                 tally = replay.tally
         except (OSError, ValueError) as e:
-            return _unreadable(chain, e)
+            return _unreadable(archive, e)
         if agreed is not None:
-            return _finished(AuditReport(replayed=agreed, recorded=agreed), chain, cut, tally)
+            return _finished(AuditReport(replayed=agreed, recorded=agreed), archive, cut, tally)
 
     with tempfile.TemporaryDirectory(prefix="craps-audit-") as spill:
         into = ReplayedBuckets(Path(spill), "replayed", buckets) if buckets > 1 else None
@@ -494,7 +503,7 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
             try:
                 replayed, rejected, tally = replay_settlements(history_items(), sl, tags, thresholds, into)
             except (OSError, ValueError) as e:
-                return _unreadable(chain, e)
+                return _unreadable(archive, e)
             if into is None:
                 report = compare(replayed, recorded_items())
             else:
@@ -507,7 +516,7 @@ def run_audit(history: str | None, sl, *, from_topic: bool = False, topic: str |
         raise ValueError(f"worker group {cut.group} has committed no offset on {cut.events_topic}, yet "
                          f"{cut.settlements_topic} holds settlements: name the floor's worker group "
                          f"(--group, or CRAPS_APP_ID: `source .run/floor.env` for a `make run` floor)")
-    _finished(report, chain, cut, tally)
+    _finished(report, archive, cut, tally)
     if report.findings and (from_topic or history != "-"):
         explain(report, history_items(fast=False), rejected)
     return report
@@ -525,32 +534,36 @@ def audit_after_pass(history: str, audit, *, recorded: str, tags=None, archive_k
 
         return run_audit(history, Slice(), recorded=recorded, tags=tags, archive_key=archive_key,
                          thresholds=thresholds, jobs=jobs)
-    chain = _archive_chain(history, archive_key) if (Path(history) / "index.json").exists() else None
+    archive = _archive_check(history, archive_key) if (Path(history) / "index.json").exists() else None
     n = audit.settlements
-    return _finished(AuditReport(replayed=n, recorded=n), chain, None, audit.tally)
+    return _finished(AuditReport(replayed=n, recorded=n), archive, None, audit.tally)
 
 
-def _archive_chain(history: str, archive_key: bytes | None):
-    """The archive's hash chain verified (its head's seal with `archive_key` when given)."""
-    from craps_streams.archive.chain import verify_chain
-    from craps_streams.archive.index import load_index
+def _archive_check(history: str, archive_key: bytes | None):
+    """The archive checked as `archive verify` checks it, but for the floor's seq walk: its hash
+    chain (its head's seal with `archive_key` when given) and its index's offsets, each archived
+    once (a `Verification`). The floor's seqs are the audit's replay's to see: an event twice is a
+    duplicate in its tally, one missing a `sequence_gap` alert and events held."""
+    from craps_streams.archive.verify import verify
 
-    return verify_chain(history, load_index(history), archive_key)
+    return verify(history, check_seq=False, key=archive_key)
 
 
-def _unreadable(chain, error: Exception) -> AuditReport:
+def _unreadable(archive, error: Exception) -> AuditReport:
     """A history that could not be replayed: when its archive's chain says it was tampered with, the
     chain's findings are the report (the archive does not even read as it is); else `error` is
     raised again."""
-    if chain is None or chain.ok:
+    if archive is None or archive.chain.ok:
         raise error
-    return AuditReport(chain=chain, unreadable=f"the archive cannot be replayed as it is: {error}")
+    return AuditReport(chain=archive.chain, archive=archive,
+                       unreadable=f"the archive cannot be replayed as it is: {error}")
 
 
-def _finished(report: AuditReport, chain, cut, tally) -> AuditReport:
+def _finished(report: AuditReport, archive, cut, tally) -> AuditReport:
     """The report with what the replay and the reading found besides the comparison."""
     report.cut = cut
-    report.chain = chain
+    report.archive = archive
+    report.chain = None if archive is None else archive.chain
     report.untagged = tally.untagged
     report.forged = {r: n for r, n in tally.rejections_by_reason.items() if r in ("bad_signature", "unknown_key")}
     return report
@@ -635,6 +648,11 @@ def report_record(report) -> dict:
             "chain": None if report.chain is None else
             [{"kind": f.kind, "file": f.file, "message": f.message, "position": f.position, "offset": f.offset}
              for f in report.chain.findings],
+            "archive_offsets": None if report.archive is None else
+            {"consistent": not (report.archive.offset_gaps or report.archive.offset_overlaps
+                                or report.archive.count_mismatches),
+             "records": report.archive.records, "offset_gaps": report.archive.offset_gaps,
+             "offset_overlaps": report.archive.offset_overlaps, "count_mismatches": report.archive.count_mismatches},
             "untagged": report.untagged, "rejected_before_the_rules": report.forged,
             "cut": None if report.cut is None else report.cut.to_record()}
 

@@ -158,3 +158,24 @@ def test_the_pass_itself_agrees_with_a_clean_recording(archived, period, jobs):
     assert f"events read {audit.tally.read:,}" in every.stderr
     if period != "the whole history" and period != "a range":
         assert report["provenance"]["history"]["events_read"] < audit.tally.read
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_archive_whose_offsets_have_a_hole_is_a_finding_of_both_audits(archived, tmp_path, jobs):
+    """The audit checks the archive's index as `archive verify` does: an offset archived by no file
+    (a file lost) is a finding, though every event there is settles as recorded."""
+    d, keys, recorded = archived
+    holed = tmp_path / "holed"
+    w = ArchiveWriter(holed, "x.table-events", codec="deflate", sync_interval=4_000)
+    for p, o, k, v in messages_of((d / "floor.jsonl").read_text().splitlines()):
+        w.add(p, o + (5 if p == 0 and o >= 10 else 0), v, k)  # partition 0's offsets 10..14 in no file
+    w.commit()
+    for run in (_audit(d, keys, d / "recorded.jsonl", history=str(holed)),
+                _report(d, keys, f"holed-{jobs}", *PERIODS["a range"], "--jobs", jobs,
+                        "--audit", str(d / "recorded.jsonl"), history=str(holed))[1]):
+        assert run.returncode == 1, run.stdout + run.stderr
+        assert "offset gap: partition 0 offsets 10..14 not archived" in run.stdout
+        assert "archive offsets INCONSISTENT" in run.stdout
+        summary = next(line for line in run.stdout.splitlines() if line.startswith("audit FINDINGS"))
+        assert f"{len(recorded):,} settlements replayed, {len(recorded):,} recorded: 0 missing, 0 extra" in summary
+        assert "archive INCONSISTENT (1 offset gaps" in summary
