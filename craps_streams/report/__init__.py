@@ -10,9 +10,7 @@ a report reconciles to the settlements topic and the worker's counters to the ce
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
-import tempfile
 import time
 from typing import Callable, Iterable
 
@@ -80,19 +78,17 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
         groups = consecutive_groups(spec, settings, until) if jobs > 1 else None
     if groups is not None or riding:
         # The pass by partition (reading counted in it): in processes, tables split by partition
-        # group; or in this one, the audit riding on it (its lines spilled a partition a file).
-        with tempfile.TemporaryDirectory(prefix="craps-report-") if riding else contextlib.nullcontext() as spill:
-            if groups is not None:
-                collected, lines = collect_in_processes(
-                    spec, settings, groups, jobs, tags=tags, watch=watch, tick=tick, spill=spill,
-                    done=(lambda i: audit.match(spill, groups[i][0])) if riding else None)
-            else:
-                partitions = sorted(p for members, _ in partition_groups(spec) for p in members)
-                collected, lines = book_partitions(spec, settings, partitions, tags=tags, watch=watch, spill=spill,
-                                                   tick=tick)
-                audit.match(spill, partitions)
-            if riding:
-                audit.settle(lines)
+        # group; or in this one, the audit riding on it (its lines kept as a digest a partition).
+        if groups is not None:
+            collected, lines = collect_in_processes(spec, settings, groups, jobs, tags=tags, watch=watch, tick=tick,
+                                                    riding=riding, done=audit.match if riding else None)
+        else:
+            partitions = sorted(p for members, _ in partition_groups(spec) for p in members)
+            collected, lines = book_partitions(spec, settings, partitions, tags=tags, watch=watch, riding=riding,
+                                               tick=tick)
+            audit.match(lines[2])
+        if riding:
+            audit.settle(lines if lines is None else lines[:2])
     else:
         batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice,
                            extra=extra)

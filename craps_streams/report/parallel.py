@@ -32,24 +32,24 @@ def consecutive_groups(spec: str, settings: ReportSettings, until: int | None) -
 
 
 def collect_in_processes(spec: str, settings: ReportSettings, groups: list[tuple], jobs: int, *, tags=None,
-                         watch=None, tick=None, spill: str | None = None,
+                         watch=None, tick=None, riding: bool = False,
                          done=None) -> tuple[Collected, tuple | None]:
     """The pass of `make_report` over the archive `spec`, its `groups` (`consecutive_groups`)
     booked in `jobs` forked processes, largest first, and merged in partition order; `tick(n)`
-    told of the items read. With `spill` (a directory), each job also writes its partitions'
-    settlement lines there for the audit riding on the pass (`book_partitions`), and `done(i)` is
-    told of each group (by its index) in partition order as soon as it and those before it are
-    done, so they can be matched while the others are booked. Returns the books and the riding
-    audit's `(settlements or None, tally)` (None without `spill`)."""
+    told of the items read. `riding`: each job also keeps its partitions' settlement lines as their
+    digests for the audit riding on the pass (`book_partitions`), and `done(segments)` is given
+    each group's in partition order as soon as it and those before it are done, so they can be
+    matched while the others are booked. Returns the books and the riding audit's
+    `(settlements or None, tally)` (None unless `riding`)."""
     from craps_streams.replay.parallel import in_group_jobs
 
-    parts = in_group_jobs(_collect_group, groups, jobs, args=(spec, settings, tags, watch, spill), tick=tick,
-                          each=None if done is None else (lambda i, _: done(i)))
+    parts = in_group_jobs(_collect_group, groups, jobs, args=(spec, settings, tags, watch, riding), tick=tick,
+                          each=None if done is None else (lambda i, part: done(part[1][2])))
     return merge_collected([c for c, _ in parts]), merge_riding([r for _, r in parts])
 
 
 def _collect_group(partitions: tuple, spec: str, settings: ReportSettings, tags, watch,
-                   spill: str | None) -> tuple[Collected, tuple | None]:
+                   riding: bool) -> tuple[Collected, tuple | None]:
     """One group's pass (in a job): `book_partitions` with its own copy of the tag check, whose
     count of untagged events is this group's."""
     from craps_streams.replay.parallel import count_read
@@ -57,38 +57,35 @@ def _collect_group(partitions: tuple, spec: str, settings: ReportSettings, tags,
     if tags is not None:
         tags = copy.copy(tags)
         tags.untagged = 0
-    return book_partitions(spec, settings, partitions, tags=tags, watch=watch, spill=spill, tick=count_read)
+    return book_partitions(spec, settings, partitions, tags=tags, watch=watch, riding=riding, tick=count_read)
 
 
 def book_partitions(spec: str, settings: ReportSettings, partitions, *, tags=None, watch=None,
-                    spill: str | None = None, tick=None) -> tuple[Collected, tuple | None]:
+                    riding: bool = False, tick=None) -> tuple[Collected, tuple | None]:
     """The report's pass over an archive's `partitions`, partition after partition: its books, and
-    with `spill` (a directory) what an audit riding on it needs, `(settlements or None, the
-    replay's tally)`: each partition's settlement lines in `spill` (`segment_path`), then, once the
-    books are finished, the lines of what the period left unread (`iter_archive_after`: the events
-    after its end), so that the lines are those of the whole history. None for the settlements
-    when the replay gave an id twice or what the period left is not each table's tail: the audit
-    then runs on its own."""
+    `riding` what an audit riding on it needs, `(settlements or None, the replay's tally, the
+    lines' segments)`: the settlement lines of each partition, then, once the books are finished,
+    those of what the period left unread (`iter_archive_after`: the events after its end), so that
+    the lines are those of the whole history, each partition's and each tail's kept as its
+    `(length, SHA-256)` (`LineDigest`), in the order partition, its tail, the next partition. None
+    for the settlements when the replay gave an id twice or what the period left is not each
+    table's tail: the audit then runs on its own."""
     from craps_streams.archive import after_slice, iter_archive_after, load_index
-    from craps_streams.replay.agreement import SettlementLines, segment_path, settled_of
+    from craps_streams.replay.agreement import LineDigest, SettlementLines, settled_of
     from craps_streams.replay.run import batch_gc
 
-    lines = SettlementLines(None) if spill is not None else None
+    lines = SettlementLines(None) if riding else None
     rp = ReportPass(settings, tags, watch=watch, settled=lines)
     tables = set(settings.tables) if settings.tables is not None else None
     until = rp.slice.until
     index = load_index(spec) if lines is not None else None
+    kept: dict = {}  # (partition, tail) -> LineDigest
     with batch_gc():
         for p in partitions:
-            out = open(segment_path(spill, p), "wb") if lines is not None else None
-            try:
-                if lines is not None:
-                    lines.write = out.write
-                batches = iter_archive_batches(spec, tables=tables, until=until, partitions=(p,))
-                rp.feed(batches if tick is None else _counted(batches, tick))
-            finally:
-                if out is not None:
-                    out.close()
+            if lines is not None:
+                lines.write = kept.setdefault((p, False), LineDigest()).write
+            batches = iter_archive_batches(spec, tables=tables, until=until, partitions=(p,))
+            rp.feed(batches if tick is None else _counted(batches, tick))
             if lines is not None:  # the tables of the files it skipped whole: continued after the books
                 rp.cut.update(t for e in index["files"] if e["partition"] == p and after_slice(e, until)
                               for t in e["tables"])
@@ -103,27 +100,28 @@ def book_partitions(spec: str, settings: ReportSettings, partitions, *, tags=Non
             if after is None:
                 whole = False
                 break
-            with open(segment_path(spill, p, tail=True), "wb") as out:
-                lines.write = out.write
-                for skipped, batches in after:
-                    for batch in batches:
-                        items = batch if skipped else \
-                            [it for it in batch if not feeds(it[0] if type(it) is tuple else it)]
-                        settled = settled_of(feed(items)) if items else None
-                        if settled:
-                            lines(settled)
+            lines.write = kept.setdefault((p, True), LineDigest()).write
+            for skipped, batches in after:
+                for batch in batches:
+                    items = batch if skipped else \
+                        [it for it in batch if not feeds(it[0] if type(it) is tuple else it)]
+                    settled = settled_of(feed(items)) if items else None
+                    if settled:
+                        lines(settled)
     whole = whole and not rp.interleaved and lines.distinct
-    return collected, (lines.count if whole else None, rp.replay.tally)
+    segments = [kept[(p, tail)].sealed() for p in partitions for tail in (False, True) if (p, tail) in kept]
+    return collected, (lines.count if whole else None, rp.replay.tally, segments)
 
 
 def merge_riding(parts: list) -> tuple | None:
-    """The groups' `(settlements, tally)` for a riding audit as one: None without one."""
+    """The groups' `(settlements, tally, segments)` for a riding audit as one `(settlements,
+    tally)` (the segments are matched as each group is done): None without one."""
     from craps_streams.replay.engine import merge_tallies
 
     if not parts or parts[0] is None:
         return None
-    counts = [n for n, _ in parts]
-    return (None if None in counts else sum(counts)), merge_tallies(t for _, t in parts)
+    counts = [n for n, _, _ in parts]
+    return (None if None in counts else sum(counts)), merge_tallies(t for _, t, _ in parts)
 
 
 def _counted(batches, tick):

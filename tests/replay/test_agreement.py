@@ -178,3 +178,32 @@ def test_the_recordings_lines_are_read_from_bytes_as_the_audit_reads_its_text(tm
     chunks = [raw[:raw.index(b"\n", 40) + 1], raw[raw.index(b"\n", 40) + 1:]]  # cut at a newline, as read
     assert [line for chunk in chunks for line in _recorded_lines(chunk)] == audit_reads
     assert len(audit_reads) >= 8
+
+
+def _digests(parts: list[bytes]) -> list:
+    out = []
+    for part in parts:
+        d = agreement.LineDigest()
+        for k in range(0, len(part), 7):  # written in pieces, as batches come
+            d.write(part[k:k + 7])
+        out.append(d.sealed())
+    return out
+
+
+@pytest.mark.parametrize("recording, agrees", [
+    (b"a\nbb\nccc\n", True),
+    (b"a\nbb\ncxc\n", False),  # a byte changed
+    (b"a\nbb\nccc\nd\n", False),  # a line more
+    (b"a\nbb\n", False),  # a line less
+    (b"bb\na\nccc\n", False),  # another order: the audit's own pass matches that line by line
+    (b"a\r\nbb\nccc\n", False),  # another layout: the same
+])
+def test_digested_segments_agree_with_those_very_bytes_only(tmp_path, recording, agrees):
+    path = tmp_path / "recorded.jsonl"
+    path.write_bytes(recording)
+    matching = agreement.Matching(str(path))
+    try:
+        matching.digested(_digests([b"a\n", b"", b"bb\nccc\n"]))  # a partition, an empty tail, the next
+        assert (matching.agreed and matching.finish()) is agrees
+    finally:
+        matching.close()
