@@ -106,7 +106,7 @@ def main() -> int:
     ap.add_argument("--against", type=Path, help="another checkout measured in the same rounds")
     args = ap.parse_args()
     against = args.against.resolve() if args.against is not None else None
-    if against is not None and not (against / "craps_streams" / "cli.py").exists():
+    if against is not None and not (against / "craps_streams" / "__init__.py").exists():
         ap.error(f"--against {args.against}: not a checkout of craps-streams")
     from tagged_history import bench_ring, write_ring
     from craps_streams.authenticity.keyfile import dev_floor_tables

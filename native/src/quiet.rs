@@ -11,6 +11,12 @@
 //!   replay accepts untagged events (`TagCheck.problem_plain` counts those);
 //! - the native core judges it (table.rs `step`, decided before anything changes) and applies it.
 //!
+//! A replay's run (given `out` and `new_line`) takes throws too, as the JSON lane takes them
+//! (lane.rs): the same three questions, then the rest of the step `settle_event` goes on to
+//! (step.py `settled`): the throw's settlements booked into its table's hold book and the table
+//! watched by its native `Watch` (`finish_throw`), the outputs and alerts appended to `out`. A
+//! throw whose watch declines is handed back, applied, with its outputs, for `settled`.
+//!
 //! The run stops, with nothing changed for it, at the first event that is none of these: the caller
 //! settles it by `settle_event`, which asks the same questions and words every answer (a rejection,
 //! a forged tag, the Python core's cases). The native core places wagers and changes shooters
