@@ -104,6 +104,16 @@ def iter_archive_batches(out_dir, *, tables: set | None = None, until: int | Non
     is left (see `fastread`), else `(item, where)` tuples, a record, torn or undecodable message
     with its "topic/partition/offset". Offset order per partition (files merged by offset when a
     partition's files interleave), partition after partition, only `partitions` when given."""
+    for _, _, items in located_batches(out_dir, tables=tables, until=until, partitions=partitions, batch=batch):
+        yield items
+
+
+def located_batches(out_dir, *, tables: set | None = None, until: int | None = None,
+                    partitions: Iterable[int] | None = None,
+                    batch: int = 1024) -> Iterator[tuple[int, Callable[[int], int], list]]:
+    """`iter_archive_batches`'s batches, each as `(partition, the offset of item i, items)`: for a
+    reader that needs an item's offset only now and then (the seq walk of `archive verify`, a
+    finding's place)."""
     from craps_streams.codec.fastread import EVENT_TYPES, read_event_batches
 
     d = Path(out_dir)
@@ -115,13 +125,15 @@ def iter_archive_batches(out_dir, *, tables: set | None = None, until: int | Non
             continue
         if not all(a["last_offset"] < b["first_offset"] for a, b in zip(entries, entries[1:])):
             chunk: list = []
+            offsets: list = []
             for _, offset, item in iter_archive(d, tables=tables, until=until, partitions=(p,), fast=True):
                 chunk.append(item if type(item) in EVENT_TYPES else (item, f"{topic}/{p}/{offset}"))
+                offsets.append(offset)
                 if len(chunk) >= batch:
-                    yield chunk
-                    chunk = []
+                    yield p, offsets.__getitem__, chunk
+                    chunk, offsets = [], []
             if chunk:
-                yield chunk
+                yield p, offsets.__getitem__, chunk
             continue
         for e in entries:
             path = d / e["path"]
@@ -129,51 +141,20 @@ def iter_archive_batches(out_dir, *, tables: set | None = None, until: int | Non
                 count = 0
                 for items in read_event_batches(path, (lambda e: lambda n: f"{topic}/{p}/{_offset_at(e, n)}")(e),
                                                 batch=batch):
+                    yield p, (lambda e, n: lambda i: _offset_at(e, n + i))(e, count), items
                     count += len(items)
-                    yield items
                 if count != e["count"]:
                     raise ValueError(f"{path}: {count} records, the index lists {e['count']}")
             else:
-                chunk = []
+                chunk, offsets = [], []
                 for offset, item in _undecodable_file_items(path, topic):
                     chunk.append((item, f"{topic}/{p}/{offset}"))
-                    if len(chunk) >= batch:
-                        yield chunk
-                        chunk = []
-                if chunk:
-                    yield chunk
-
-
-def archive_batches(out_dir, partitions: Iterable[int] | None = None,
-                    batch: int = 4096) -> Iterator[tuple[int, Callable[[int], int], list]]:
-    """The decodable items of an archive (of `partitions`, None: all) in batches, in the order of
-    `iter_archive`, each as `(partition, offset of item i, items)`: core events where no contract
-    check is left, else `(record, None)` tuples (`read_event_batches`). An undecodable message
-    is left out. For a reader that looks at each item and needs an offset only now and then (the
-    seq walk of `archive verify`)."""
-    from craps_streams.codec.fastread import EVENT_TYPES, read_event_batches
-
-    d = Path(out_dir)
-    wanted = None if partitions is None else set(partitions)
-    for p, entries in _selected_files(load_index(d), None, None).items():
-        if wanted is not None and p not in wanted:
-            continue
-        entries = [e for e in entries if e["kind"] == "events"]
-        if not all(a["last_offset"] < b["first_offset"] for a, b in zip(entries, entries[1:])):
-            offsets, items = [], []  # files merged by offset: item by item
-            for _, offset, item in iter_archive(d, partitions=(p,), fast=True):
-                if type(item) is not RawMessage:
                     offsets.append(offset)
-                    items.append(item if type(item) in EVENT_TYPES else (item, None))
-            yield p, offsets.__getitem__, items
-            continue
-        for e in entries:
-            n = 0
-            for items in read_event_batches(d / e["path"], batch=batch):
-                yield p, (lambda e, n: lambda i: _offset_at(e, n + i))(e, n), items
-                n += len(items)
-            if n != e["count"]:
-                raise ValueError(f"{d / e['path']}: {n} records, the index lists {e['count']}")
+                    if len(chunk) >= batch:
+                        yield p, offsets.__getitem__, chunk
+                        chunk, offsets = [], []
+                if chunk:
+                    yield p, offsets.__getitem__, chunk
 
 
 def iter_archive_after(out_dir, until: int, partition: int, index: dict | None = None) -> Iterator[tuple[bool, list]] | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from craps_streams.archive.chain import verify_chain
 from craps_streams.archive.index import load_index
-from craps_streams.archive.reader import archive_batches, partition_groups
+from craps_streams.archive.reader import located_batches, partition_groups
 from craps_streams.codec.fastread import EVENT_TYPES
 
 
@@ -134,7 +134,7 @@ def _seq_walk(d: Path, partitions, batch: int = 4096) -> tuple[list, list, int]:
     # Read by the replay's native block reader in batches, a file at a time: only each event's
     # table and seq are walked (`walk_seqs`), and an offset is found only for a finding.
     walk = seq_walk()
-    for p, where, items in archive_batches(d, partitions, batch):
+    for p, where, items in located_batches(d, partitions=partitions, batch=batch):
         for i, finding, t, seq, prev in walk(items, last):
             (gaps if finding == "gap" else duplicates).append(
                 (t, prev, seq, p, where(i)) if finding == "gap" else (t, seq, prev, p, where(i)))
