@@ -24,10 +24,14 @@ class Verification:
     tables: int = 0
 
     @property
+    def offsets_consistent(self) -> bool:
+        """Every offset archived once, each partition's count the offsets its files cover."""
+        return not (self.offset_gaps or self.offset_overlaps or self.count_mismatches)
+
+    @property
     def archive_ok(self) -> bool:
-        """The archive itself: every offset once, counts equal to offsets covered."""
-        return not (self.offset_gaps or self.offset_overlaps or self.count_mismatches) and \
-            (self.chain is None or self.chain.ok)
+        """The archive itself: its offsets consistent and its chain intact."""
+        return self.offsets_consistent and (self.chain is None or self.chain.ok)
 
     def lines(self, limit: int = 20) -> list[str]:
         out = [] if self.chain is None else self.chain.lines(limit)
@@ -58,8 +62,7 @@ class Verification:
 
     def offsets_summary(self) -> str:
         """The index's offsets in a line (an audit's, which walks no seqs: its replay does)."""
-        consistent = not (self.offset_gaps or self.offset_overlaps or self.count_mismatches)
-        return (f"archive offsets {'CONSISTENT' if consistent else 'INCONSISTENT'}: {self.records:,} records in "
+        return (f"archive offsets {'CONSISTENT' if self.offsets_consistent else 'INCONSISTENT'}: {self.records:,} records in "
                 f"{len(self.partitions)} partitions, {len(self.offset_gaps)} offset gaps, "
                 f"{len(self.offset_overlaps)} overlaps, {len(self.count_mismatches)} count mismatches")
 
@@ -136,8 +139,10 @@ def _seq_walk(d: Path, partitions, batch: int = 4096) -> tuple[list, list, int]:
     walk = seq_walk()
     for p, where, items in located_batches(d, partitions=partitions, batch=batch):
         for i, finding, t, seq, prev in walk(items, last):
-            (gaps if finding == "gap" else duplicates).append(
-                (t, prev, seq, p, where(i)) if finding == "gap" else (t, seq, prev, p, where(i)))
+            if finding == "gap":
+                gaps.append((t, prev, seq, p, where(i)))
+            else:
+                duplicates.append((t, seq, prev, p, where(i)))
     return gaps, duplicates, len(last)
 
 

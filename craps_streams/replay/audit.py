@@ -83,8 +83,7 @@ class AuditReport:
     replayed: int = 0
     recorded: int = 0
     findings: list = field(default_factory=list)
-    chain: object = None  # craps_streams.archive.chain.ChainReport of an archive history
-    archive: object = None  # craps_streams.archive.verify.Verification of its index's offsets (and chain)
+    archive: object = None  # craps_streams.archive.verify.Verification of an archive history (no seq walk)
     unreadable: str = ""  # why a tampered archive could not be replayed at all
     untagged: int = 0  # events let through without a tag (--accept-untagged)
     forged: dict = field(default_factory=dict)  # reason -> events rejected before the rules
@@ -94,9 +93,14 @@ class AuditReport:
         return [f for f in self.findings if f.kind == kind]
 
     @property
+    def chain(self):
+        """The archive's hash chain as the check found it (`craps_streams.archive.chain.ChainReport`),
+        None for a history that is no archive."""
+        return None if self.archive is None else self.archive.chain
+
+    @property
     def clean(self) -> bool:
-        return not self.findings and not self.unreadable and (self.chain is None or self.chain.ok) \
-            and (self.archive is None or self.archive.archive_ok)
+        return not self.findings and not self.unreadable and (self.archive is None or self.archive.archive_ok)
 
     def summary(self) -> str:
         counts = {k: 0 for k in KINDS}
@@ -107,7 +111,7 @@ class AuditReport:
         if self.chain is not None and not self.chain.ok:
             parts.append(f"archive TAMPERED ({len(self.chain.findings)} chain findings)")
         a = self.archive
-        if a is not None and (a.offset_gaps or a.offset_overlaps or a.count_mismatches):
+        if a is not None and not a.offsets_consistent:
             parts.append(f"archive INCONSISTENT ({len(a.offset_gaps)} offset gaps, {len(a.offset_overlaps)} overlaps, "
                          f"{len(a.count_mismatches)} count mismatches)")
         return (f"audit {verdict}: {self.replayed:,} settlements replayed, {self.recorded:,} recorded: "
@@ -555,15 +559,13 @@ def _unreadable(archive, error: Exception) -> AuditReport:
     raised again."""
     if archive is None or archive.chain.ok:
         raise error
-    return AuditReport(chain=archive.chain, archive=archive,
-                       unreadable=f"the archive cannot be replayed as it is: {error}")
+    return AuditReport(archive=archive, unreadable=f"the archive cannot be replayed as it is: {error}")
 
 
 def _finished(report: AuditReport, archive, cut, tally) -> AuditReport:
     """The report with what the replay and the reading found besides the comparison."""
     report.cut = cut
     report.archive = archive
-    report.chain = None if archive is None else archive.chain
     report.untagged = tally.untagged
     report.forged = {r: n for r, n in tally.rejections_by_reason.items() if r in ("bad_signature", "unknown_key")}
     return report
@@ -649,8 +651,7 @@ def report_record(report) -> dict:
             [{"kind": f.kind, "file": f.file, "message": f.message, "position": f.position, "offset": f.offset}
              for f in report.chain.findings],
             "archive_offsets": None if report.archive is None else
-            {"consistent": not (report.archive.offset_gaps or report.archive.offset_overlaps
-                                or report.archive.count_mismatches),
+            {"consistent": report.archive.offsets_consistent,
              "records": report.archive.records, "offset_gaps": report.archive.offset_gaps,
              "offset_overlaps": report.archive.offset_overlaps, "count_mismatches": report.archive.count_mismatches},
             "untagged": report.untagged, "rejected_before_the_rules": report.forged,
