@@ -84,11 +84,12 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
                                                     riding=riding, done=audit.match if riding else None)
         else:
             partitions = sorted(p for members, _ in partition_groups(spec) for p in members)
-            collected, lines = book_partitions(spec, settings, partitions, tags=tags, watch=watch, riding=riding,
-                                               tick=tick)
-            audit.match(lines[2])
+            collected, (settlements, tally, segments) = book_partitions(spec, settings, partitions, tags=tags,
+                                                                        watch=watch, riding=True, tick=tick)
+            audit.match(segments)
+            lines = settlements, tally
         if riding:
-            audit.settle(lines if lines is None else lines[:2])
+            audit.settle(lines)
     else:
         batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice,
                            extra=extra)
