@@ -32,7 +32,6 @@ paths (craps_streams/accelerator/) are in use exactly when the chosen core is th
 from __future__ import annotations
 
 import importlib.util
-import runpy
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,7 +70,11 @@ def stale_build(extension, sources: Path | None = None) -> str | None:
     script = sources / "source_digest.py"
     if not script.is_file():
         return None
-    digest = runpy.run_path(str(script))["source_digest"](sources)
+    # Loaded as a module, not run as a script: its bytecode is cached beside it like the package's.
+    spec = importlib.util.spec_from_file_location("craps_native_source_digest", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    digest = module.source_digest(sources)
     if getattr(extension, "SOURCE_DIGEST", "") != digest:
         return ("the native accelerator was built from other sources than native/ holds (edited or "
                 f"updated since it was built): {_BUILD}")

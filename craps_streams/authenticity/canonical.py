@@ -113,8 +113,20 @@ def _formatter(cls):
     return ns["canonical"]
 
 
-# type -> its canonical bytes' function (the tag check's hot path calls it directly: a call less).
-FORMAT_OF = {cls: _formatter(cls) for cls in INPUT_TYPES.values()}
+class _Formats(dict):
+    """type -> its canonical bytes' function (the tag check's hot path calls it directly: a call
+    less), each made when a kind is first tagged or checked in Python: a replay whose tags the
+    native check judges never compiles them."""
+
+    def __missing__(self, cls):
+        if cls not in _INPUT_CLASSES:
+            raise KeyError(cls)
+        self[cls] = made = _formatter(cls)
+        return made
+
+
+_INPUT_CLASSES = frozenset(INPUT_TYPES.values())
+FORMAT_OF = _Formats()
 
 
 def canonical_bytes(event) -> bytes:

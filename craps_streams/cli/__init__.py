@@ -22,7 +22,6 @@ gc.disable()
 
 import argparse  # noqa: E402
 import importlib  # noqa: E402
-import logging  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 
@@ -41,7 +40,7 @@ from craps_streams.cli.errors import (  # noqa: F401,E402 - the exit codes are t
     explain_error,
 )
 from craps_streams.cli.history import format_summary  # noqa: F401,E402 - benchmarks print a replay's summary
-from craps_streams.cli.options import APP_ID, KAFKA, KEYS, Formatter, epilog  # noqa: E402
+from craps_streams.cli.options import APP_ID, KAFKA, KEYS, Formatter, Parser, epilog  # noqa: E402
 from craps_streams.cli.progress import Progress  # noqa: F401,E402
 
 gc.freeze()
@@ -106,7 +105,7 @@ def _commands_of(parser: argparse.ArgumentParser) -> set:
 
 
 def _parser(groups: tuple) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="craps-streams", formatter_class=Formatter,
+    p = Parser(prog="craps-streams", formatter_class=Formatter,
                                 description="Settle the side wagers of a craps floor from Kafka, exactly once; "
                                             "simulate, replay and audit floors; follow them live.",
                                 epilog=epilog(KAFKA, APP_ID, KEYS, notes=(
@@ -139,8 +138,15 @@ def _broker_role_of(args) -> str | None:
     return role(args) if callable(role) else role
 
 
-def _quiet_clients() -> None:
-    """The Kafka client libraries log their retries as warnings; a command says what went wrong once."""
+def _client_logs(debug: bool) -> None:
+    """The Kafka client libraries log their retries as warnings; a command says what went wrong once,
+    and with --debug shows their logs too. Set where a command uses the broker: a replay of a file
+    never loads logging."""
+    import logging
+
+    if debug:
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        return
     for name in ("kafka", "aiokafka"):
         logging.getLogger(name).addHandler(logging.NullHandler())
         logging.getLogger(name).propagate = False
@@ -187,15 +193,11 @@ def _main(argv: list[str]) -> tuple[int, argparse.Namespace]:
     _debug_everywhere(parser)
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
-    if getattr(args, "broker_role", None) is not None:  # not the services (worker, floor): --loglevel
-        if debug:
-            logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-        else:
-            _quiet_clients()
     try:
         settings = _settings(args)
         role = _broker_role_of(args)
-        if role is not None:
+        if role is not None:  # a command that uses the broker (the services have --loglevel instead)
+            _client_logs(debug)
             from craps_streams.kafka.errors import preflight
 
             preflight(role, settings.kafka_bootstrap)

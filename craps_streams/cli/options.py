@@ -34,12 +34,36 @@ exit codes: 0 done, 1 findings, 2 bad argument, 3 unreadable file, 4 missing sec
 SETTINGS_NOTE = "Every setting, with its type and default: docs/operating/settings.md."
 
 
-def epilog(*groups: tuple, notes: tuple[str, ...] = (FLOOR_NOTE,)) -> str:
-    """The settings the command reads (the fields of `groups`, each once, in order), its notes, the
-    exit codes."""
-    names = list(dict.fromkeys(name for group in groups for name in group))
-    parts = ["settings (environment variables):\n" + help_table(names)] if names else []
-    return "\n\n".join(parts + list(notes) + [SETTINGS_NOTE, EXIT_CODES])
+class Epilog:
+    """A command's epilog: the settings it reads (the fields of `groups`, each once, in order), its
+    notes, the exit codes. Laid out when a --help shows it (`Parser`), not when the parser is made:
+    the settings' table reads every setting's declared type, a cost a run without --help does not
+    pay (a replay's start)."""
+
+    __slots__ = ("groups", "notes")
+
+    def __init__(self, groups: tuple, notes: tuple[str, ...]):
+        self.groups, self.notes = groups, notes
+
+    def __str__(self) -> str:
+        names = list(dict.fromkeys(name for group in self.groups for name in group))
+        parts = ["settings (environment variables):\n" + help_table(names)] if names else []
+        return "\n\n".join(parts + list(self.notes) + [SETTINGS_NOTE, EXIT_CODES])
+
+
+def epilog(*groups: tuple, notes: tuple[str, ...] = (FLOOR_NOTE,)) -> Epilog:
+    """The epilog of a command that reads the settings of `groups`, with `notes`."""
+    return Epilog(groups, notes)
+
+
+class Parser(argparse.ArgumentParser):
+    """The program's parser, and its commands' (a subparser is made of its parent's class): an
+    `Epilog` laid out as its help is."""
+
+    def format_help(self) -> str:
+        if isinstance(self.epilog, Epilog):
+            self.epilog = str(self.epilog)
+        return super().format_help()
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):
