@@ -67,7 +67,7 @@ def book_partitions(spec: str, settings: ReportSettings, partitions, *, tags=Non
     lines' segments)`: the settlement lines of each partition, then, once the books are finished,
     those of what the period left unread (`iter_archive_after`: the events after its end), so that
     the lines are those of the whole history, each partition's and each tail's kept as its
-    `(length, SHA-256)` (`LineDigest`), in the order partition, its tail, the next partition. None
+    `(length, digest)` (`LineDigest`), in the order partition, its tail, the next partition. None
     for the settlements when the replay gave an id twice or what the period left is not each
     table's tail: the audit then runs on its own."""
     from craps_streams.archive import after_slice, iter_archive_after, load_index

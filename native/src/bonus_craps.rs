@@ -1,11 +1,9 @@
 //! Bonus Craps (§ 623a.12; craps_streams/rules/bonus_craps.py): All Small, All Tall, All Or Nothing At All.
 
-use crate::ctx::Ctx;
 use crate::py::O;
 use crate::rules::Outcome;
 use crate::wager::{pop_kind, Emit, Wager, ALL_OR_NOTHING, ALL_SMALL, ALL_TALL};
 use pyo3::prelude::*;
-use std::collections::HashMap;
 
 pub struct BonusCohort {
     pub id: O,
@@ -48,9 +46,9 @@ impl BonusCohort {
     ///
     /// # Safety
     /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
-    pub unsafe fn seven(&mut self, name: &O, details: &mut SevenDetails, e: &mut Emit) -> PyResult<()> {
+    pub unsafe fn seven(&mut self, name: &O, e: &mut Emit) -> PyResult<()> {
         let c = e.c;
-        let detail = details.of(c, self.marks)?;
+        let detail = c.seven_detail_of(self.marks)?; // `bonus_craps.seven_detail(marks)`
         e.settle_all(&self.wagers, &Outcome::Lose, name.p(), detail)?;
         self.marks = 0;
         e.cleared(c.groups[1], self.id.p(), c.r_seven)
@@ -60,24 +58,4 @@ impl BonusCohort {
 /// The marked totals, ascending (`marked_totals`).
 pub fn marked_totals(marks: u32) -> Vec<i64> {
     (2..13).filter(|t| marks >> t & 1 == 1).collect()
-}
-
-/// The detail of the settlements a 7 makes with these totals marked, worded by
-/// `bonus_craps.seven_detail(marks)` and kept per marks.
-#[derive(Default)]
-pub struct SevenDetails(HashMap<u32, O>);
-
-impl SevenDetails {
-    /// # Safety
-    /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
-    pub unsafe fn of(&mut self, c: &Ctx, marks: u32) -> PyResult<*mut pyo3::ffi::PyObject> {
-        if let Some(d) = self.0.get(&marks) {
-            return Ok(d.p());
-        }
-        let m = O::owned(crate::py::new_int(marks as i64))?;
-        let d = crate::py::call(c.seven_detail, &[m.p()])?;
-        let p = d.p();
-        self.0.insert(marks, d);
-        Ok(p)
-    }
 }

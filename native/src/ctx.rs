@@ -5,6 +5,7 @@
 
 use crate::py::{interned, Obj, O};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -15,7 +16,7 @@ pub struct Off {
     pub table_id: usize,
     pub seq: usize,
     pub ts: usize,
-    pub a: usize, // WagerPlaced.wager_id, DiceThrown.die1, ShooterChanged.shooter_id
+    pub a: usize, // WagerPlaced.wager_id, DiceThrown.die1, ShooterChanged.shooter_id, ComeBetsOnly.active
     pub b: usize, // position, die2, position
     pub c: usize, // wager, valid, reason
     pub d: usize, // amount_cents
@@ -28,6 +29,7 @@ pub struct Ctx {
     pub t_shooter: Obj,
     pub t_dice: Obj,
     pub t_wager: Obj,
+    pub t_come: Obj,
     pub c_settled: Obj,
     pub c_placed: Obj,
     pub c_cleared: Obj,
@@ -35,6 +37,7 @@ pub struct Ctx {
     pub o_shooter: Off,
     pub o_dice: Off,
     pub o_wager: Off,
+    pub o_come: Off,
     pub applied: Obj,
     /// The Python side: `fallback(state, event)` (the Python core on a state by record),
     /// `view(table)` (a TableState of the table's record, for attributes read rarely),
@@ -98,9 +101,46 @@ pub struct Ctx {
     pub number_marker: Vec<Obj>,  // "number-N"
     // record keys
     pub k: Keys,
+    /// The words `seven_detail` gave, by the marks, and `throws_detail`, by the throws: asked of
+    /// Python once a context (the facts as configured), not once a table (a floor's tables ask
+    /// for the same few hundred). Borrowed only with the GIL held, never across a call to Python.
+    seven_details: RefCell<HashMap<u32, O>>,
+    throws_details: RefCell<HashMap<i64, O>>,
     /// One owned reference to every object above (each `Obj` of this context is borrowed from
     /// here): dropping the context releases them all (slots.rs, invariant 3).
     refs: Vec<O>,
+}
+
+impl Ctx {
+    /// `bonus_craps.seven_detail(marks)`, kept.
+    ///
+    /// # Safety
+    /// The GIL is held.
+    pub unsafe fn seven_detail_of(&self, marks: u32) -> PyResult<Obj> {
+        if let Some(d) = self.seven_details.borrow().get(&marks) {
+            return Ok(d.p());
+        }
+        let m = O::owned(crate::py::new_int(marks as i64))?;
+        let d = crate::py::call(self.seven_detail, &[m.p()])?;
+        let p = d.p();
+        self.seven_details.borrow_mut().insert(marks, d); // held by the map from here
+        Ok(p)
+    }
+
+    /// `hot_shooter.settled_detail(throws)`, kept.
+    ///
+    /// # Safety
+    /// The GIL is held.
+    pub unsafe fn throws_detail_of(&self, throws: i64) -> PyResult<Obj> {
+        if let Some(d) = self.throws_details.borrow().get(&throws) {
+            return Ok(d.p());
+        }
+        let n = O::owned(crate::py::new_int(throws))?;
+        let d = crate::py::call(self.throws_detail, &[n.p()])?;
+        let p = d.p();
+        self.throws_details.borrow_mut().insert(throws, d);
+        Ok(p)
+    }
 }
 
 impl Drop for Ctx {
@@ -108,6 +148,8 @@ impl Drop for Ctx {
     /// GIL held: by `slots::install`, replacing it, or at the end of the last call from Python
     /// that held its `Arc` (slots.rs, invariant 3); each `O` decrements its object's count there.
     fn drop(&mut self) {
+        self.seven_details.get_mut().clear();
+        self.throws_details.get_mut().clear();
         self.refs.clear();
     }
 }
@@ -211,7 +253,7 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
             crate::slots::check_layout(&cls?)?;
         }
     }
-    let (sc, dt, wp) = (g("ShooterChanged")?, g("DiceThrown")?, g("WagerPlaced")?);
+    let (sc, dt, wp, cb) = (g("ShooterChanged")?, g("DiceThrown")?, g("WagerPlaced")?, g("ComeBetsOnly")?);
     let refs = Refs::default();
     let keep = |b: &Bound<PyAny>| -> Obj { refs.keep(b) };
     let positions: (i64, i64) = fact(facts, "positions")?.extract()?;
@@ -253,9 +295,11 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
             o_shooter: offsets(&sc, &["table_id", "seq", "ts", "shooter_id", "position", "reason"])?,
             o_dice: offsets(&dt, &["table_id", "seq", "ts", "die1", "die2", "valid"])?,
             o_wager: offsets(&wp, &["table_id", "seq", "ts", "wager_id", "position", "wager", "amount_cents"])?,
+            o_come: offsets(&cb, &["table_id", "seq", "ts", "active"])?,
             t_shooter: keep(&sc),
             t_dice: keep(&dt),
             t_wager: keep(&wp),
+            t_come: keep(&cb),
             c_settled: keep(&g("WagerSettled")?),
             c_placed: keep(&g("MarkerPlaced")?),
             c_cleared: keep(&g("MarkerCleared")?),
@@ -328,6 +372,8 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
                 marks: k("marks"),
                 wagers: k("wagers"),
             },
+            seven_details: RefCell::default(),
+            throws_details: RefCell::default(),
             refs: Vec::new(),
         };
         let mut c = c;

@@ -1,7 +1,7 @@
 //! Hot Shooter jackpot (§ 623c.4; craps_streams/rules/hot_shooter.py): the number of throws from the
 //! come-out roll to the seven-out.
 
-use crate::py::{call, new_int, O};
+use crate::py::O;
 use crate::rules::Paytable;
 use crate::wager::{Emit, Wager};
 use pyo3::prelude::*;
@@ -19,8 +19,7 @@ impl HotShooterCohort {
     /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
     pub unsafe fn seven_out(&self, paytable: &Paytable, e: &mut Emit) -> PyResult<()> {
         let n = self.throws;
-        let throws = O::owned(new_int(n))?;
-        let detail = call(e.c.throws_detail, &[throws.p()])?;
-        e.settle_all(&self.wagers, &paytable.by_paytable(n), paytable.name.p(), detail.p())
+        let detail = e.c.throws_detail_of(n)?; // `hot_shooter.settled_detail(throws)`
+        e.settle_all(&self.wagers, &paytable.by_paytable(n), paytable.name.p(), detail)
     }
 }

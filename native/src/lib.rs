@@ -3,7 +3,7 @@
 //!
 //! `apply(state, event) -> (state, outputs, verdict)`, the contract of craps_streams/rules/table.py. The
 //! common path (in-order events of an open table with nothing held: accepted WagerPlaced of every
-//! kind, DiceThrown valid or not, ShooterChanged) runs here on a native `Table`; every other
+//! kind, DiceThrown valid or not, ShooterChanged, ComeBetsOnly) runs here on a native `Table`; every other
 //! case, decided before any change, goes to `fallback(state, event)` in Python, which runs the
 //! Python core (the reference) on the state converted by record and converts its result back.
 //!

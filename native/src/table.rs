@@ -2,7 +2,7 @@
 //! with nothing held. `step` returns None for every other case, before changing anything (every
 //! check first, as the Python core does), and the caller hands the event to the Python core.
 
-use crate::bonus_craps::{BonusCohort, SevenDetails};
+use crate::bonus_craps::BonusCohort;
 use crate::ctx::{field, Ctx};
 use crate::fire_bet::FireCohort;
 use crate::hot_roller::HotRollerCohort;
@@ -65,7 +65,6 @@ pub struct Table {
     pub throws: i64, // valid throws since the table first opened
     #[pyo3(get, set)]
     pub last_throw_ts: i64,
-    pub seven_details: SevenDetails,
 }
 
 /// § 623a.10(b): whether a total is a point number (the Python core's `POINT_NUMBERS`, a fact).
@@ -134,9 +133,46 @@ impl Table {
             self.dice_thrown(c, e)
         } else if t == c.t_shooter {
             self.shooter_changed(c, e)
+        } else if t == c.t_come {
+            self.come_bets_only_set(c, e)
         } else {
-            Ok(None) // TableOpened, TableClosed, WagerChangeRequested, ComeBetsOnly, anything else
+            Ok(None) // TableOpened, TableClosed, WagerChangeRequested, anything else
         }
+    }
+
+    /// `_on_come_bets_only` for an accepted change of the mode; a refused one is the Python core's
+    /// to reject, in its words.
+    ///
+    /// # Safety
+    /// The GIL is held, and `e` is exactly a ComeBetsOnly (its type compared by `step`): its slots are read (slots.rs, invariant 1).
+    unsafe fn come_bets_only_set(&mut self, c: &Ctx, e: Obj) -> PyResult<Option<Vec<O>>> {
+        let o = &c.o_come;
+        let Some((_, seq)) = self.next_seq(e, o.seq) else { return Ok(None) };
+        if self.closed {
+            return Ok(None);
+        }
+        let active = field(e, o.a);
+        let active = if active == ffi::Py_True() {
+            true
+        } else if active == ffi::Py_False() {
+            false
+        } else {
+            return Ok(None);
+        };
+        let ok = if active {
+            // § 623a.10(b): only after the shooter made the come-out point, with the point off.
+            self.shooter_id.is_some() && !self.must_pass && self.point == 0 && self.shooter_throws > 0
+                && !self.come_bets_only
+        } else {
+            self.come_bets_only
+        };
+        if !ok {
+            return Ok(None); // come_bets_only_not_allowed
+        }
+        self.last_seq = seq;
+        self.come_bets_only = active;
+        self.received_seq = seq;
+        Ok(Some(Vec::new()))
     }
 
     /// The event's seq if it is the feed's next (in order, nothing held: native never holds).
@@ -386,7 +422,7 @@ impl Table {
                 em.forget = false; // every wager in action is settled: forgotten at once below
             }
             for mut b in std::mem::take(&mut self.bonus) {
-                b.seven(&rules.bonus_name, &mut self.seven_details, &mut em)?;
+                b.seven(&rules.bonus_name, &mut em)?;
             }
             // § 623c.1(g): every Hot Roller wager is settled by a 7; a come-out 7 loses (literal
             // reading) unless the Rules Submission pays it by the table.
@@ -725,7 +761,6 @@ impl Table {
             received_seq,
             throws,
             last_throw_ts,
-            seven_details: SevenDetails::default(),
         };
         if t.point != 0 && !is_point(c, t.point) {
             return Ok(None);

@@ -1,6 +1,6 @@
 """The native rules core (craps_streams/accelerator/rules.py, native/) beyond its lockstep with the Python
 core (tests/native/test_lockstep.py, every floor): stakes inside table limits placed natively,
-records round-tripping both ways and through pickle, a table reloaded in place, and the built
+come-bets-only mode set and lifted natively, records round-tripping both ways and through pickle, a table reloaded in place, and the built
 extension refused when it is not of the checkout's sources.
 
 They run where the native accelerator is installed (CI: wherever cargo is present; tests/native/lockstep.py).
@@ -57,6 +57,51 @@ def test_stakes_inside_table_limits_are_placed_natively():
         ("w6", "rejected", True, ["stake_out_of_limits"]),
     ], outcomes
     lockstep(CORE_PATH, _events(setup + placed))  # and the Python core agrees on every one
+
+
+def test_come_bets_only_is_set_and_lifted_natively():
+    """§ 623a.10(b): the mode set after the come-out point was made, with the point off, and lifted
+    while on, is judged natively (no call to the Python core); every other ComeBetsOnly (too early,
+    twice, lifted while off, after a seven-out) is the Python core's to reject, in its words. The
+    native table's state is the Python core's after each."""
+
+    def record(seq, type_, **fields):
+        return {"type": type_, "table_id": "T8", "seq": seq, "ts": 1_700_000_000_000 + seq, **fields}
+
+    def throw(seq, d1, d2):
+        return record(seq, "DiceThrown", die1=d1, die2=d2, valid=True)
+
+    def come(seq, active):
+        return record(seq, "ComeBetsOnly", active=active)
+
+    history = [record(1, "TableOpened", table_kind="live", rules={}),
+               record(2, "ShooterChanged", shooter_id="p1", position=1, reason="table_open"),
+               come(3, True),                            # no throw yet: refused
+               throw(4, 2, 2), throw(5, 1, 3),           # point 4 made: the point is off again
+               come(6, True), come(7, True),             # set, then refused (already on)
+               come(8, False), come(9, False),           # lifted, then refused (already off)
+               come(10, True), throw(11, 3, 3),          # set; a point thrown in the mode stays off
+               throw(12, 1, 6)]                          # a 7 with the point off
+    table = None
+    python = None
+    outcomes = []
+    for e in _events(history):
+        before = native.FALLBACKS["ComeBetsOnly"]
+        table, out, verdict = native.apply(table, e)
+        python, py_out, py_verdict = python_apply(python, e)
+        assert (verdict, [type(o).__name__ for o in out]) == (py_verdict, [type(o).__name__ for o in py_out])
+        _same_record(table.to_record(), python.to_record())
+        if type(e).__name__ == "ComeBetsOnly":
+            outcomes.append((e.seq, e.active, verdict, native.FALLBACKS["ComeBetsOnly"] > before,
+                             [getattr(o, "reason", None) for o in out]))
+    refused = ["come_bets_only_not_allowed"]
+    assert outcomes == [
+        (3, True, "rejected", True, refused),
+        (6, True, "applied", False, []), (7, True, "rejected", True, refused),
+        (8, False, "applied", False, []), (9, False, "rejected", True, refused),
+        (10, True, "applied", False, []),
+    ], outcomes
+    lockstep(CORE_PATH, _events(history))
 
 
 def test_records_round_trip_and_pickle():
