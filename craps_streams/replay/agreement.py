@@ -43,26 +43,49 @@ from craps_streams.rules import WagerSettled
 PENDING = 200_000  # lines waiting for their match, both sides together, before the pass gives up
 
 
+def add_distinct(latest: dict, settled: list) -> bool:
+    """The rule of `DistinctIds`: `settled` checked against `latest` (table id -> [its latest seq,
+    {the ids settled at it}]) and added to it, in order; False at the first settlement that repeats
+    an id or comes before its table's latest seq (the pass cannot vouch for the ids then)."""
+    for o in settled:
+        at = latest.get(o.table_id)
+        if at is None or o.seq > at[0]:
+            latest[o.table_id] = [o.seq, {o.id}]
+        elif o.seq == at[0] and o.id not in at[1]:
+            at[1].add(o.id)
+        else:
+            return False
+    return True
+
+
 class DistinctIds:
     """Whether the settlements seen so far carry distinct ids, in memory bounded by the tables:
     a settlement id names its table, deciding seq and wager (`settlement_id`; an id holds no '/'),
     and a table's settlements come in the order of their deciding seq, so only the ids of each
-    table's latest seq are kept. A seq lower than its table's latest is not that order: the pass
-    cannot vouch for the ids and says so."""
+    table's latest seq are kept (`add_distinct`, the rule). A seq lower than its table's latest is
+    not that order: the pass cannot vouch for the ids and says so. Where the accelerator is in use,
+    runs of settlements are checked natively (native/src/distinct.rs), on the same dict; an item
+    the run leaves is checked by the rule."""
 
-    def __init__(self):
+    def __init__(self, native: bool = True):
+        from craps_streams.accelerator.distinct import distinct_ids
+
         self.latest: dict = {}  # table id -> [seq, {settlement id}]
+        self.run = distinct_ids() if native else None
 
     def add(self, settled: list) -> bool:
-        latest = self.latest
-        for o in settled:
-            at = latest.get(o.table_id)
-            if at is None or o.seq > at[0]:
-                latest[o.table_id] = [o.seq, {o.id}]
-            elif o.seq == at[0] and o.id not in at[1]:
-                at[1].add(o.id)
-            else:
+        run, latest = self.run, self.latest
+        if run is None or type(settled) is not list:
+            return add_distinct(latest, settled)
+        i, n = 0, len(settled)
+        while i < n:
+            i, distinct = run(settled, i, latest)
+            if not distinct:
                 return False
+            if i < n:  # an item the run leaves to the rule
+                if not add_distinct(latest, settled[i:i + 1]):
+                    return False
+                i += 1
         return True
 
 

@@ -38,6 +38,8 @@ pub struct Ctx {
     pub o_dice: Off,
     pub o_wager: Off,
     pub o_come: Off,
+    /// WagerSettled's id, table_id and seq (the audit's distinct ids: distinct.rs).
+    pub o_settled: (usize, usize, usize),
     pub applied: Obj,
     /// The Python side: `fallback(state, event)` (the Python core on a state by record),
     /// `view(table)` (a TableState of the table's record, for attributes read rarely),
@@ -296,6 +298,10 @@ pub fn init(events: &Bound<PyAny>, applied: &Bound<PyAny>, fallback: &Bound<PyAn
             o_dice: offsets(&dt, &["table_id", "seq", "ts", "die1", "die2", "valid"])?,
             o_wager: offsets(&wp, &["table_id", "seq", "ts", "wager_id", "position", "wager", "amount_cents"])?,
             o_come: offsets(&cb, &["table_id", "seq", "ts", "active"])?,
+            o_settled: {
+                let ws = g("WagerSettled")?;
+                (offset_of(&ws, "id")?, offset_of(&ws, "table_id")?, offset_of(&ws, "seq")?)
+            },
             t_shooter: keep(&sc),
             t_dice: keep(&dt),
             t_wager: keep(&wp),

@@ -20,6 +20,7 @@ mod avro_in;
 mod avro_out;
 mod bonus_craps;
 mod ctx;
+mod distinct;
 mod fire_bet;
 mod hot_roller;
 mod hot_shooter;
@@ -203,6 +204,8 @@ fn native_module(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lane::settle_lines, m)?)?;
     // The floor's seq walk of `archive verify` (craps_streams/archive/verify.py).
     m.add_function(wrap_pyfunction!(seqs::walk_seqs, m)?)?;
+    // The audit's check that the settlements carry distinct ids (craps_streams/replay/agreement.py).
+    m.add_function(wrap_pyfunction!(distinct::distinct_ids, m)?)?;
     // The Chernoff bound of the hold surveillance (craps_streams/surveillance/tails.py).
     m.add_function(wrap_pyfunction!(tails::chernoff_minimum, m)?)?;
     // A table's surveillance for replay (craps_streams/surveillance/native_watch.py).

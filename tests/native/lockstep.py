@@ -1135,11 +1135,91 @@ SEQS_PATH = NativePath(
 )
 
 
+# ---------------------------------------------------------------- the audit's distinct ids
+
+class DistinctSide:
+    """The audit's check that the settlements carry distinct ids (craps_streams/replay/agreement.py
+    `DistinctIds`) over batches of settlements, by the rule (`add_distinct`) or with its native
+    runs (native/src/distinct.rs). The step's result: the batch's answer and every table's kept
+    seq and ids after it."""
+
+    def __init__(self, is_native: bool):
+        from craps_streams.replay.agreement import DistinctIds
+
+        self.ids = DistinctIds(native=is_native)
+        assert (self.ids.run is not None) == is_native, "no native check to compare"
+        self.counts = Counter()
+        if is_native:
+            run = self.ids.run
+
+            def counted_run(settled, start, latest):
+                stop, distinct = run(settled, start, latest)
+                self.counts["checked natively"] += stop - start
+                return stop, distinct
+
+            self.ids.run = counted_run
+
+    def __call__(self, settled):
+        answer = self.ids.add(settled)
+        self.counts[answer] += 1
+        return answer, sorted((t, seq, sorted(ids)) for t, (seq, ids) in self.ids.latest.items())
+
+
+def settlement_batches(floor: Floor, size: int = 53) -> list:
+    """The floor's settlements (its events settled by the Python core, the first 2,000; the golden
+    floor's where it settles none) in batches; then the same again with every seventh repeated in the next batch, every eleventh's
+    seq moved back by one and every nineteenth's past 64 bits, and each batch's last output of
+    another kind (a marker) put among its settlements."""
+    tables: dict = {}
+    settled, others = [], []
+    for batch in item_batches(floor):
+        for e in batch:
+            if type(e) is tuple:
+                continue
+            state, out, _ = python_apply(tables.get(e.table_id), e)
+            if state is not None:
+                tables[e.table_id] = state
+            for o in out:
+                (settled if type(o) is WagerSettled else others).append(o)
+        if len(settled) >= 2000:
+            break
+    if not settled and floor is not floor_of("golden"):  # a floor that settles nothing (the contract corpus)
+        return settlement_batches(floor_of("golden"), size)
+    settled = settled[:2000]
+    batches = [settled[k:k + size] for k in range(0, len(settled), size)]
+    changed, carried = [], []
+    for b, batch in enumerate(batches):
+        out = list(carried)
+        carried = []
+        for k, o in enumerate(batch):
+            if k % 7 == 3:
+                carried.append(o)
+            if k % 11 == 5:
+                o = msgspec.structs.replace(o, seq=o.seq - 1)
+            elif k % 19 == 7:
+                o = msgspec.structs.replace(o, seq=o.seq + 2 ** 63)
+            out.append(o)
+        if others:
+            out.insert(len(out) // 2, others[b % len(others)])
+        changed.append(out)
+    return batches + changed
+
+
+DISTINCT_PATH = NativePath(
+    "distinct-ids", frozenset({"distinct_ids"}),
+    inputs=settlement_batches,
+    python=lambda floor: DistinctSide(is_native=False),
+    native=lambda floor: DistinctSide(is_native=True),
+    compare=equal,
+    in_use=lambda: NOT_IN_USE,
+)
+
+
 # ---------------------------------------------------------------- the registry
 
 PATHS: dict[str, NativePath] = {p.name: p for p in (
     CORE_PATH, WATCH_PATH, TOUCHY_WATCH_PATH, TAGS_PATH, QUIET_PATH, SHELL_PATH, LANE_PATH, AVRO_PATH,
-    WRITER_PATH, MESSAGES_PATH, OUTPUT_READER_PATH, TAILS_PATH, REPORT_PATH, SEQS_PATH)}
+    WRITER_PATH, MESSAGES_PATH, OUTPUT_READER_PATH, TAILS_PATH, REPORT_PATH, SEQS_PATH, DISTINCT_PATH)}
 
 # What the extension exposes that is no path to compare: facts it is checked on at import
 # (craps_streams/accelerator/rules.py: the kinds and groups against the registry, the sources' digest

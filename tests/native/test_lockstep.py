@@ -212,7 +212,13 @@ def _seqs(counts, floor):
     assert counts["native"]["gap"] > 0 and counts["native"]["duplicate"] > 0, counts
 
 
-EXPECT = {"seq-walk": _seqs, "report-books": _report, "core": _core, "watch": _watch, "watch-touchy": _touchy_watch, "tags": _tags, "quiet-run": _quiet,
+def _distinct(counts, floor):
+    # the repeated settlements make a False on every floor; the runs check most settlements
+    assert counts["native"][True] > 0 and counts["native"][False] > 0, counts
+    assert counts["native"]["checked natively"] > 0, counts
+
+
+EXPECT = {"distinct-ids": _distinct, "seq-walk": _seqs, "report-books": _report, "core": _core, "watch": _watch, "watch-touchy": _touchy_watch, "tags": _tags, "quiet-run": _quiet,
           "worker-batch": _worker_batch, "json-lane": _lane, "avro-reader": _avro, "writer": _writer,
           "avro-writer": _messages, "avro-output-reader": _output_reader, "chernoff-minimum": lambda c, f: None}
 
