@@ -119,14 +119,7 @@ impl Ctx {
     /// # Safety
     /// The GIL is held.
     pub unsafe fn seven_detail_of(&self, marks: u32) -> PyResult<Obj> {
-        if let Some(d) = self.seven_details.borrow().get(&marks) {
-            return Ok(d.p());
-        }
-        let m = O::owned(crate::py::new_int(marks as i64))?;
-        let d = crate::py::call(self.seven_detail, &[m.p()])?;
-        let p = d.p();
-        self.seven_details.borrow_mut().insert(marks, d); // held by the map from here
-        Ok(p)
+        kept_word(&self.seven_details, self.seven_detail, marks, marks as i64)
     }
 
     /// `hot_shooter.settled_detail(throws)`, kept.
@@ -134,15 +127,25 @@ impl Ctx {
     /// # Safety
     /// The GIL is held.
     pub unsafe fn throws_detail_of(&self, throws: i64) -> PyResult<Obj> {
-        if let Some(d) = self.throws_details.borrow().get(&throws) {
-            return Ok(d.p());
-        }
-        let n = O::owned(crate::py::new_int(throws))?;
-        let d = crate::py::call(self.throws_detail, &[n.p()])?;
-        let p = d.p();
-        self.throws_details.borrow_mut().insert(throws, d);
-        Ok(p)
+        kept_word(&self.throws_details, self.throws_detail, throws, throws)
     }
+}
+
+/// `words(n)`, kept in `kept` by `key`: asked of Python the first time, the map's borrow released
+/// across the call.
+///
+/// # Safety
+/// The GIL is held, and `words` is a live callable.
+unsafe fn kept_word<K: std::hash::Hash + Eq>(kept: &RefCell<HashMap<K, O>>, words: Obj, key: K, n: i64)
+                                             -> PyResult<Obj> {
+    if let Some(d) = kept.borrow().get(&key) {
+        return Ok(d.p());
+    }
+    let arg = O::owned(crate::py::new_int(n))?;
+    let d = crate::py::call(words, &[arg.p()])?;
+    let p = d.p();
+    kept.borrow_mut().insert(key, d); // held by the map from here
+    Ok(p)
 }
 
 impl Drop for Ctx {

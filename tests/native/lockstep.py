@@ -854,10 +854,9 @@ class WriterSide:
         return text
 
 
-def writer_inputs(floor: Floor) -> list:
-    """The outputs of settling the floor (the Python core): each event's, and in batches of 64."""
+def outputs_per_event(floor: Floor) -> list:
+    """The outputs of settling the floor (the Python core), a list for each event that gave any."""
     tables: dict = {}
-    outputs = []
     per_event = []
     for e in events_of(floor.lines):
         state, out, _ = python_apply(tables.get(e.table_id), e)
@@ -865,7 +864,13 @@ def writer_inputs(floor: Floor) -> list:
             tables[e.table_id] = state
         if out:
             per_event.append(out)
-            outputs += out
+    return per_event
+
+
+def writer_inputs(floor: Floor) -> list:
+    """The outputs of settling the floor (the Python core): each event's, and in batches of 64."""
+    per_event = outputs_per_event(floor)
+    outputs = [o for out in per_event for o in out]
     return per_event + [outputs[k:k + 64] for k in range(0, len(outputs), 64)]
 
 
@@ -1166,23 +1171,14 @@ class DistinctSide:
 
 
 def settlement_batches(floor: Floor, size: int = 53) -> list:
-    """The floor's settlements (its events settled by the Python core, the first 2,000; the golden
-    floor's where it settles none) in batches; then the same again with every seventh repeated in the next batch, every eleventh's
-    seq moved back by one and every nineteenth's past 64 bits, and each batch's last output of
-    another kind (a marker) put among its settlements."""
-    tables: dict = {}
+    """The floor's settlements (`outputs_per_event`, the first 2,000; the golden floor's where it
+    settles none) in batches; then the same again with every seventh repeated in the next batch,
+    every eleventh's seq moved back by one and every nineteenth's past 64 bits, and one output of
+    another kind (a marker, a rejection) put among each batch's settlements."""
     settled, others = [], []
-    for batch in item_batches(floor):
-        for e in batch:
-            if type(e) is tuple:
-                continue
-            state, out, _ = python_apply(tables.get(e.table_id), e)
-            if state is not None:
-                tables[e.table_id] = state
-            for o in out:
-                (settled if type(o) is WagerSettled else others).append(o)
-        if len(settled) >= 2000:
-            break
+    for out in outputs_per_event(floor):
+        for o in out:
+            (settled if type(o) is WagerSettled else others).append(o)
     if not settled and floor is not floor_of("golden"):  # a floor that settles nothing (the contract corpus)
         return settlement_batches(floor_of("golden"), size)
     settled = settled[:2000]
