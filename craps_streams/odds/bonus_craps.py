@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from itertools import combinations
 
 from craps_streams.odds.model import SEVEN_WAYS, WAYS, Outcome, WagerOdds, net_for
 from craps_streams.rules.bonus_craps import TOTALS
@@ -25,13 +24,20 @@ WAGERS = tuple(TARGETS)
 
 @lru_cache(maxsize=None)
 def all_before_seven(totals: tuple[int, ...]) -> Fraction:
-    """P(every total in `totals` is thrown before the first 7), by inclusion-exclusion."""
-    result = Fraction(0)
-    for size in range(len(totals) + 1):
-        sign = -1 if size % 2 else 1
-        for missing in combinations(totals, size):
-            result += sign * Fraction(SEVEN_WAYS, SEVEN_WAYS + sum(WAYS[t] for t in missing))
-    return result
+    """P(every total in `totals` is thrown before the first 7), by inclusion-exclusion.
+
+    The subsets B enter only through ways(B), so they are summed by it: the signed count of the
+    subsets with ways(B) = s is the coefficient of x^s in the product over A of (1 - x^ways(t)).
+    At most 31 terms (ways(B) <= 30) where All Or Nothing At All has 1,024 subsets: the same
+    fraction, at the start of every process that settles the wager."""
+    signed = {0: 1}
+    for t in totals:
+        w = WAYS[t]
+        grown = dict(signed)
+        for s, c in signed.items():
+            grown[s + w] = grown.get(s + w, 0) - c
+        signed = grown
+    return sum((Fraction(c * SEVEN_WAYS, SEVEN_WAYS + s) for s, c in signed.items() if c), Fraction(0))
 
 
 @lru_cache(maxsize=None)

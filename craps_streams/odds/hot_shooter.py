@@ -13,27 +13,26 @@ from craps_streams.odds.model import POINTS, SEVEN_WAYS, WAYS, Outcome, WagerOdd
 from craps_streams.rules.paytables import Paytable
 
 WAGER = "hot_shooter"
-OFF = 0
 
 
 @lru_cache(maxsize=None)
 def throws_distribution(limit: int) -> tuple[Fraction, ...]:
-    """P(N = n) for n = 0 .. limit-1 (entries 0 and 1 are 0), N counted as § 623c.4 counts it."""
-    stay_off = Fraction(36 - sum(WAYS[p] for p in POINTS), 36)  # 2,3,7,11,12 on the come-out
-    establish = {p: Fraction(WAYS[p], 36) for p in POINTS}
-    made = {p: Fraction(WAYS[p], 36) for p in POINTS}
-    seven = Fraction(SEVEN_WAYS, 36)
-    stay_on = {p: 1 - made[p] - seven for p in POINTS}
+    """P(N = n) for n = 0 .. limit-1 (entries 0 and 1 are 0), N counted as § 623c.4 counts it.
 
-    state = {OFF: Fraction(1)}  # mass still in play after n throws
+    Every path of n throws has probability (ways thrown) / 36^n, so the mass in play is kept as
+    whole numbers of ways over 36^n (a multiplication per state and throw) and made a fraction only
+    where it leaves play: the same fractions as stepping them, without a fraction's reduction at
+    every step."""
+    stay_off = 36 - sum(WAYS[p] for p in POINTS)  # 2,3,7,11,12 on the come-out
+    stay_on = {p: 36 - WAYS[p] - SEVEN_WAYS for p in POINTS}
+    off, on = 1, {p: 0 for p in POINTS}  # ways still in play after n throws, over 36^n
     dist = [Fraction(0)] * limit
+    scale = 1
     for n in range(1, limit):
-        dist[n] = sum((state.get(p, 0) * seven for p in POINTS), Fraction(0))
-        nxt = {OFF: state[OFF] * stay_off + sum((state.get(p, 0) * made[p] for p in POINTS),
-                                               Fraction(0))}
-        for p in POINTS:
-            nxt[p] = state[OFF] * establish[p] + state.get(p, 0) * stay_on[p]
-        state = nxt
+        scale *= 36
+        dist[n] = Fraction(sum(on.values()) * SEVEN_WAYS, scale)
+        off, on = (off * stay_off + sum(on[p] * WAYS[p] for p in POINTS),
+                   {p: off * WAYS[p] + on[p] * stay_on[p] for p in POINTS})
     return tuple(dist)
 
 
