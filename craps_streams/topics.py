@@ -10,8 +10,9 @@ craps_streams/settings.py); nothing here reads the environment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Dict, Mapping
+
+import msgspec
 
 # The prefix lets tests and benchmarks run on topics of their own beside a live floor on the same broker.
 DEFAULT_PREFIX = "craps."
@@ -26,19 +27,17 @@ RETAIN_FOREVER_MS = -1
 SEVEN_DAYS_MS = 7 * 24 * 60 * 60 * 1000
 
 
-@dataclass(frozen=True)
-class TopicSpec:
+class TopicSpec(msgspec.Struct, frozen=True):
     name: str
     partitions: int
-    configs: Mapping[str, str] = field(default_factory=dict)
+    configs: Mapping[str, str] = msgspec.field(default_factory=dict)
 
 
 def _delete_policy(retention_ms: int) -> Dict[str, str]:
     return {"cleanup.policy": "delete", "retention.ms": str(retention_ms)}
 
 
-@dataclass(frozen=True)
-class Topics:
+class Topics(msgspec.Struct, frozen=True):
     """The topic names of one floor, all under `prefix`."""
 
     prefix: str = DEFAULT_PREFIX

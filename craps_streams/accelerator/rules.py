@@ -34,9 +34,10 @@ from __future__ import annotations
 import importlib.util
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from craps_streams.rules import events as _events
 from craps_streams.rules import table as _table
@@ -201,8 +202,7 @@ Choice = Literal["auto", "python", "native"]
 CHOICES: tuple[Choice, ...] = ("auto", "python", "native")
 
 
-@dataclass(frozen=True)
-class RulesCore:
+class RulesCore(msgspec.Struct, frozen=True):
     """The core that settles: `name` "python" (craps_streams/rules/table.py) or "native" (this
     module's), its `apply`, and `note`: why the Python core settles where the native one was
     asked for by "auto" and could not be used (None otherwise; the worker logs it)."""

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from craps_streams.codec.errors import CodecError
 
@@ -46,8 +47,7 @@ def default_schema_dir() -> Path:
     return _schema_dir[0]
 
 
-@dataclass(frozen=True)
-class LoadedSchema:
+class LoadedSchema(msgspec.Struct, frozen=True):
     name: str  # unqualified record name, e.g. "WagerSettled"
     fullname: str  # e.g. "casino.craps.v1.WagerSettled"
     path: Path | None

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import pathlib
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+
+import msgspec
 
 # The roles of craps_streams/kafka/settings.py; each has its own principal (docs/security.md).
 ROLES = ("controller", "worker", "archive", "audit", "viewer", "floor", "ledger", "admin")
@@ -35,8 +36,7 @@ class SecurityConfigError(RuntimeError):
     """A role's client config is missing or unusable: the client would not get in, so say why now."""
 
 
-@dataclass(frozen=True)
-class Broker:
+class Broker(msgspec.Struct, frozen=True):
     """Where this process's Kafka clients connect, and the files they log in with (the settings
     CRAPS_KAFKA_BOOTSTRAP, CRAPS_SECRETS_DIR, CRAPS_KAFKA_CONFIG)."""
 

@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import msgspec
+
 from craps_streams.rules.paytables import PUSH
 from craps_streams.rules.table import POINT_NUMBERS
 
@@ -26,8 +28,7 @@ def net_for(odds: int | None) -> Fraction:
     return Fraction(odds)
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(msgspec.Struct, frozen=True):
     label: str
     probability: Fraction
     net_per_unit: Fraction

@@ -10,11 +10,10 @@ kind whose wagers react to a throw in a way no existing group does also needs it
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True)
-class WagerSpec:
+class WagerSpec(msgspec.Struct, frozen=True):
     kind: str  # the wager's name on the wire (WagerPlaced.wager)
     group: str  # the layout its wagers share: one cohort class, one window (docs/rules.md, Marks)
     cohort: type  # the group's cohort class

@@ -6,13 +6,12 @@ Odds are integers: every paytable in the regulations is whole "X to 1".
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 PUSH = -1  # a band that returns the stake (§ 623c.4(d)(2))
 
 
-@dataclass(frozen=True, slots=True)
-class Paytable:
+class Paytable(msgspec.Struct, frozen=True):
     """`bands` is ((lowest count, odds to 1), ...) sorted ascending by count.
 
     The result for a count is the band with the highest lowest-count not above it; a count
@@ -33,8 +32,7 @@ class Paytable:
         return result
 
 
-@dataclass(frozen=True, slots=True)
-class BonusPaytable:
+class BonusPaytable(msgspec.Struct, frozen=True):
     """Bonus Craps pays each of its three wagers by its own odds (§ 623a.5(h), § 623b.3)."""
 
     name: str

@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import msgspec
+
 P_SEVEN_LOW, P_SEVEN_HIGH = 5 / 36, 7 / 36
 P_FACE = 1 / 4
 P_CELL = 2 / 36
@@ -74,8 +76,7 @@ class DiceBook:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class DiceWatch:
+class DiceWatch(msgspec.Struct, frozen=True):
     """Thresholds per family (the log-likelihood ratio a CUSUM must reach)."""
 
     seven_h: float = 11.0

@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import msgspec
+
 from craps_streams.odds import wager_odds
 from craps_streams.rules import DiceThrown, SurveillanceAlerted, TableOpened, WagerSettled
 from craps_streams.surveillance.dice_watch import DiceBook, DiceWatch, describe
@@ -29,15 +31,14 @@ from craps_streams.surveillance.tails import binomial_tail, kl_divergence, unit_
 REARM = 10.0  # an alerted line re-arms once its tail probability is back above REARM x threshold
 
 
-@dataclass(frozen=True, slots=True)
-class Thresholds:
+class Thresholds(msgspec.Struct, frozen=True):
     """The casino's surveillance settings (worker and replay must agree: both take them from the
     settings, craps_streams/settings.py)."""
 
     tail_alert: float = 1e-9  # hold_anomaly at or below this tail probability
     check_z: float = 3.0  # a hold line's tail is evaluated only once its z is at or below -check_z
     position_alert: float = 1e-9
-    dice: DiceWatch = field(default_factory=DiceWatch)
+    dice: DiceWatch = msgspec.field(default_factory=DiceWatch)
 
 
 @dataclass(slots=True)

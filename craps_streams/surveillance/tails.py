@@ -22,17 +22,17 @@ threshold here); the tests check every result against exact `Fraction` enumerati
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+
+import msgspec
 
 from craps_streams.odds import WagerOdds
 
 EXACT_SUPPORT_LIMIT = 2048  # largest support the exact convolution may build before the bound is used
 
 
-@dataclass(frozen=True, slots=True)
-class UnitDistribution:
+class UnitDistribution(msgspec.Struct, frozen=True):
     """The house's win per unit staked on one decision: values (integers: 1, 0, -X) and their
     exact probabilities, merged by value; `floats` (value, probability) and the float mean and
     variance are computed once."""

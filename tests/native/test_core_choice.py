@@ -3,8 +3,6 @@ choice gives, that the accelerator's paths follow the chosen core, and that the 
 refuses a choice it cannot have, saying why."""
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from craps_streams.accelerator import avro, lane, quiet, rules, tags, watch
@@ -15,7 +13,7 @@ from craps_streams.rules.table import apply as python_apply
 def test_python_is_the_python_core_and_no_note():
     core = rules_core("python")
     assert core == RulesCore("python", python_apply, None) and not core.native
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):  # frozen
         core.name = "native"
 
 
