@@ -208,27 +208,38 @@ def line_blocks(stream, name: str, size: int = BLOCK) -> Iterator[LineBatch]:
     ends (the last where the stream does), numbered from 1: the lines `line_batches` reads from the
     same bytes opened as UTF-8 text (`errors="replace"`, universal newlines), the lane reading a
     block's bytes without a str made per line. A block holding a carriage return is handed on as
-    its text lines instead (`_text_lines`), so that every line ends where a text stream ends it."""
+    its text lines instead (`_text_lines`), so that every line ends where a text stream ends it.
+
+    The stream is read into one buffer (`readinto`), and each block copied out of it once, up to
+    its last newline; the line begun after that moves to the buffer's start and the next read
+    follows it. A line longer than the buffer doubles it: a hostile line of many blocks costs its
+    length, not its length squared."""
     known: set = set()
     first = 1
-    read = stream.read
-    rest = b""
+    readinto = stream.readinto
+    buf = bytearray(max(size, 1))
+    view = memoryview(buf)
+    filled = 0  # bytes at the buffer's start that follow the last block: a line begun
     while True:
-        chunk = read(size)
-        if not chunk:
-            block, rest = rest, b""
+        if filled == len(buf):
+            view.release()  # a bytearray with a view on it cannot grow
+            buf.extend(bytes(len(buf)))
+            view = memoryview(buf)
+        n = readinto(view[filled:])
+        if n:
+            end = filled + n
+            cut = buf.rfind(b"\n", filled, end) + 1
+            if cut == 0:  # no line ends in what was read: read on
+                filled = end
+                continue
+            block = bytes(view[:cut])
+            view[:end - cut] = buf[cut:end]
+            filled = end - cut
+        elif filled:  # the stream's last line, without its newline
+            block = bytes(view[:filled])
+            filled = 0
         else:
-            pieces = [rest, chunk] if rest else [chunk]
-            while b"\n" not in chunk:  # no line ends in it: read on to one, or to the stream's end
-                chunk = read(size)
-                if not chunk:
-                    break
-                pieces.append(chunk)
-            # Joined once: a hostile line of many blocks costs its length, not its length squared.
-            chunk = b"".join(pieces) if len(pieces) > 1 else pieces[0]
-            cut = chunk.rfind(b"\n") + 1
-            block, rest = (chunk, b"") if cut == 0 else (chunk[:cut], chunk[cut:])
-        if not block:
+            view.release()
             return
         if b"\r" in block:
             lines = _text_lines(block)

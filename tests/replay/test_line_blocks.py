@@ -71,20 +71,27 @@ def test_every_block_ends_where_a_line_ends_and_is_numbered_on(size):
 
 
 def test_a_line_of_many_blocks_is_read_once():
-    """A hostile line far longer than a block is read piece by piece and joined once: every piece
-    is read once, and the block holds the line whole."""
+    """A hostile line far longer than a block is read piece by piece into a buffer that doubles:
+    every byte is read once, in a number of reads that grows with the log of the line's length
+    (not one per block), and the block holds the line whole."""
     line = b'{"x":"' + b"y" * 300_000 + b'"}\n'
 
     class Counted(io.BytesIO):
         reads = 0
+        bytes_read = 0
 
-        def read(self, n=-1):
+        def readinto(self, b):
             Counted.reads += 1
-            return super().read(n)
+            n = super().readinto(b)
+            Counted.bytes_read += n
+            return n
 
-    blocks = list(line_blocks(Counted(line + WAGER % (1, 1) + b"\n"), "f", 1024))
-    assert blocks[0].lines == line and len(blocks[0]) == 1
-    assert Counted.reads <= len(line) // 1024 + 4
+    data = line + WAGER % (1, 1) + b"\n"
+    blocks = list(line_blocks(Counted(data), "f", 1024))
+    assert blocks[0].lines.startswith(line)  # the line whole, in one block
+    assert b"".join(b.lines for b in blocks) == data and sum(len(b) for b in blocks) == 2
+    assert Counted.bytes_read == len(data)
+    assert Counted.reads <= (len(line) // 1024).bit_length() + 4
 
 
 def test_a_block_with_a_carriage_return_comes_as_text_lines():
