@@ -82,3 +82,22 @@ def test_the_collector_runs_again_after_the_cli_is_imported():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.stdout.split() == ["True", "True"], r.stderr
+
+
+@pytest.mark.parametrize("given", [None, "2"])
+def test_numpy_loaded_by_a_command_starts_no_blas_threads_unless_told(given):
+    """A command imports numpy for the tails' transforms alone; its BLAS would start a thread per
+    core as it loads (spinning on the other core): one thread, unless the environment names a
+    number, which is kept."""
+    code = ("import os, sys; from craps_streams.cli import main; main(['odds', '--format', 'json']); "
+            "import numpy; print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')), "
+            "file=sys.stderr)")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={**env, "PYTHONPATH": str(ROOT)})
+    setting, threads = r.stderr.split()[-2:]
+    assert r.returncode == 0 and setting == (given or "1"), r.stderr
+    if given is None:
+        assert threads == "1", "numpy's import started threads"
