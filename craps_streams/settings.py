@@ -18,9 +18,11 @@ The table of every setting (docs/operating/settings.md, the `--help` epilogs) is
 fields here:
 
     python3 -m craps_streams.settings --markdown > docs/operating/settings.md
-"""
-from __future__ import annotations
 
+The annotations are not postponed (no `from __future__ import annotations`): the class body makes
+them once as it runs from the cached bytecode, where msgspec's first `convert` would otherwise
+compile and evaluate each field's annotation text at every start.
+"""
 import functools
 import os
 import sys
@@ -110,7 +112,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     explicit: frozenset[str] = frozenset()
 
-    def replace(self, **changes) -> Settings:
+    def replace(self, **changes) -> "Settings":
         """A copy with `changes` (field: value), each checked as a variable's value is."""
         return _read({**_values(self), **changes}, self.explicit | changes.keys(), variables=False)
 

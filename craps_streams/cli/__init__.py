@@ -196,7 +196,7 @@ BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
 
 def _main(argv: list[str]) -> tuple[int, argparse.Namespace]:
     for name, value in BLAS_THREADS.items():
-        os.environ.setdefault(name, value)
+        os.environ.setdefault(name, value)  # read by numpy's BLAS as it loads, not by this package
     parser = build_parser(_command_of(argv))
     _debug_everywhere(parser)
     args = parser.parse_args(argv)
