@@ -450,6 +450,7 @@ fn lane(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, ta
     let mut untagged = 0usize;
     let mut i = start;
     let mut ids = TableIds(Vec::new());
+    let mut scratch = crate::tags::TagScratch::new();
     let c = crate::context(py)?;
     // SAFETY: the GIL is held (a Python call) and `c` is this call's context; every
     // line is read from the list by an index below its length, borrowed while the list holds it,
@@ -474,7 +475,7 @@ fn lane(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagged: bool, ta
                     (Val::Text(key_id), Val::Text(tag)) => {
                         let Some(format) = formats[kind as usize] else { break };
                         let value = |name: &[u8]| f.plain(name);
-                        if !k.authentic_parts(key_id, tag, table_text, ts, |buf| {
+                        if !k.authentic_parts(&mut scratch, key_id, tag, table_text, ts, |buf| {
                             write_canonical_plain(buf, format, key_id, table_text, seq, ts, value)
                         }) {
                             break; // not authentic by the fast path: `settle_event` words it

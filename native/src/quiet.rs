@@ -85,6 +85,7 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
     let mut applied = 0usize;
     let mut untagged = 0usize;
     let mut i = start;
+    let mut scratch = crate::tags::TagScratch::new();
     let c = crate::context(py)?;
     // SAFETY: the GIL is held (a Python call) and `c` is this call's context; every
     // item is read from the list by an index below its length, borrowed while the list holds it,
@@ -109,7 +110,7 @@ pub fn settle_quiet(py: Python<'_>, keys: Option<&Bound<TagKeys>>, accept_untagg
             let Some(table) = native_table(py, tables, books, table_id) else { break };
             let mut was_untagged = false;
             if let Some(k) = keys {
-                if !k.judge(e) {
+                if !k.judge(&mut scratch, e) {
                     if !(accept_untagged && k.untagged(e)) {
                         break; // not authentic by the fast path: `settle_event` words it
                     }

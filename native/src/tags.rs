@@ -47,6 +47,21 @@ pub(crate) struct Format {
     field_names: Vec<Vec<u8>>, // the same fields' names (a JSON line's keys: lane.rs)
 }
 
+/// What one run of the tag check keeps from event to event: the canonical bytes' buffer, and the
+/// key the last event's key id found bound to its table. A table's events come under one key, so
+/// the next event of the same key id and table takes neither lookup again (its time is still
+/// checked against the key's validity, event by event).
+pub(crate) struct TagScratch<'k> {
+    buf: Vec<u8>,
+    last: Option<(Vec<u8>, Vec<u8>, &'k RingKey)>,
+}
+
+impl<'k> TagScratch<'k> {
+    pub(crate) fn new() -> TagScratch<'k> {
+        TagScratch { buf: Vec::with_capacity(160), last: None }
+    }
+}
+
 // Frozen and shareable between threads (Py handles only): a TagCheck may be built in one thread
 // and used in another.
 #[pyclass(frozen)]
@@ -184,7 +199,7 @@ impl TagKeys {
     /// True when the event is authentic by the fast path; false: ask the reference.
     fn authentic(&self, event: &Bound<PyAny>) -> bool {
         // SAFETY: the GIL is held (a Python call); `event` is a live object borrowed for the call.
-        unsafe { self.judge(event.as_ptr()) }
+        unsafe { self.judge(&mut TagScratch::new(), event.as_ptr()) }
     }
 
     /// The canonical bytes this module writes for `event` (None where it leaves the event to
@@ -229,35 +244,54 @@ impl TagKeys {
 
     /// # Safety
     /// The GIL is held, and every object it is given, and the objects `self` holds, are live for the call.
-    pub(crate) unsafe fn judge(&self, event: Obj) -> bool {
+    pub(crate) unsafe fn judge<'k>(&'k self, scratch: &mut TagScratch<'k>, event: Obj) -> bool {
         let Some(Head { format, key_id, table_id, seq, ts }) = self.head(event) else { return false };
         let Some(tag) = attr(event, &self.attr_tag) else { return false };
         let (Some(key_text), Some(tag_text), Some(table_text)) = (ascii(key_id.p()), ascii(tag.p()), ascii(table_id.p()))
         else {
             return false;
         };
-        self.authentic_parts(key_text, tag_text, table_text, ts, |buf| {
+        self.authentic_parts(scratch, key_text, tag_text, table_text, ts, |buf| {
             write_canonical(buf, event, format, key_text, table_text, seq, ts)
         })
+    }
+
+    /// The key of `key_text` in the ring when it is bound to the table `table_text` (None: no such
+    /// key, or not this table's), the last one found kept in `scratch`.
+    #[inline(always)]
+    fn key_for<'k>(&'k self, scratch: &mut TagScratch<'k>, key_text: &[u8], table_text: &[u8]) -> Option<&'k RingKey> {
+        if let Some((k, t, key)) = &scratch.last {
+            if k.as_slice() == key_text && t.as_slice() == table_text {
+                return Some(*key);
+            }
+        }
+        let key = self.keys.get(key_text)?;
+        if !key.tables.contains(table_text) {
+            return None;
+        }
+        scratch.last = Some((key_text.to_vec(), table_text.to_vec(), key));
+        Some(key)
     }
 
     /// The decision once an event's parts are read (an event's attributes, or a JSON line's
     /// values: lane.rs): its key in the ring, bound to its table and valid at its time, and its
     /// tag the text of HMAC-SHA256 over the canonical bytes `canonical` writes (false: it leaves
-    /// the event to Python).
+    /// the event to Python). `scratch`: the run's (`TagScratch`).
     #[inline(always)]
-    pub(crate) fn authentic_parts(&self, key_text: &[u8], tag_text: &[u8], table_text: &[u8], ts: i64,
-                                  canonical: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
-        let Some(key) = self.keys.get(key_text) else { return false };
-        if !key.tables.contains(table_text) || ts < key.not_before || key.not_after.is_some_and(|end| ts >= end) {
+    pub(crate) fn authentic_parts<'k>(&'k self, scratch: &mut TagScratch<'k>, key_text: &[u8], tag_text: &[u8],
+                                      table_text: &[u8], ts: i64,
+                                      canonical: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
+        let Some(key) = self.key_for(scratch, key_text, table_text) else { return false };
+        if ts < key.not_before || key.not_after.is_some_and(|end| ts >= end) {
             return false;
         }
-        let mut buf: Vec<u8> = Vec::with_capacity(160);
-        if !canonical(&mut buf) {
+        let buf = &mut scratch.buf;
+        buf.clear();
+        if !canonical(buf) {
             return false;
         }
         let mut mac = key.mac.clone();
-        mac.update(&buf);
+        mac.update(buf);
         let digest = mac.finalize().into_bytes();
         let mut expected = [0u8; 43];
         if URL_SAFE_NO_PAD.encode_slice(digest, &mut expected).ok() != Some(43) {
