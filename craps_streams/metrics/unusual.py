@@ -3,12 +3,15 @@
 For a table's wager kind and paytable, the house win over the decisions made by the dice is
 H = sum of stake x Y over independent decisions, Y the house's win per unit (1, 0, -X), distributed
 as `craps_streams.odds` says. Its tails are the surveillance's (`craps_streams.surveillance.tails`):
-exact by convolution while the support is small; else the whole distribution of H on its lattice
+exact by convolution while the support is small; else the distribution of H on its lattice
 (multiples of the stakes' greatest common divisor), by fast Fourier transform convolution in double
 precision (absolute error far below 1e-9), while the lattice has at most `LATTICE_POINTS` points
 and the transforms stay within `LATTICE_WORK` (numpy, imported only then); otherwise the Chernoff
 bound, never below the true probability (so a flag from a bound is never a false alarm the exact
-tail would not raise):
+tail would not raise). The lattice's transforms span its window: the points between the two
+where the Chernoff bound leaves at most `WINDOW_MASS` of H's mass outside on each side (a line's
+jackpots make far more points possible than carry any mass); a result outside the window, rarer
+than that, takes its side's Chernoff bound.
 
     p_low  = P(H <= observed)        the house won this little or less
     p_high = P(H >= observed)        the house won this much or more (P(-H <= -observed))
@@ -29,6 +32,8 @@ from craps_streams.odds import WagerOdds
 from craps_streams.surveillance.tails import (
     EXACT_SUPPORT_LIMIT,
     UnitDistribution,
+    chernoff_edge,
+    chernoff_lower_tail,
     house_win_tail,
     support_estimate,
     unit_distribution,
@@ -38,6 +43,10 @@ INVESTIGATION_LEVEL = 0.05  # two-sided p at or below which a line is investigat
 
 LATTICE_POINTS = 1 << 19  # the largest lattice the FFT convolution builds (4 MiB of doubles)
 LATTICE_WORK = 1 << 21  # lattice points x transforms (one per distinct stake) at most: ~25 ms a line
+# The mass the lattice's window may leave out on each side: far below the transforms' rounding
+# (about 1e-16 a point); cyclic transforms of the window fold what is outside into it, at most twice
+# this in all.
+WINDOW_MASS = 1e-20
 
 
 @lru_cache(maxsize=256)
@@ -96,7 +105,7 @@ def _spectrum(unit: UnitDistribution, k: int, size: int):
     low = unit.values[0]
     one = np.zeros(size)
     for v, p in unit.floats:
-        one[k * (v - low)] += p
+        one[k * (v - low) % size] += p  # on a window's cycle, a decision may wrap round
     spectrum = np.fft.rfft(one)
     if kept is not None:
         held = _spectra_bytes
@@ -108,10 +117,13 @@ def _spectrum(unit: UnitDistribution, k: int, size: int):
 
 
 def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATTICE_POINTS):
-    """(P of each lattice point, the house win at point 0, the lattice step in cents) of
-    H = sum of stake x Y over the decisions, or None when the lattice would pass `limit`. One
-    transform per stake, raised to the power of its decisions, one inverse transform: a sum of
-    independent decisions is the product of their transforms."""
+    """(P of each lattice point of the window, the house win at its first point, the lattice step in
+    cents) of H = sum of stake x Y over the decisions, or None when the lattice would pass `limit`.
+    One transform per stake, raised to the power of its decisions, one inverse transform: a sum of
+    independent decisions is the product of their transforms. The transforms are as long as the
+    window (`WINDOW_MASS`, `chernoff_edge`), not the whole lattice: the cyclic convolution folds
+    what lies outside the window into it, at most 2 WINDOW_MASS; a window no shorter in transform
+    length than the lattice is the lattice."""
     import numpy as np
 
     step = 0
@@ -122,11 +134,21 @@ def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATT
     size = 1 << max(1, (points - 1).bit_length())
     if points > limit or size * (len(stakes) + 1) > LATTICE_WORK:
         return None
-    spectrum = _product_of_powers([(_spectrum(unit, s // step, size), c) for s, c in sorted(stakes.items())])
-    dist = np.fft.irfft(spectrum, size)[:points]
-    np.clip(dist, 0.0, None, out=dist)
     origin = sum(c * s * low for s, c in stakes.items())
-    return dist, origin, step
+    log_mass = math.log(WINDOW_MASS)
+    first = chernoff_edge(unit, stakes, origin, step, points - 1, log_mass)
+    # The upper side is the players' lower side: -H on the mirrored unit, its points counted down.
+    last = points - 1 - chernoff_edge(mirrored(unit), stakes, -(origin + (points - 1) * step), step, points - 1,
+                                      log_mass)
+    length = max(1, last - first + 1)
+    cycle = 1 << max(1, (length - 1).bit_length())
+    if cycle >= size:
+        first, length, cycle = 0, points, size
+    spectrum = _product_of_powers([(_spectrum(unit, s // step, cycle), c) for s, c in sorted(stakes.items())])
+    folded = np.fft.irfft(spectrum, cycle)
+    dist = folded[:points] if first == 0 and length == points else np.roll(folded, -first)[:length]
+    np.clip(dist, 0.0, None, out=dist)
+    return dist, origin + first * step, step
 
 
 def _product_of_powers(powers: list):
@@ -174,8 +196,12 @@ def _line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int, lattice: boo
         if found is not None:
             dist, origin, step = found
             k = (house_win_cents - origin) // step
-            low = float(dist[:k + 1].sum()) if k >= 0 else 0.0
-            high = float(dist[max(k, 0):].sum()) if k < len(dist) else 0.0
+            if k < 0:  # below the window: rarer than WINDOW_MASS (or impossible), by its bound
+                low, high = chernoff_lower_tail(unit, stakes, house_win_cents), float(dist.sum())
+            elif k >= len(dist):  # above it
+                low, high = float(dist.sum()), chernoff_lower_tail(mirrored(unit), stakes, -house_win_cents)
+            else:
+                low, high = float(dist[:k + 1].sum()), float(dist[k:].sum())
             return Tail(min(1.0, low), min(1.0, high), "lattice_fft")
     low, exact_low = house_win_tail(unit, stakes, house_win_cents)
     high, exact_high = house_win_tail(mirrored(unit), stakes, -house_win_cents)

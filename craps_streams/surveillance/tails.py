@@ -150,6 +150,33 @@ def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float
     return min(1.0, math.exp((_minimum or _chosen_minimum())(dist, items, h, scale)))
 
 
+def chernoff_edge(unit: UnitDistribution, stakes: dict[int, int], origin: int, step: int, top: int,
+                  log_mass: float) -> int:
+    """The first lattice point k (a house win of origin + k step, 0 <= k <= top; `origin` the least
+    house win, `step` a divisor of every stake) below which the Chernoff bound leaves at most
+    exp(log_mass) of the house win's mass: one past the greatest k whose bound on P(house win <= its
+    house win) is at most that, found by bisection (the bound grows with the house win below the
+    mean); 0 where none is."""
+    dist = unit.floats
+    items = [(s, c) for s, c in sorted(stakes.items()) if c]
+    if not items:
+        return 0
+    mean = sum(s * c for s, c in items) * sum(v * p for v, p in dist)
+    scale = max(s for s, _ in items)
+    minimum = _minimum or _chosen_minimum()
+    below = math.floor((mean - origin) / step)  # the last point below the mean
+    if below < 0 or minimum(dist, items, origin, scale) > log_mass:
+        return 0
+    good, bad = 0, min(top, below) + 1  # good: its bound is at most the mass; bad: not, or past the range
+    while bad - good > 1:
+        k = (good + bad) // 2
+        if minimum(dist, items, origin + k * step, scale) <= log_mass:
+            good = k
+        else:
+            bad = k
+    return good + 1
+
+
 def chernoff_minimum(dist, items: list, h: float, scale: int) -> float:
     """The smallest exponent t h + sum_S c_S log M(t S) the Newton steps find (`chernoff_lower_tail`
     after its early returns): `items` the (stake, decisions) pairs, sorted, `scale` the largest

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from craps_streams.odds import wager_odds
+from craps_streams.metrics.unusual import WINDOW_MASS
 from craps_streams.report.statistics import Tail, bonferroni, lattice_distribution, line_tail, mirrored
 from craps_streams.surveillance.tails import exact_distribution, unit_distribution
 
@@ -19,22 +20,53 @@ def exact_tails(unit, stakes, h):
 @pytest.mark.parametrize("wager", ["fire", "all_small", "all_or_nothing", "hot_roller", "hot_shooter"])
 @pytest.mark.parametrize("stakes", STAKES)
 def test_the_lattice_gives_the_exact_tails(wager, stakes):
+    _lattice_against_exact(wager, stakes)
+
+
+def _lattice_against_exact(wager: str, stakes: dict) -> int:
+    """Inside the lattice's window, the exact tails; outside it, less than the mass it may leave
+    out (`WINDOW_MASS`) on that side. The number of house wins checked outside the window."""
     unit = unit_distribution(wager_odds(wager))
     dist, origin, step = lattice_distribution(unit, stakes, limit=10**7)
     assert abs(dist.sum() - 1) < 1e-9
     exact = exact_distribution(unit, stakes, limit=10**6)
-    for h in sorted(exact)[:: max(1, len(exact) // 15)]:
+    outside = 0
+    for h in sorted(exact)[:: max(1, len(exact) // 15)] + [min(exact), max(exact)]:
         k = (h - origin) // step
-        low, high = dist[:k + 1].sum(), dist[k:].sum()
         want_low, want_high = exact_tails(unit, stakes, h)
-        assert low == pytest.approx(want_low, abs=1e-12)
-        assert high == pytest.approx(want_high, abs=1e-12)
+        if k < 0:
+            assert want_low <= WINDOW_MASS
+            outside += 1
+        elif k >= len(dist):
+            assert want_high <= WINDOW_MASS
+            outside += 1
+        else:
+            low, high = dist[:k + 1].sum(), dist[k:].sum()
+            assert low == pytest.approx(want_low, abs=1e-12)
+            assert high == pytest.approx(want_high, abs=1e-12)
+    return outside
 
 
 @pytest.mark.parametrize("wager", ["all_small", "all_or_nothing"])
 def test_the_lattice_gives_the_exact_tails_on_hundreds_of_decisions_of_a_stake(wager):
-    """A stake's transform raised to hundreds of decisions, odd and even (by squaring)."""
-    test_the_lattice_gives_the_exact_tails(wager, {100: 301, 500: 150, 700: 64})
+    """A stake's transform raised to hundreds of decisions, odd and even (by squaring); the
+    players' side of so many decisions is far longer than its mass: the window leaves it out."""
+    assert _lattice_against_exact(wager, {100: 301, 500: 150, 700: 64}) > 0
+
+
+def test_a_result_outside_the_window_takes_its_sides_bound():
+    """A house win rarer than the window's mass: the lattice's line takes the Chernoff bound on
+    that side (never below the exact tail), the other side the window's whole mass."""
+    odds = wager_odds("all_or_nothing")
+    unit = unit_distribution(odds)
+    stakes = {100: 301, 500: 150, 700: 64}
+    dist, origin, step = lattice_distribution(unit, stakes, limit=10**7)
+    exact = exact_distribution(unit, stakes, limit=10**6)
+    h = max(x for x in exact if x < origin)  # the players won more than the window holds
+    tail = line_tail(odds, stakes, h)
+    want_low, _ = exact_tails(unit, stakes, h)
+    assert tail.method == "lattice_fft"
+    assert want_low <= tail.p_low <= WINDOW_MASS and tail.p_high == pytest.approx(1.0, abs=1e-9)
 
 
 def test_the_upper_tail_is_the_mirrored_lower_tail():
