@@ -191,7 +191,8 @@ def _line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int, lattice: boo
     if not stakes:
         return NO_TAIL
     unit = unit_distribution(odds)
-    if lattice and support_estimate(unit, stakes) > EXACT_SUPPORT_LIMIT:
+    support = support_estimate(unit, stakes)
+    if lattice and support > EXACT_SUPPORT_LIMIT:
         found = lattice_distribution(unit, stakes)
         if found is not None:
             dist, origin, step = found
@@ -203,8 +204,8 @@ def _line_tail(odds: WagerOdds, stakes: dict, house_win_cents: int, lattice: boo
             else:
                 low, high = float(dist[:k + 1].sum()), float(dist[k:].sum())
             return Tail(min(1.0, low), min(1.0, high), "lattice_fft")
-    low, exact_low = house_win_tail(unit, stakes, house_win_cents)
-    high, exact_high = house_win_tail(mirrored(unit), stakes, -house_win_cents)
+    low, exact_low = house_win_tail(unit, stakes, house_win_cents, support=support)
+    high, exact_high = house_win_tail(mirrored(unit), stakes, -house_win_cents, support=support)
     return Tail(low, high, "exact" if exact_low and exact_high else "chernoff_bound")
 
 

@@ -140,13 +140,13 @@ def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float
     items = [(s, c) for s, c in sorted(stakes.items()) if c]  # sorted: the same sums after a restore
     if not items:
         return 1.0 if h >= 0 else 0.0
-    smallest = sum(s * c * low for s, c in items)
-    if h < smallest:
+    staked = sum(s * c for s, c in items)  # whole cents: the least house win is staked x low exactly
+    if h < staked * low:
         return 0.0
-    mean = sum(s * c for s, c in items) * sum(v * p for v, p in dist)
+    mean = staked * sum(v * p for v, p in dist)
     if h >= mean:
         return 1.0
-    scale = max(s for s, _ in items)
+    scale = items[-1][0]  # the largest stake: the items ascend
     return min(1.0, math.exp((_minimum or _chosen_minimum())(dist, items, h, scale)))
 
 
@@ -242,11 +242,13 @@ def support_estimate(unit: UnitDistribution, stakes: dict[int, int]) -> int:
 
 
 def house_win_tail(unit: UnitDistribution, stakes: dict[int, int], h: int,
-                   limit: int = EXACT_SUPPORT_LIMIT) -> tuple[float, bool]:
+                   limit: int = EXACT_SUPPORT_LIMIT, support: int | None = None) -> tuple[float, bool]:
     """(P(house win <= h) under fair dice, True) by exact convolution when its support is small,
     else (the Chernoff bound, False). With jackpots the bound is loose for short lines (one big
-    win dominates the tail, not many tilted small ones), which is where the exact sum is cheap."""
-    if support_estimate(unit, stakes) <= limit:
+    win dominates the tail, not many tilted small ones), which is where the exact sum is cheap.
+    `support`: `support_estimate(unit, stakes)` where the caller has it (a unit and its mirror
+    have the same)."""
+    if (support_estimate(unit, stakes) if support is None else support) <= limit:
         dist = exact_distribution(unit, stakes, limit)
         if dist is not None:
             return lower_tail_of(dist, h), True
