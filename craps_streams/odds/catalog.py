@@ -1,8 +1,9 @@
 """Every side wager's theoretical distribution, for a Rules Submission or for every named paytable."""
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
+
+from msgspec.structs import replace
 
 from craps_streams.odds import bonus_craps, fire_bet, hot_roller, hot_shooter
 from craps_streams.odds.bonus_craps import bonus_odds

@@ -5,7 +5,7 @@ ones of the table's latest opening, so replaying old history uses the rules then
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from craps_streams.rules.kinds import SPEC_OF, WAGER_KINDS, kinds_of_group
 from craps_streams.rules.paytables import (
@@ -39,8 +39,7 @@ class RulesError(ValueError):
     """A `rules` object in a TableOpened that cannot be a Rules Submission."""
 
 
-@dataclass(frozen=True, slots=True)
-class RulesSubmission:
+class RulesSubmission(msgspec.Struct, frozen=True):
     fire: Paytable = FIRE_STANDARD
     bonus: BonusPaytable = BONUS_STANDARD
     hot_roller: Paytable = HOT_ROLLER_A

@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import replace
 from fractions import Fraction
 
 import pytest
+from msgspec.structs import replace
 
 from craps_streams.odds import Outcome, WagerOdds, all_wager_odds, clear_caches, wager_odds
 from craps_streams.odds.report import format_text, odds_records

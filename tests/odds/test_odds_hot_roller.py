@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import replace
 from fractions import Fraction
 from itertools import combinations
 
 import pytest
+from msgspec.structs import replace
 
 from craps_streams.odds import wager_odds
 from craps_streams.odds.hot_roller import COMBINATIONS, seven_distribution
