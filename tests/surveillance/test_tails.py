@@ -18,6 +18,7 @@ from craps_streams.surveillance.tails import (
     UnitDistribution,
     binomial_tail,
     binomial_tail_floor,
+    chernoff_edge,
     chernoff_lower_tail,
     exact_distribution,
     house_win_tail,
@@ -131,3 +132,22 @@ def test_binomial_tail_equals_the_exact_sum_and_its_floor_is_below_it(n, p, frac
     got = binomial_tail(n, x, p, lower)
     assert math.isclose(got, float(truth), rel_tol=1e-9, abs_tol=1e-300)
     assert binomial_tail_floor(n, x, p) <= float(truth) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("wager", ["fire", "all_or_nothing", "hot_roller", "hot_shooter"])
+@pytest.mark.parametrize("log_mass", [math.log(1e-20), math.log(1e-6)])
+def test_the_chernoff_edge_leaves_at_most_its_mass_below(wager, log_mass):
+    """`chernoff_edge`: the exact mass of the house wins below the edge is at most the mass asked
+    for, and the edge is more than the least house win where the jackpots' side carries almost
+    nothing (so a lattice's window is shorter than the lattice)."""
+    unit = unit_distribution(wager_odds(wager))
+    stakes = {100: 40, 500: 12, 700: 6}
+    step = 100
+    low, high = unit.values[0], unit.values[-1]
+    origin = sum(c * s * low for s, c in stakes.items())
+    top = sum(c * (s // step) for s, c in stakes.items()) * (high - low)
+    edge = chernoff_edge(unit, stakes, origin, step, top, log_mass)
+    exact = exact_distribution(unit, stakes, limit=10**7)
+    below = math.fsum(p for x, p in exact.items() if x < origin + edge * step)
+    assert below <= math.exp(log_mass)
+    assert 0 < edge <= top
