@@ -212,13 +212,17 @@ _IN_USE: Settings | None = None
 def use(settings: Settings) -> Settings:
     """Hand the settings that hold for the whole process to their adapters, once, at the edge: the
     rules core that settles, the broker every Kafka client connects to, the schemas the codec
-    reads. Returns `settings`, which `in_use` then answers; a RuntimeError when the core asked for
+    reads; and numpy's BLAS one thread, unless the environment names a number (numpy is loaded
+    for the tails' transforms alone, pocketfft in the calling thread; OpenBLAS would start a
+    thread per core as it loads, which spin: about 0.1 s of CPU of every report and of each of its
+    jobs). Returns `settings`, which `in_use` then answers; a RuntimeError when the core asked for
     cannot be had (native without a usable accelerator)."""
     global _IN_USE
     from craps_streams.accelerator.rules import choose
     from craps_streams.codec.schemas import use_schema_dir
     from craps_streams.kafka.security import use_broker
 
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # read by OpenBLAS as numpy loads
     choose(settings.core)
     use_broker(settings.broker)
     use_schema_dir(settings.schema_dir)

@@ -188,15 +188,7 @@ def console() -> None:
     sys.exit(code)
 
 
-# numpy is imported for the tails' transforms alone (pocketfft, in this thread); its BLAS is never
-# called. OpenBLAS starts a thread per core as numpy loads, and they spin: about 0.1 s of CPU of
-# every report, and of each of its jobs. One, unless the environment says otherwise.
-BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
-
-
 def _main(argv: list[str]) -> tuple[int, argparse.Namespace]:
-    for name, value in BLAS_THREADS.items():
-        os.environ.setdefault(name, value)  # read by numpy's BLAS as it loads, not by this package
     parser = build_parser(_command_of(argv))
     _debug_everywhere(parser)
     args = parser.parse_args(argv)
