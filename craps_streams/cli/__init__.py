@@ -52,15 +52,10 @@ GROUPS = ("replay", "report", "simulate", "controller", "ledger", "keys", "servi
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
+    from craps_streams import __version__ as number
     from craps_streams.accelerator.rules import rules_core
     from craps_streams.settings import load
 
-    try:
-        number = version("craps-streams")
-    except PackageNotFoundError:
-        number = "(not installed)"
     try:
         chosen = rules_core(load().core)  # --version answers before the command's settings are read
     except RuntimeError as e:

@@ -124,8 +124,6 @@ def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATT
     window (`WINDOW_MASS`, `chernoff_edge`), not the whole lattice: the cyclic convolution folds
     what lies outside the window into it, at most 2 WINDOW_MASS; a window no shorter in transform
     length than the lattice is the lattice."""
-    import numpy as np
-
     step = 0
     for s in stakes:
         step = math.gcd(step, s)
@@ -134,6 +132,7 @@ def lattice_distribution(unit: UnitDistribution, stakes: dict, limit: int = LATT
     size = 1 << max(1, (points - 1).bit_length())
     if points > limit or size * (len(stakes) + 1) > LATTICE_WORK:
         return None
+    import numpy as np  # here, not above: a report whose lines all pass the limits never loads it
     origin = sum(c * s * low for s, c in stakes.items())
     log_mass = math.log(WINDOW_MASS)
     first = chernoff_edge(unit, stakes, origin, step, points - 1, log_mass)

@@ -10,19 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
 
 def software() -> dict:
+    from craps_streams import __version__
     from craps_streams.accelerator.rules import chosen
 
-    try:
-        version = metadata.version("craps-streams")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
-    return {"package": "craps-streams", "version": version, "rules_core": chosen().name,
+    return {"package": "craps-streams", "version": __version__, "rules_core": chosen().name,
             "python": platform.python_version()}
 
 

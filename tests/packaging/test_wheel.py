@@ -52,6 +52,16 @@ def test_the_package_imported_is_the_wheels(installed, tmp_path):
     assert not path.is_relative_to(ROOT)
 
 
+def test_the_wheels_version_is_the_packages(installed, tmp_path):
+    """The version is written once (`craps_streams.__version__`); the wheel's metadata takes it."""
+    import craps_streams
+
+    said = run_in(installed, tmp_path, "python", "-c",
+                  "import craps_streams, importlib.metadata as m; print(m.version('craps-streams'), craps_streams.__version__)")
+    assert said.returncode == 0, said.stderr.decode()
+    assert said.stdout.decode().split() == [craps_streams.__version__] * 2
+
+
 def test_simulate_and_replay_from_the_wheel_equal_the_checkout(installed, tmp_path):
     history = run_in(installed, tmp_path, "craps-streams", "simulate", "--tables", "2", "--hours", "0.5",
                      "--seed", "5", "--no-tags", "--bad-rate", "0.02")

@@ -206,3 +206,23 @@ def test_the_pdf_has_the_expected_pages(made):
                     str(pdf), str(images / "plot")], check=True)
     drawn = [png for png in sorted(images.glob("plot-*.png")) if png.stat().st_size > 3_000]
     assert len(drawn) >= wanted, sorted((p.name, p.stat().st_size) for p in images.iterdir())
+
+
+def test_the_page_is_the_same_from_the_compiled_template_and_from_a_damaged_cache(made, tmp_path, monkeypatch):
+    rep, _, _ = made
+    cache_in = files._template_cache
+    monkeypatch.setattr(files, "_template_cache", lambda: None)
+    fresh = files.render_html(rep)  # compiled from the template's text, nothing cached
+    cache = tmp_path / "templates"
+    cache.mkdir()
+    monkeypatch.setattr(files, "_template_cache", lambda: cache_in(str(cache)))
+    assert files.render_html(rep) == fresh  # compiles, and writes the compiled template
+    (cached,) = cache.iterdir()
+    assert cached.stat().st_size > 1000
+    assert files.render_html(rep) == fresh  # loads it
+    cached.write_bytes(b"j2 not a compiled template")  # damaged: compiled again, and written again
+    assert files.render_html(rep) == fresh
+    assert cached.read_bytes() != b"j2 not a compiled template"
+    monkeypatch.setattr(files, "_template_cache", lambda: cache_in(str(tmp_path / "gone")))
+    assert files.render_html(rep) == fresh  # a cache that cannot be written is no failure
+    assert not (tmp_path / "gone").exists()
