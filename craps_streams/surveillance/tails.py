@@ -137,25 +137,29 @@ def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float
     """An upper bound on P(sum over decisions of stake x Y <= h): min over t >= 0 of
     exp(t h + sum_S c_S log E[exp(-t S Y)]), minimised by safeguarded Newton steps on t (the
     exponent is convex in t). Any t gives a valid bound, so an inexact minimum only loosens it."""
-    items, staked, mean = _stake_terms(unit, stakes)
-    if not items:
+    staked, mean = _staked(unit, stakes)
+    if not staked:
         return 1.0 if h >= 0 else 0.0
     dist = unit.floats
     if h < staked * min(v for v, _ in dist):  # whole cents: the least house win exactly
         return 0.0
-    if h >= mean:
+    if h >= mean:  # a line's other side, half the calls: decided before its stakes are sorted
         return 1.0
+    items = _items(stakes)
     scale = items[-1][0]  # the largest stake: the items ascend
     return min(1.0, math.exp((_minimum or _chosen_minimum())(dist, items, h, scale)))
 
 
-def _stake_terms(unit: UnitDistribution, stakes: dict[int, int]) -> tuple[list, int, float]:
-    """A line's (stake, decisions) items with decisions, ascending (the same sums after a
-    restore), its total stake in cents, and the mean house win: what the Chernoff bound and its
-    edge both start from."""
-    items = [(s, c) for s, c in sorted(stakes.items()) if c]
-    staked = sum(s * c for s, c in items)
-    return items, staked, staked * sum(v * p for v, p in unit.floats)
+def _staked(unit: UnitDistribution, stakes: dict[int, int]) -> tuple[int, float]:
+    """A line's total stake in cents and its mean house win: what the Chernoff bound and its edge
+    both start from."""
+    staked = sum(s * c for s, c in stakes.items())
+    return staked, staked * sum(v * p for v, p in unit.floats)
+
+
+def _items(stakes: dict[int, int]) -> list:
+    """A line's (stake, decisions) items with decisions, ascending (the same sums after a restore)."""
+    return [(s, c) for s, c in sorted(stakes.items()) if c]
 
 
 def chernoff_edge(unit: UnitDistribution, stakes: dict[int, int], origin: int, step: int, top: int,
@@ -165,9 +169,10 @@ def chernoff_edge(unit: UnitDistribution, stakes: dict[int, int], origin: int, s
     exp(log_mass) of the house win's mass: one past the greatest k whose bound on P(house win <= its
     house win) is at most that, found by bisection (the bound grows with the house win below the
     mean); 0 where none is."""
-    items, _, mean = _stake_terms(unit, stakes)
-    if not items:
+    staked, mean = _staked(unit, stakes)
+    if not staked:
         return 0
+    items = _items(stakes)
     dist = unit.floats
     scale = items[-1][0]
     minimum = _minimum or _chosen_minimum()
