@@ -22,6 +22,7 @@ threshold here); the tests check every result against exact `Fraction` enumerati
 from __future__ import annotations
 
 import math
+import operator
 from fractions import Fraction
 from functools import lru_cache
 
@@ -153,7 +154,7 @@ def chernoff_lower_tail(unit: UnitDistribution, stakes: dict[int, int], h: float
 def _staked(unit: UnitDistribution, stakes: dict[int, int]) -> tuple[int, float]:
     """A line's total stake in cents and its mean house win: what the Chernoff bound and its edge
     both start from."""
-    staked = sum(s * c for s, c in stakes.items())
+    staked = sum(map(operator.mul, stakes, stakes.values()))
     return staked, staked * sum(v * p for v, p in unit.floats)
 
 
