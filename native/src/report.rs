@@ -23,7 +23,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// One line's sums (books.py `Line`, its `HoldLine` money first).
 #[derive(Default)]
@@ -101,15 +101,15 @@ pub struct ReportBook {
     tables: StrMap<usize>,
     table: Vec<Table>,
     lines: Vec<Line>,
-    line_at: HashMap<(i64, usize, usize), usize>, // (segment's start, table, lk)
+    line_at: FxHashMap<(i64, usize, usize), usize>, // (segment's start, table, lk)
     series_order: Vec<usize>, // the tables in the order their series began
     forward: Vec<O>, // the classes of the outputs `other` is given
     before: Vec<Line>,
-    before_at: HashMap<(i64, usize), usize>, // (day number, lk)
+    before_at: FxHashMap<(i64, usize), usize>, // (day number, lk)
     outcomes: Vec<(usize, Vec<(i64, i64)>)>, // lk -> unit result -> wagers, in the order first met
-    outcome_at: HashMap<usize, usize>,
+    outcome_at: FxHashMap<usize, usize>,
     hourly: Vec<((usize, i64), i128)>,
-    hourly_at: HashMap<(usize, i64), usize>,
+    hourly_at: FxHashMap<(usize, i64), usize>,
 }
 
 const OFF_NAMES: [&str; 9] =
@@ -478,15 +478,15 @@ impl ReportBook {
             tables: StrMap::default(),
             table: Vec::new(),
             lines: Vec::new(),
-            line_at: HashMap::new(),
+            line_at: FxHashMap::default(),
             series_order: Vec::new(),
             forward: forward.iter().map(own).collect(),
             before: Vec::new(),
-            before_at: HashMap::new(),
+            before_at: FxHashMap::default(),
             outcomes: Vec::new(),
-            outcome_at: HashMap::new(),
+            outcome_at: FxHashMap::default(),
             hourly: Vec::new(),
-            hourly_at: HashMap::new(),
+            hourly_at: FxHashMap::default(),
         })
     }
 
