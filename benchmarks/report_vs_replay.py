@@ -7,7 +7,8 @@ Makes a history with `craps-streams simulate --tables N --hours H` (or takes --h
 Lines file), then runs `craps-streams report` over every gaming day of it (CSV, JSON and the HTML
 page with its plots; no PDF) and `craps-streams replay` of the same file (`--only none`: the
 settling and its summary), interleaved for --rounds so both see the same machine, each as the
-command a user types (a new process: imports included). Prints each one's median wall time, the
+command a user types (a new process: imports included; the package compiled to bytecode first, as
+an installation has it, so no run compiles a module again where PYTHONDONTWRITEBYTECODE is set). Prints each one's median wall time, the
 ratio report / replay, the report with --no-html, and the same with `--jobs N` for both (each
 round's times below, the CPU ratio against the replay of the same round); then
 checks that the report's files are the same with --jobs N as in one process (every CSV byte for
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from crapssim_compare import compile_package  # noqa: E402
 from report_month import history_days  # noqa: E402
 
 CLI = [sys.executable, "-m", "craps_streams.cli"]
@@ -107,6 +109,8 @@ def main() -> int:
             "report --no-html": lambda j, t: ["report", history, *period, "--no-html",
                                               "--out", str(work / f"{t}csv-j{j}"), *jobs_option(j)],
         }
+        for tree in trees.values():  # as an installation runs: no module compiled again at each start
+            compile_package(tree)
         jobs = sorted({1, args.jobs})
         times: dict = {(label + name, j): [] for label in trees for name in cases for j in jobs}
         for _ in range(args.rounds):
