@@ -38,7 +38,7 @@ COLUMNS = {"kinds": KIND_KEYS + FIGURES, "tables": TABLE_KEYS + FIGURES, "shifts
            "floor": FLOOR_KEYS + FIGURES}
 LISTED = 2000  # exceptions listed one by one (all are counted)
 LATTICE_DAYS_KINDS = 7  # the kind lines' tails use the lattice in reports of up to this many days
-TAILS_ALONE_S = 0.25  # CPU seconds of tails a report with --jobs computes alone before it shares the rest
+TAILS_ALONE_S = 0.4  # CPU seconds of tails a report with --jobs computes alone before it shares the rest
 
 
 def percent(numerator, handle: int) -> float | None:
@@ -230,17 +230,19 @@ def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
 
 class SharedTails:
     """`line_tail` for a report with `jobs` processes: this process computes the tails the figures
-    ask for, in their order, for `TAILS_ALONE_S` of its CPU; past that it notes the lines asked
-    (answering `NO_TAIL` for now), and `share()` computes those in `jobs` processes (this one and
-    forked ones, `in_processes`), then answers every line from what was computed. A fork costs
-    about a tenth of a second of CPU, and the figures' rows are made again after it, so a report
-    whose tails take less than the budget (a day or two of 40 tables: 0.12 to 0.15 s) computes
-    them all here; a day of 300 tables (1.2 s of tails) shares them. Each tail is the same
-    function of its line wherever it is computed, so the files are the same as one process's."""
+    ask for, in their order, until they have taken `TAILS_ALONE_S` of its CPU; past that it notes
+    the lines asked (answering `NO_TAIL` for now), and `share()` computes those in `jobs` processes
+    (this one and forked ones, `in_processes`), then answers every line from what was computed. A
+    fork costs about a tenth of a second of CPU and the figures' rows are made again after it, so a
+    report whose tails take less than the budget (a day or two of 40 tables: 0.12 to 0.2 s)
+    computes them all here, and a day of 300 tables (1.2 s of tails) shares two thirds of them.
+    Each tail is the same function of its line wherever it is computed, so the files are the same
+    as one process's."""
 
     def __init__(self, jobs: int, budget_s: float | None = None):
         self.jobs = jobs
-        self.until = time.thread_time() + (TAILS_ALONE_S if budget_s is None else budget_s)
+        self.budget = TAILS_ALONE_S if budget_s is None else budget_s
+        self.spent = 0.0  # CPU seconds of the tails computed here
         self.known: dict = {}
         self.left: dict = {}  # the lines noted past the budget, in the order asked
         self.shared = False
@@ -250,10 +252,12 @@ class SharedTails:
         found = self.known.get(key)
         if found is not None:
             return found
-        if not self.shared and (self.left or time.thread_time() >= self.until):
+        if not self.shared and (self.left or self.spent >= self.budget):
             self.left.setdefault(key, None)
             return NO_TAIL
+        began = time.thread_time()
         found = self.known[key] = line_tail(odds, stakes, house_win_cents, lattice)
+        self.spent += time.thread_time() - began
         return found
 
     def share(self) -> bool:
