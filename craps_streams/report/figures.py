@@ -13,7 +13,6 @@ The result is plain data (dicts, lists, numbers, strings), written as JSON as it
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -38,7 +37,10 @@ COLUMNS = {"kinds": KIND_KEYS + FIGURES, "tables": TABLE_KEYS + FIGURES, "shifts
            "floor": FLOOR_KEYS + FIGURES}
 LISTED = 2000  # exceptions listed one by one (all are counted)
 LATTICE_DAYS_KINDS = 7  # the kind lines' tails use the lattice in reports of up to this many days
-TAILS_ALONE_S = 0.4  # CPU seconds of tails a report with --jobs computes alone before it shares the rest
+# With --jobs, the lines' tails are computed in the jobs where at least this many lines take the
+# lattice (`shares_tails`): a lattice line's tails take a fraction of a millisecond to tens of
+# milliseconds, a line by its Chernoff bounds some 30 microseconds.
+SHARED_LATTICE_LINES = 2000
 
 
 def percent(numerator, handle: int) -> float | None:
@@ -98,11 +100,21 @@ class Rows:
         return row
 
 
+class _Noting(Rows):
+    """Rows that only ask for their lines' tails (`tails_in_processes`): no money, no totals."""
+
+    def line_row(self, lk: tuple, line: Line, lattice: bool = True) -> dict:
+        self.tail(self.c.odds[lk], line.stakes, line.dice_house_win_cents, lattice)
+        return {"p_value": NO_TAIL.p}
+
+    def total_row(self, parts: list[tuple[tuple, Line]], part_ps: list[float]) -> dict:
+        return {}
+
+
 @dataclass(slots=True)
 class Grains:
     """The lines each grain's rows are made of, merged once (`grains`) for every pass over the
-    figures (`_figures`: a second one where the tails were shared with other processes), in the
-    rows' order."""
+    figures (`_figures`: the tails' noting pass and the rows' own), in the rows' order."""
 
     kinds: list  # ((day, table, line key), Line merged over shifts), sorted
     shifts: list  # ((day, shift, table), [(line key, Line)] sorted), in day, shift, table order
@@ -180,18 +192,14 @@ def _figures(c: Collected, rows: Rows, g: Grains) -> tuple[list, list, list, lis
 
 
 def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
-    """The report from what the pass booked; with `jobs` > 1 the lines' tails shared with that
-    many processes where they take long enough to pay for it (`SharedTails`). The lattice's
-    transforms are kept while the tails are computed (`spectra_kept`: many lines share them)."""
+    """The report from what the pass booked; with `jobs` > 1, where the lines' tails are long to
+    compute (`shares_tails`), they are computed in that many processes first
+    (`tails_in_processes`). The lattice's transforms are kept while the tails are computed
+    (`spectra_kept`: many lines share them)."""
     g = grains(c)
     with spectra_kept():
-        if jobs <= 1:
-            kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c), g)
-        else:
-            tails = SharedTails(jobs)
-            kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c, tails), g)
-            if tails.share():  # the rows made past the budget had no tails: made again, with them
-                kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c, tails), g)
+        tail = tails_in_processes(c, g, jobs) if jobs > 1 and shares_tails(g) else line_tail
+        kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c, tail), g)
     s = c.settings
     cal, period = s.calendar, s.period
     start, end = c.start_ms, c.end_ms
@@ -228,48 +236,41 @@ def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
     return report
 
 
-class SharedTails:
-    """`line_tail` for a report with `jobs` processes: this process computes the tails the figures
-    ask for, in their order, until they have taken `TAILS_ALONE_S` of its CPU; past that it notes
-    the lines asked (answering `NO_TAIL` for now), and `share()` computes those in `jobs` processes
-    (this one and forked ones, `in_processes`), then answers every line from what was computed. A
-    fork costs about a tenth of a second of CPU and the figures' rows are made again after it, so a
-    report whose tails take less than the budget (a day or two of 40 tables: 0.12 to 0.2 s)
-    computes them all here, and a day of 300 tables (1.2 s of tails) shares two thirds of them.
-    Each tail is the same function of its line wherever it is computed, so the files are the same
-    as one process's."""
+def shares_tails(g: Grains) -> bool:
+    """Whether the tails are worth computing in processes: a fork, and a pass over the figures to
+    learn which lines they ask for, cost a report about a tenth of a second of CPU (a month of 40
+    tables, whose 27,000 lines' tails are nearly all Chernoff bounds, twice that), which only the
+    lattice's lines repay: a day of 300 tables (4,941 of them, 1.2 s of tails) reported in
+    5.2 s with its tails shared and 5.6 s without; a day or two of 40 tables (a few hundred, 0.12
+    to 0.2 s of tails) and a month (only the floor's lines take the lattice) took more CPU shared
+    and no less wall time."""
+    lattice = sum(len(lines) for _, lines in g.scopes)
+    if g.lattice_kinds:
+        lattice += len(g.kinds)
+    if g.lattice_shifts:
+        lattice += sum(len(parts) for _, parts in g.shifts)
+    return lattice >= SHARED_LATTICE_LINES
 
-    def __init__(self, jobs: int, budget_s: float | None = None):
-        self.jobs = jobs
-        self.budget = TAILS_ALONE_S if budget_s is None else budget_s
-        self.spent = 0.0  # CPU seconds of the tails computed here
-        self.known: dict = {}
-        self.left: dict = {}  # the lines noted past the budget, in the order asked
-        self.shared = False
 
-    def __call__(self, odds, stakes: dict, house_win_cents: int, lattice: bool = True) -> Tail:
-        key = (odds, tuple(sorted(stakes.items())), house_win_cents, lattice)
-        found = self.known.get(key)
-        if found is not None:
-            return found
-        if not self.shared and (self.left or self.spent >= self.budget):
-            self.left.setdefault(key, None)
-            return NO_TAIL
-        began = time.thread_time()
-        found = self.known[key] = line_tail(odds, stakes, house_win_cents, lattice)
-        self.spent += time.thread_time() - began
-        return found
+def tails_in_processes(c: Collected, g: Grains, jobs: int):
+    """A `line_tail` answering from the tails of every line the report asks for, computed once each in
+    `jobs` processes: the lines are those of a pass over the figures (the same grains) with a tail
+    that only notes what it is asked (its rows are thrown away), so they are exactly the ones
+    `build_figures` asks for."""
+    asked: dict = {}
 
-    def share(self) -> bool:
-        """The noted lines' tails computed in the processes; whether there were any (from now on,
-        every line's tail is answered)."""
-        self.shared = True
-        if not self.left:
-            return False
-        keys = list(self.left)
-        self.known.update(zip(keys, in_processes(_one_tail, keys, self.jobs)))
-        self.left.clear()
-        return True
+    def note(odds, stakes: dict, house_win_cents: int, lattice: bool = True) -> Tail:
+        asked.setdefault((odds, tuple(sorted(stakes.items())), house_win_cents, lattice), None)
+        return NO_TAIL
+
+    _figures(c, _Noting(c, note), g)
+    keys = list(asked)
+    tails = dict(zip(keys, in_processes(_one_tail, keys, jobs)))
+
+    def known(odds, stakes: dict, house_win_cents: int, lattice: bool = True) -> Tail:
+        return tails[(odds, tuple(sorted(stakes.items())), house_win_cents, lattice)]
+
+    return known
 
 
 def _one_tail(odds, stakes: tuple, house_win_cents: int, lattice: bool) -> Tail:

@@ -56,15 +56,15 @@ def test_jobs_make_the_same_report_as_one_process(history):
     assert "report of " not in _report(history, "quiet", "--no-progress")[1].stderr
 
 
-def test_tails_shared_past_their_budget_are_the_tails_of_one_process(history, monkeypatch):
-    """With --jobs, the tails past `TAILS_ALONE_S` of this process's CPU are computed in the jobs and
-    the rows made again: the same report as one process, whether none, some or all were shared."""
+def test_tails_shared_or_not_are_the_tails_of_one_process(history, monkeypatch):
+    """With --jobs, the tails are computed in the jobs where enough lines take the lattice
+    (`SHARED_LATTICE_LINES`), else in this process: the same report as one process either way."""
     import datetime as dt
 
     from craps_streams.authenticity import TagCheck
+    from craps_streams.metrics import unusual
     from craps_streams.report import ReportSettings, figures, make_report
     from craps_streams.report.calendar import Period
-    from craps_streams.metrics import unusual
     from tests.report.report_fixtures import NY, RING
 
     _, path, _ = history
@@ -78,18 +78,12 @@ def test_tails_shared_past_their_budget_are_the_tails_of_one_process(history, mo
 
     one = made(1)
     shared = []
-    real_share = figures.SharedTails.share
-    monkeypatch.setattr(figures.SharedTails, "share", lambda self: shared.append(len(self.left)) or real_share(self))
-    for budget in (1e9, 0.0):
-        monkeypatch.setattr(figures, "TAILS_ALONE_S", budget)
-        assert made(2) == one, budget
-    assert shared[0] == 0 and shared[1] > 40, shared  # none shared; every line's tail shared
-    # a budget met part way (each tail counted as a second): the first lines here, the rest in the jobs
-    ticks = iter(range(10**6))
-    monkeypatch.setattr(figures, "TAILS_ALONE_S", 20.0)
-    monkeypatch.setattr(figures.time, "thread_time", lambda: next(ticks))
-    assert made(2) == one
-    assert 0 < shared[2] < shared[1], shared
+    real = figures.tails_in_processes
+    monkeypatch.setattr(figures, "tails_in_processes", lambda c, g, jobs: shared.append(jobs) or real(c, g, jobs))
+    for lines, shares in ((10**9, False), (0, True)):
+        monkeypatch.setattr(figures, "SHARED_LATTICE_LINES", lines)
+        assert made(2) == one, lines
+        assert shared == ([2] if shares else []), lines
 
 
 def test_the_stages_line_says_where_the_time_went(history):
