@@ -12,6 +12,9 @@ as an installed wheel is.
 
 Rows:
   the interpreter          `python -c 'import os; os._exit(0)'` (and `site`)
+  ... in a virtualenv      the same interpreter in a new virtualenv of its own, without the
+                           site-packages' .pth files (an editable install's finder, any hook the
+                           machine installs there): what `site` costs this interpreter beyond its own
   msgspec                  the interpreter with msgspec imported (what the settings are read with)
   pydantic-settings        the same with pydantic-settings (where installed: what they were read with)
   import craps_streams.cli the package's imports: the settings, the rules, the odds, the CLI
@@ -28,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import venv
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -67,8 +71,11 @@ def main() -> int:
                 f.write(dumps(r) + "\n")
 
     py = sys.executable
+    venv.EnvBuilder(with_pip=False).create(work / "venv")
     quiet = "import gc; gc.disable(); import {}; import os; os._exit(0)"
     rows: dict[tuple[str, str], list] = {("the interpreter", ""): [py, "-c", "import os; os._exit(0)"],
+                                         ("the interpreter in a virtualenv of its own", ""):
+                                             [str(work / "venv" / "bin" / "python"), "-c", "import os; os._exit(0)"],
                                          ("msgspec", ""): [py, "-c", quiet.format("msgspec")]}
     if find_spec("pydantic_settings") is not None:
         rows[("pydantic-settings", "")] = [py, "-c", quiet.format("pydantic_settings")]
