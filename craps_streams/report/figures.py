@@ -238,12 +238,12 @@ def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
 
 def shares_tails(g: Grains) -> bool:
     """Whether the tails are worth computing in processes: a fork, and a pass over the figures to
-    learn which lines they ask for, cost a report about a tenth of a second of CPU (a month of 40
-    tables, whose 27,000 lines' tails are nearly all Chernoff bounds, twice that), which only the
-    lattice's lines repay: a day of 300 tables (4,941 of them, 1.2 s of tails) reported in
-    5.2 s with its tails shared and 5.6 s without; a day or two of 40 tables (a few hundred, 0.12
-    to 0.2 s of tails) and a month (only the floor's lines take the lattice) took more CPU shared
-    and no less wall time."""
+    learn which lines they ask for, cost a report of a day or two about a tenth of a second of CPU
+    and a month of 40 tables (27,000 lines, their tails nearly all Chernoff bounds) nearly a
+    second, which only the lattice's lines repay: a day of 300 tables (4,941 of them, 1.2 s of
+    tails) reported in 5.2 s with its tails shared and 5.6 s without; a day or two of 40 tables (a
+    few hundred, 0.12 to 0.2 s of tails) and a month (only the floor's lines take the lattice)
+    took more CPU shared and no less wall time."""
     lattice = sum(len(lines) for _, lines in g.scopes)
     if g.lattice_kinds:
         lattice += len(g.kinds)
