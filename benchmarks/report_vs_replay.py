@@ -8,8 +8,8 @@ Lines file), then runs `craps-streams report` over every gaming day of it (CSV, 
 page with its plots; no PDF) and `craps-streams replay` of the same file (`--only none`: the
 settling and its summary), interleaved for --rounds so both see the same machine, each as the
 command a user types (a new process: imports included; the package compiled to bytecode first, as
-an installation has it, so no run compiles a module again where PYTHONDONTWRITEBYTECODE is set). Prints each one's median wall time, the
-ratio report / replay, the report with --no-html, and the same with `--jobs N` for both (each
+an installation has it, so no run compiles a module again where PYTHONDONTWRITEBYTECODE is set).
+Prints each one's median wall time, the ratio report / replay, the report with --no-html, and the same with `--jobs N` for both (each
 round's times below, the CPU ratio against the replay of the same round); then
 checks that the report's files are the same with --jobs N as in one process (every CSV byte for
 byte, the JSON and the HTML but for the command line they record). With `--baseline DIR` (another

@@ -32,9 +32,10 @@ def write(path, records) -> str:
     return str(path)
 
 
-def report(path: str, first: date, last: date | None = None, shift: str | None = None, cal=NY, **kw) -> dict:
+def report(path: str, first: date, last: date | None = None, shift: str | None = None, cal=NY, jobs: int = 1,
+           **kw) -> dict:
     settings = ReportSettings(cal, Period(first, last or first, shift), **kw)
-    return make_report(settings, path, tags=TagCheck(RING), ring=RING)
+    return make_report(settings, path, tags=TagCheck(RING), ring=RING, jobs=jobs)
 
 
 def settlements(records) -> list[WagerSettled]:

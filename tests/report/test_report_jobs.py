@@ -61,18 +61,15 @@ def test_tails_shared_or_not_are_the_tails_of_one_process(history, monkeypatch):
     (`SHARED_LATTICE_LINES`), else in this process: the same report as one process either way."""
     import datetime as dt
 
-    from craps_streams.authenticity import TagCheck
     from craps_streams.metrics import unusual
-    from craps_streams.report import ReportSettings, figures, make_report
-    from craps_streams.report.calendar import Period
-    from tests.report.report_fixtures import NY, RING
+    from craps_streams.report import figures
+    from tests.report.report_fixtures import report
 
     _, path, _ = history
-    settings = ReportSettings(NY, Period(dt.date(2026, 1, 5), dt.date(2026, 1, 6)))
 
     def made(jobs: int) -> dict:
         unusual._tail.cache_clear()  # each tail computed where this report computes it
-        rep = make_report(settings, path, tags=TagCheck(RING), ring=RING, jobs=jobs)
+        rep = report(path, dt.date(2026, 1, 5), dt.date(2026, 1, 6), jobs=jobs)
         rep.pop("provenance")
         return rep
 
