@@ -20,11 +20,12 @@ def settle_lines(keys, accept_untagged: bool, new_line: Callable | None = None) 
     return partial(_native.settle_lines, keys, accept_untagged, new_line=new_line)
 
 
-def line_writer(formats: list) -> Callable[[list], str | None] | None:
-    """`lines(outputs) -> str | None` of a `LineWriter` of (class, field names) `formats`, or None
-    where the accelerator is not in use."""
+def line_writer(formats: list):
+    """A `LineWriter` of (class, field names) `formats` (`lines(outputs) -> str | None`, and
+    `write(outputs, fd) -> int | None`, the same text written to a file descriptor), or None where
+    the accelerator is not in use."""
     if not in_use():
         return None
     from craps_streams.accelerator import _native
 
-    return _native.LineWriter(formats).lines
+    return _native.LineWriter(formats)

@@ -39,7 +39,7 @@ def cmd_replay(args, settings) -> int:
     first = next(history, None)  # opens the source: a missing file fails here (exit 3, in main)
     out = open_out(args.output)
     progress = Progress(not args.no_progress)
-    run = ReplayRun(sl, wanted, out.write, progress.tick, tags=tags, thresholds=settings.thresholds)
+    run = ReplayRun(sl, wanted, out, progress.tick, tags=tags, thresholds=settings.thresholds)
     if first is not None:
         import itertools
 

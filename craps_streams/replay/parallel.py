@@ -88,7 +88,7 @@ def replay_group(partitions: tuple, archive_dir: str, sl, wanted, seg_dir: str |
                 path = os.path.join(seg_dir, f"p{p:06d}.jsonl")
                 fo = open(path, "w", encoding="utf-8")
                 result.segments[p] = path
-            run.write = fo.write if fo is not None else None
+            run.write_to(fo)
             try:
                 run.feed(iter_archive_batches(archive_dir, tables=tables, until=until, partitions=(p,)))
             finally:

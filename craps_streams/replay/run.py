@@ -71,10 +71,11 @@ LINE_OF = _line_makers()
 
 
 def _native_lines():
-    """The native line writer's `lines(outputs) -> str | None` (native/src/lines.rs: each class's
-    keys sorted once, a line written from the Struct's slots; None for a batch holding anything it
-    leaves to msgspec), where the native code is in use (craps_streams/accelerator/lane.py), else
-    None. Made at its first use, after the command chose its core."""
+    """The native line writer (native/src/lines.rs: each class's keys sorted once, a line written
+    from the Struct's slots; `lines(outputs) -> str | None`, None for a batch holding anything it
+    leaves to msgspec, and `write(outputs, fd)`, the same text written to a file descriptor), where
+    the native code is in use (craps_streams/accelerator/lane.py), else None. Made at its first
+    use, after the command chose its core."""
     from craps_streams.accelerator.lane import line_writer
     from craps_streams.rules.contract import field_names
 
@@ -91,18 +92,24 @@ _LATER = object()
 _NATIVE_LINES = _LATER  # the native writer, None (the Python paths), or _LATER: made at its first use
 
 
+def native_writer():
+    """The native line writer (`_native_lines`), or None where the Python paths write."""
+    global _NATIVE_LINES
+    native = _NATIVE_LINES
+    if native is _LATER:
+        native = _NATIVE_LINES = _native_lines()
+    return native
+
+
 def output_lines(outputs: list, wanted: frozenset | None = None) -> str:
     """The JSON lines of outputs (with `wanted`, of those of its classes alone), each ended by a
     newline: the text `LINE_OF` gives them one by one; natively for a batch the native writer
     takes whole, else in one msgspec call for a batch without a rejection when the batch's text is
     plain (compared to the json module's text on floors and odd strings: msgspec's in
     tests/replay/test_json_fast_read.py, the native writer's in tests/native/test_lockstep.py)."""
-    global _NATIVE_LINES
-    native = _NATIVE_LINES
-    if native is _LATER:
-        native = _NATIVE_LINES = _native_lines()
+    native = native_writer()
     if native is not None and outputs and type(outputs) is list:
-        text = native(outputs, None if wanted is None else _classes(wanted))
+        text = native.lines(outputs, None if wanted is None else _classes(wanted))
         if text is not None:
             return text
     if wanted is not None:
@@ -116,6 +123,53 @@ def output_lines(outputs: list, wanted: frozenset | None = None) -> str:
             return text.decode()
     line_of = LINE_OF
     return "".join([line_of[type(o)](o) + "\n" for o in outputs])
+
+
+class OutputFile:
+    """A text stream a replay writes its output lines to (the command's `-o` file, stdout, a job's
+    segment): `put(outputs, wanted)` writes a batch's lines as `output_lines` gives them.
+
+    Where the native writer is in use and the stream is an ASCII-compatible file with a descriptor
+    (and lines end in "\\n" on this system), a batch it takes whole goes from its buffer straight to
+    the descriptor: no str is made and none encoded (a replay's lines are as many bytes as its
+    history). The stream's own buffer is flushed before that whenever text went through it since,
+    so the lines keep their order; a batch the native writer leaves goes through the stream."""
+
+    __slots__ = ("stream", "fd", "dirty")
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.fd = _descriptor(stream)
+        self.dirty = False  # text written to the stream since its last flush
+
+    def put(self, outputs: list, wanted: frozenset | None = None) -> None:
+        fd = self.fd
+        if fd is not None and outputs and type(outputs) is list:
+            native = native_writer()
+            if native is not None:
+                if self.dirty:
+                    self.stream.flush()
+                    self.dirty = False
+                if native.write(outputs, fd, None if wanted is None else _classes(wanted)) is not None:
+                    return
+        text = output_lines(outputs, wanted)
+        if text:
+            self.stream.write(text)
+            self.dirty = True
+
+
+def _descriptor(stream) -> int | None:
+    """The file descriptor under a text stream whose lines the native writer's bytes are, else None."""
+    import codecs
+    import os
+
+    encoding = getattr(stream, "encoding", None)
+    if os.linesep != "\n" or not encoding or codecs.lookup(encoding).name not in ("utf-8", "ascii"):
+        return None
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError and a ValueError
+        return None
 
 
 def wanted_types(only: str | None) -> frozenset | None:
@@ -153,24 +207,30 @@ class ReplayRun:
     """One replay: `feed(batches)` (as often as needed), then `tally()`.
 
     `sl` a `sources.Slice` (tables, since/until: outputs kept by their deciding `ts`, the hold of
-    the kept settlements), `wanted` the output classes to write (None: all), `write` a text
-    writer (None: nothing written), `tick(n)` told of every n items read, `tags` the tag check
-    before the core (`craps_streams.authenticity.TagCheck`), `thresholds` the surveillance's (the
-    worker's, for the replay to match; None: the defaults)."""
+    the kept settlements), `wanted` the output classes to write (None: all), `out` the text
+    stream they are written to (`OutputFile`; None: nothing written; `write_to` changes it),
+    `tick(n)` told of every n items read, `tags` the tag check before the core
+    (`craps_streams.authenticity.TagCheck`), `thresholds` the surveillance's (the worker's, for
+    the replay to match; None: the defaults)."""
 
-    def __init__(self, sl=None, wanted: frozenset | None = None, write: Callable[[str], object] | None = None,
+    def __init__(self, sl=None, wanted: frozenset | None = None, out=None,
                  tick: Callable[[int], object] | None = None, tags=None, thresholds=None):
         self.replay = Replay(HoldWatch(thresholds) if thresholds is not None else None, tags=tags)
         self.sl = sl if sl is not None and sl.active else None
         self.slice_hold = HoldLedger() if self.sl is not None else None
         self.wanted = wanted
-        self.write = write if wanted is None or wanted else None
+        self.write_to(out)
         self.tick = tick
         self.outputs = 0  # outputs of the core (kept by the slice), written or not
 
+    def write_to(self, out) -> None:
+        """Write the outputs from now on to the text stream `out` (None: nowhere)."""
+        self.out = OutputFile(out) if out is not None and (self.wanted is None or self.wanted) else None
+
     def feed(self, batches: Iterable[list]) -> None:
         feed_batch = self.replay.feed_batch
-        sl, wanted, write, tick = self.sl, self.wanted, self.write, self.tick
+        sl, wanted, tick = self.sl, self.wanted, self.tick
+        put = self.out.put if self.out is not None else None
         feeds = keeps = add = None
         if sl is not None:
             feeds, keeps, add = sl.feeds, sl.keeps, self.slice_hold.add
@@ -193,10 +253,8 @@ class ReplayRun:
                             add(o)
                 outputs = kept
             self.outputs += len(outputs)
-            if write is not None and outputs:
-                text = output_lines(outputs, wanted)
-                if text:
-                    write(text)
+            if put is not None and outputs:
+                put(outputs, wanted)
 
     def tally(self) -> ReplayTally:
         """The replay's tally; with a slice, its hold is the hold of the kept settlements."""

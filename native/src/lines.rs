@@ -17,6 +17,11 @@ use crate::slots::{field, offset_of};
 use crate::py::{exact_int, push_int, Obj};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use std::fs::File;
+use std::io::Write;
+use std::mem::ManuallyDrop;
+use std::os::fd::FromRawFd;
+use std::sync::Mutex;
 use pyo3::types::{PyAnyMethods, PyIterator, PyList, PyTuple};
 
 enum Slot {
@@ -33,6 +38,9 @@ struct OutFormat {
 #[pyclass(frozen)]
 pub struct LineWriter {
     formats: Vec<OutFormat>,
+    /// `write`'s buffer, kept from call to call: a batch's lines are a few hundred kilobytes,
+    /// which a new allocation each time gets as fresh pages from the kernel.
+    buffer: Mutex<Vec<u8>>,
 }
 
 /// Appends `"text"` when json writes the str as it is (printable ASCII, no quote, no backslash).
@@ -46,7 +54,10 @@ unsafe fn push_plain_str(buf: &mut Vec<u8>, o: Obj) -> bool {
     }
     let n = ffi::PyUnicode_GET_LENGTH(o) as usize;
     let text = std::slice::from_raw_parts(ffi::PyUnicode_DATA(o) as *const u8, n);
-    if !text.iter().all(|&b| (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\') {
+    // Every byte looked at, without an early exit, so the loop is vectorized (an ASCII str's
+    // bytes are below 0x80: 0x7f is the only one above 0x7e).
+    let odd = text.iter().fold(false, |odd, &b| odd | (b < 0x20) | (b == 0x7f) | (b == b'"') | (b == b'\\'));
+    if odd {
         return false;
     }
     buf.push(b'"');
@@ -122,7 +133,7 @@ impl LineWriter {
                 .collect();
             formats.push(OutFormat { cls: cls.unbind(), keys });
         }
-        Ok(LineWriter { formats })
+        Ok(LineWriter { formats, buffer: Mutex::new(Vec::new()) })
     }
 
     /// The JSON lines of `outputs` (a list), each ended by a newline, as one str; None when any
@@ -131,20 +142,62 @@ impl LineWriter {
     #[pyo3(signature = (outputs, wanted=None))]
     fn lines(&self, py: Python<'_>, outputs: &Bound<PyList>, wanted: Option<&Bound<PyTuple>>)
              -> PyResult<Option<Py<PyAny>>> {
-        let wanted: Option<Vec<Obj>> = wanted.map(|w| w.iter().map(|c| c.as_ptr()).collect());
         let mut buf: Vec<u8> = Vec::with_capacity(outputs.len() * 280);
-        // SAFETY: the GIL is held (`py`); each output is read by an index below the list's length,
-        // borrowed while the list holds it, and its slots only after its type was found among
-        // the classes whose offsets were read (slots.rs, invariant 1).
+        if !self.fill(&mut buf, outputs, wanted) {
+            return Ok(None);
+        }
+        // SAFETY: the GIL is held (`py`). ASCII only (`fill` wrote nothing else): the str is made
+        // without decoding.
+        unsafe {
+            let s = ffi::PyUnicode_New(buf.len() as ffi::Py_ssize_t, 127);
+            if s.is_null() {
+                return Err(crate::py::fetch());
+            }
+            std::ptr::copy_nonoverlapping(buf.as_ptr(), ffi::PyUnicode_DATA(s) as *mut u8, buf.len());
+            Ok(Some(Py::from_owned_ptr(py, s)))
+        }
+    }
+
+    /// `lines`' text written to the open file descriptor `fd` (the whole of it, the interpreter's
+    /// lock released while it is written), from a buffer kept between calls: the bytes written,
+    /// or None, with nothing written, where `lines` gives None. OSError when the write fails.
+    #[pyo3(signature = (outputs, fd, wanted=None))]
+    fn write(&self, py: Python<'_>, outputs: &Bound<PyList>, fd: i32, wanted: Option<&Bound<PyTuple>>)
+             -> PyResult<Option<usize>> {
+        let mut buf = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
+        buf.clear();
+        if !self.fill(&mut buf, outputs, wanted) {
+            return Ok(None);
+        }
+        let text: &[u8] = &buf;
+        py.allow_threads(|| {
+            // SAFETY: the caller's descriptor, borrowed for the call and never closed here
+            // (ManuallyDrop: the File is not dropped).
+            let mut file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
+            file.write_all(text)
+        })?;
+        Ok(Some(text.len()))
+    }
+}
+
+impl LineWriter {
+    /// Appends the lines of `outputs` to `buf`; false (`buf` then holds a part) where `lines`
+    /// gives None.
+    fn fill(&self, buf: &mut Vec<u8>, outputs: &Bound<PyList>, wanted: Option<&Bound<PyTuple>>) -> bool {
+        let wanted: Option<Vec<Obj>> = wanted.map(|w| w.iter().map(|c| c.as_ptr()).collect());
+        // SAFETY: the GIL is held (`outputs` is bound to it); each output is read by an index
+        // below the list's length, borrowed while the list holds it, and its slots only after its
+        // type was found among the classes whose offsets were read (slots.rs, invariant 1).
         unsafe {
             let n = ffi::PyList_GET_SIZE(outputs.as_ptr());
+            buf.reserve(n as usize * 280);
             for i in 0..n {
                 let o = ffi::PyList_GET_ITEM(outputs.as_ptr(), i);
                 let cls = ffi::Py_TYPE(o) as Obj;
                 if wanted.as_ref().is_some_and(|w| !w.contains(&cls)) {
                     continue;
                 }
-                let Some(format) = self.formats.iter().find(|f| f.cls.as_ptr() == cls) else { return Ok(None) };
+                let Some(format) = self.formats.iter().find(|f| f.cls.as_ptr() == cls) else { return false };
                 for (key, slot) in &format.keys {
                     buf.extend_from_slice(key);
                     match slot {
@@ -155,21 +208,15 @@ impl LineWriter {
                         }
                         Slot::Field(off) => {
                             let v = field(o, *off); // the type compared above (slots.rs)
-                            if v.is_null() || !push_value(&mut buf, v) {
-                                return Ok(None);
+                            if v.is_null() || !push_value(buf, v) {
+                                return false;
                             }
                         }
                     }
                 }
                 buf.extend_from_slice(b"}\n");
             }
-            // ASCII only (checked above): the str is made without decoding.
-            let s = ffi::PyUnicode_New(buf.len() as ffi::Py_ssize_t, 127);
-            if s.is_null() {
-                return Err(crate::py::fetch());
-            }
-            std::ptr::copy_nonoverlapping(buf.as_ptr(), ffi::PyUnicode_DATA(s) as *mut u8, buf.len());
-            Ok(Some(Py::from_owned_ptr(py, s)))
         }
+        true
     }
 }

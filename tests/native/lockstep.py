@@ -840,7 +840,7 @@ class WriterSide:
     def __init__(self, is_native: bool):
         from craps_streams.replay import run
 
-        self.lines = run._native_lines() if is_native else None
+        self.lines = run._native_lines().lines if is_native else None
         assert self.lines is not None or not is_native, "the native code is in use but there is no native writer"
         self.counts = Counter()
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from craps_streams.replay.engine import Replay, json_lines
 from craps_streams.replay.jsonread import json_line_batches, line_item
-from craps_streams.replay.run import LINE_OF, _general_line, output_lines
+from craps_streams.replay.run import LINE_OF, OutputFile, _general_line, native_writer, output_lines
 from craps_streams.rules import ContractError, record_to_event
 from craps_streams.rules.events import (
     INPUT_TYPES,
@@ -162,6 +162,66 @@ def test_output_lines_are_the_json_modules_text(monkeypatch):
                 msgspec.structs.replace(outputs_with("x")[3], wager_ids=["w1", "w2"])):
         for batch in ([odd], [s, odd, s]):
             assert output_lines(batch) == "".join(_general_line(o) + "\n" for o in batch)
+
+
+def output_batches() -> list:
+    """Batches as a replay writes them: a floor's settlements and markers (the native writer's to
+    take), then batches of odd text and rejections (the text stream's), in turn."""
+    replay = Replay()
+    outputs = []
+    for record, where in json_lines(floor_lines(0.05), "f"):
+        outputs += replay.feed_record(record, where)
+    plain = [o for o in outputs if type(o) is not EventRejected]
+    batches = [plain[k:k + 50] for k in range(0, 400, 50)]
+    for i, text in enumerate(ODD_TEXT):
+        batches.insert(2 * i + 1, outputs_with(text))
+    return batches + [outputs, []]
+
+
+@pytest.mark.parametrize("only", [None, frozenset({WagerSettled}), frozenset({MarkerPlaced, EventRejected})])
+def test_an_output_file_writes_what_output_lines_gives(tmp_path, only):
+    """`OutputFile` writes a batch the native writer takes straight to the file's descriptor and
+    any other through the text stream: the file holds `output_lines`' text of every batch, in
+    order, whichever way each went."""
+    batches = output_batches()
+    expected = "".join(output_lines(b, only) for b in batches)
+    path = tmp_path / "out.jsonl"
+    with open(path, "w", encoding="utf-8") as fo:
+        out = OutputFile(fo)
+        assert (out.fd is not None) == (native_writer() is not None)
+        for batch in batches:
+            out.put(batch, only)
+    assert path.read_bytes() == expected.encode("utf-8")
+    if native_writer() is not None:  # both ways were taken
+        taken = [native_writer().lines(b) is not None for b in batches]
+        assert any(taken) and not all(taken)
+
+
+def test_a_failed_write_is_an_error(tmp_path):
+    """A descriptor that refuses the lines (here one open for reading) raises, whichever way the
+    batch goes: no line is dropped without a word."""
+    path = tmp_path / "read-only.jsonl"
+    path.write_text("")
+    with open(path, encoding="utf-8") as fo:
+        with pytest.raises(OSError):
+            OutputFile(fo).put(output_batches()[0])
+            fo.flush()
+
+
+def test_an_output_file_without_a_descriptor_writes_text():
+    """A stream with no file under it (a StringIO), or in an encoding the native writer's bytes are
+    not, gets `output_lines`' text through the stream."""
+    import io
+
+    batches = output_batches()
+    sink = io.StringIO()
+    out = OutputFile(sink)
+    assert out.fd is None
+    for batch in batches:
+        out.put(batch)
+    assert sink.getvalue() == "".join(output_lines(b) for b in batches)
+    wide = io.TextIOWrapper(io.BytesIO(), encoding="utf-16")
+    assert OutputFile(wide).fd is None
 
 
 def test_the_settlement_id_is_the_contracts():

@@ -87,7 +87,7 @@ def test_parallel_tally_and_outputs_in_process(floor, tmp_path):
     d, _, _ = floor
     sl = Slice(None, None, None)
     one = io.StringIO()
-    run = ReplayRun(sl, None, one.write)
+    run = ReplayRun(sl, None, one)
     run.feed(iter_archive_batches(d / "archive"))
     many = io.StringIO()
     result = replay_archive_parallel(d / "archive", 2, sl=sl, out=many, tmp_dir=str(tmp_path))
