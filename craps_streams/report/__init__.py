@@ -65,57 +65,63 @@ def make_report(settings: ReportSettings, spec: str | None, *, from_topic: bool 
 
         topic = Topics().table_events
     rp = ReportPass(settings, tags, topic_offsets=kind == "topic", watch=watch)
-    history_digest = history_block_begun(kind, spec, extra, topic)
-    reading = [0.0]
-    groups = None
-    riding = audit is not None and kind == "archive" and settings.tables is None
-    if (jobs > 1 or riding) and kind == "archive":
-        from craps_streams.archive import partition_groups
-        from craps_streams.report.parallel import book_partitions, collect_in_processes, consecutive_groups
+    collected = None
+    try:
+        history_digest = history_block_begun(kind, spec, extra, topic)
+        reading = [0.0]
+        groups = None
+        riding = audit is not None and kind == "archive" and settings.tables is None
+        if (jobs > 1 or riding) and kind == "archive":
+            from craps_streams.archive import partition_groups
+            from craps_streams.report.parallel import book_partitions, collect_in_processes, consecutive_groups
 
-        # Riding, every partition is read: one whose events all follow the period still has settlements.
-        until = None if riding else rp.slice.until
-        groups = consecutive_groups(spec, settings, until) if jobs > 1 else None
-    if groups is not None or riding:
-        # The pass by partition (reading counted in it): in processes, tables split by partition
-        # group; or in this one, the audit riding on it (its lines kept as a digest a partition).
-        if groups is not None:
-            collected, lines = collect_in_processes(spec, settings, groups, jobs, tags=tags, watch=watch, tick=tick,
-                                                    riding=riding, done=audit.match if riding else None)
+            # Riding, every partition is read: one whose events all follow the period still has settlements.
+            until = None if riding else rp.slice.until
+            groups = consecutive_groups(spec, settings, until) if jobs > 1 else None
+        if groups is not None or riding:
+            # The pass by partition (reading counted in it): in processes, tables split by partition
+            # group; or in this one, the audit riding on it (its lines kept as a digest a partition).
+            if groups is not None:
+                collected, lines = collect_in_processes(spec, settings, groups, jobs, tags=tags, watch=watch, tick=tick,
+                                                        riding=riding, done=audit.match if riding else None)
+            else:
+                partitions = sorted(p for members, _ in partition_groups(spec) for p in members)
+                collected, (settlements, tally, segments) = book_partitions(spec, settings, partitions, tags=tags,
+                                                                            watch=watch, riding=True, tick=tick)
+                audit.match(segments)
+                lines = settlements, tally
+            if riding:
+                audit.settle(lines)
         else:
-            partitions = sorted(p for members, _ in partition_groups(spec) for p in members)
-            collected, (settlements, tally, segments) = book_partitions(spec, settings, partitions, tags=tags,
-                                                                        watch=watch, riding=True, tick=tick)
-            audit.match(segments)
-            lines = settlements, tally
-        if riding:
-            audit.settle(lines)
-    else:
-        batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice,
-                           extra=extra)
-        batches = _timed(iter(batches), tick, reading)
-        first = next(batches, None)  # opens the source: a missing file fails here
-        if first is not None:
-            with batch_gc():
-                rp.feed(itertools.chain((first,), batches))
-        collected = rp.finish()
-    passed = clock()
-    seen = collected.seen
-    history = history_digest()
-    if seen.offsets:
-        history["offsets"] = {f"{t}/{p}": {"first": a, "last": b} for (t, p), (a, b) in sorted(seen.offsets.items())}
-    history.update(items=seen.items, events_read=collected.tally.read,
-                   first_event_time=utc_iso(seen.min_ts) if seen.min_ts is not None else None,
-                   last_event_time=utc_iso(seen.max_ts) if seen.max_ts is not None else None)
-    provenance = {
-        "history": history,
-        "key_ring": key_ring_block(ring),
-        "software": software(),
-        "settings": settings_block(settings, thresholds),
-        "command": None,
-    }
-    with batch_gc():  # the books (tens of thousands of lines) frozen out of the collector's walks
-        report = build_figures(collected, provenance, jobs)
+            batches = _batches(kind, spec, from_topic=from_topic, topic=topic, bootstrap=bootstrap, sl=rp.slice,
+                               extra=extra)
+            batches = _timed(iter(batches), tick, reading)
+            first = next(batches, None)  # opens the source: a missing file fails here
+            if first is not None:
+                with batch_gc():
+                    rp.feed(itertools.chain((first,), batches))
+            collected = rp.finish()
+        passed = clock()
+        seen = collected.seen
+        history = history_digest()
+        if seen.offsets:
+            history["offsets"] = {f"{t}/{p}": {"first": a, "last": b} for (t, p), (a, b) in sorted(seen.offsets.items())}
+        history.update(items=seen.items, events_read=collected.tally.read,
+                       first_event_time=utc_iso(seen.min_ts) if seen.min_ts is not None else None,
+                       last_event_time=utc_iso(seen.max_ts) if seen.max_ts is not None else None)
+        provenance = {
+            "history": history,
+            "key_ring": key_ring_block(ring),
+            "software": software(),
+            "settings": settings_block(settings, thresholds),
+            "command": None,
+        }
+        with batch_gc():  # the books (tens of thousands of lines) frozen out of the collector's walks
+            report = build_figures(collected, provenance, jobs)
+    finally:  # the lines the pass wrote out (report/days.py) go with it
+        rp.c.left.close()
+        if collected is not None and collected.left is not None:
+            collected.left.close()
     if stages is not None:
         stages.update(reading=reading[0], settling=passed - began - reading[0], figures=clock() - passed)
     return report

@@ -8,9 +8,11 @@ end is fed (a table's state is its whole history) and the outputs are booked by 
 event's time: settlements on the gaming day and shift they were decided, inside the period into
 the report's lines, before it into the month-to-date and year-to-date lines.
 
-Memory is bounded by the floor, not the history: the tables' states, one line per (gaming day,
-shift, table, wager kind, paytable) of the period, one per (gaming day, wager kind, paytable)
-before it, the period's exceptions, and a thinned series per table for the plots.
+Memory is bounded by the floor, not the history: the tables' states, the lines per (gaming day,
+shift, table, wager kind, paytable) of the shifts the pass is in (once it holds more than
+`SPILL_LINES`, those of the shifts it has left behind are written out: craps_streams/report/days.py),
+one per (gaming day, wager kind, paytable) before the period, the period's exceptions, and a
+thinned series per table for the plots.
 
 Two kinds of input are fed one at a time, so what became of them is known exactly: a table's
 opening (the Rules Submission it puts in force, read from the table's state) and an event whose
@@ -30,6 +32,7 @@ from craps_streams.replay.jsonread import LineBatch
 from craps_streams.replay.sources import Slice
 from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, Line, book_group, unit_result
 from craps_streams.report.calendar import GamingCalendar, Period
+from craps_streams.report.days import _KEPT_MS, SPILL_LINES, LeftDays, by_day
 from craps_streams.rules import EventRejected, SurveillanceAlerted, TableOpened, WagerSettled
 from craps_streams.rules.hold import HoldLine
 from craps_streams.report.statistics import INVESTIGATION_LEVEL, odds_of
@@ -70,7 +73,8 @@ class Collected:
     end_ms: int
     month_start_ms: int
     year_start_ms: int
-    lines: dict = field(default_factory=dict)  # (day, shift, table, wager, paytable, reading) -> Line
+    lines: dict = field(default_factory=dict)  # (day, shift, table, wager, paytable, reading) -> Line, held
+    left: LeftDays | None = None  # the lines written out (days.py): the period's are `lines` and these
     before: dict = field(default_factory=dict)  # (day, wager, paytable, reading) -> Line, this year
     odds: dict = field(default_factory=dict)  # (wager, paytable, reading) -> WagerOdds
     outcomes: dict = field(default_factory=dict)  # (wager, paytable, reading) -> {unit result: wagers}
@@ -94,9 +98,13 @@ class ReportPass:
     tests/report/test_native_books.py holds the two equal line by line."""
 
     def __init__(self, settings: ReportSettings, tags=None, topic_offsets: bool = False, watch=None,
-                 native_books: bool = True, settled=None):
+                 native_books: bool = True, settled=None, left: LeftDays | None = None,
+                 spill_lines: int | None = None):
         """`settled`: told of each batch's settlements besides the books (a list of WagerSettled; the
-        audit riding on the pass, craps_streams/replay/agreement.py `SettlementLines`)."""
+        audit riding on the pass, craps_streams/replay/agreement.py `SettlementLines`). `left`:
+        where the lines of the shifts left behind are written once more than `spill_lines` are
+        held (days.py; None: a directory of the pass's own, made when first needed; `spill_lines`
+        None: `SPILL_LINES`)."""
         cal, period = settings.calendar, settings.period
         self.settled = settled
         # Tables some of whose items the slice did not feed (after the period), and whether a later
@@ -109,6 +117,8 @@ class ReportPass:
         last = period.last
         self.c = Collected(settings, start, end, cal.day_bounds(last.replace(day=1))[0],
                            cal.day_bounds(date(last.year, 1, 1))[0])
+        self.c.left = left if left is not None else LeftDays()
+        self.spill_lines = SPILL_LINES if spill_lines is None else spill_lines
         self.slice = Slice(settings.tables, None, end - 1)
         self.topic_offsets = topic_offsets
         self.max_seq: dict = {}
@@ -168,6 +178,8 @@ class ReportPass:
         # Raw lines go through the lane where it is in use and every table is reported.
         lane = self.replay.lane_in_use and self.slice.tables is None
         for items in batches:
+            if self.held() > self.spill_lines:
+                self._leave()
             if type(items) is LineBatch:
                 if lane:
                     self._feed_lines(items)
@@ -193,6 +205,33 @@ class ReportPass:
                 self._alone(it, *looked[:4])
             if piece:
                 self._book(self.replay.feed_batch(piece))
+
+    def held(self) -> int:
+        """How many of the period's lines the books hold."""
+        return self.book.held() if self.book is not None else len(self.c.lines)
+
+    def _leave(self) -> None:
+        """Write out the lines of the shifts more than `_KEPT_MS` from the latest one booked (days.py),
+        and raise the bound to twice what is still held, so a floor whose shifts in hand hold more
+        than it is not written out batch after batch."""
+        if self.book is not None:
+            latest = self.book.current()
+        else:
+            latest = self.last_segment[0] if self.last_segment is not None else None
+        if latest is None:
+            return
+        low, high = latest - _KEPT_MS, latest + _KEPT_MS
+        if self.book is not None:
+            pairs = [(key, Line(HoldLine(*money), *decisions, stakes))
+                     for key, money, decisions, stakes in self.book.take_lines(low, high)]
+        else:
+            starts = {(d, name): start for start, _, d, name, _ in self.segments}
+            lines = self.c.lines
+            pairs = [(key, line) for key, line in lines.items() if not low <= starts[key[:2]] < high]
+            for key, _ in pairs:
+                del lines[key]
+        self.c.left.write_days(by_day(pairs))
+        self.spill_lines = max(self.spill_lines, 2 * self.held())
 
     def _feed_items(self, items: list) -> None:
         """`feed`'s loop over a batch of items where no topic offset is kept and the lane has fed

@@ -20,6 +20,7 @@ from craps_streams.authenticity.tags import REASONS as AUTHENTICITY_REASONS
 from craps_streams.report.books import Line
 from craps_streams.report.build import Collected
 from craps_streams.report.calendar import utc_iso
+from craps_streams.report.days import day_lines
 from craps_streams.jobs import in_processes
 from craps_streams.report.statistics import NO_TAIL, Tail, bonferroni, line_tail, spectra_kept
 from craps_streams.rules.board import board_of_record
@@ -113,73 +114,60 @@ class _Noting(Rows):
 
 @dataclass(slots=True)
 class Grains:
-    """The lines each grain's rows are made of, merged once (`grains`) for every pass over the
-    figures (`_figures`: the tails' noting pass and the rows' own), in the rows' order."""
+    """What the figures are made of, read a gaming day at a time (`_figures`): the period's lines,
+    those held (`Collected.lines`) and those written out (`Collected.left`, days.py), and how many
+    lines of each grain take the lattice."""
 
-    kinds: list  # ((day, table, line key), Line merged over shifts), sorted
-    shifts: list  # ((day, shift, table), [(line key, Line)] sorted), in day, shift, table order
-    scopes: list  # (floor scope name, [(line key, Line)] sorted)
+    days: list  # the period's gaming days, in order
+    lines: int  # the period's lines (written out in parts: each part counted)
+    kind_lines: int  # its lines merged over shifts, where none was written out (else `lines`)
+    line_keys: int  # the wager kinds and paytables of its lines and those before it
     lattice_kinds: bool
     lattice_shifts: bool
 
 
 def grains(c: Collected) -> Grains:
-    cal, period = c.settings.calendar, c.settings.period
     # The lattice (statistics.py) for every line of a day; for the kind lines of up to a week; for
     # the floor's lines always: a month has tens of thousands of table lines.
-    days = len(period.days())
-    # kind lines of the period: (day, table, lk) -> Line, merged over shifts
+    days = c.settings.period.days()
+    held = len(c.lines)
+    written = c.left.written if c.left is not None else 0
+    kind_lines = len({(day, table, *lk) for day, shift, table, *lk in c.lines}) if not written else held + written
+    return Grains(days, held + written, kind_lines, len(c.odds), len(days) <= LATTICE_DAYS_KINDS, len(days) == 1)
+
+
+def _day(c: Collected, day, order: dict) -> tuple[list, list, list]:
+    """A gaming day's lines by grain: its kind lines ((table, line key), Line merged over shifts),
+    sorted; its shifts ((shift, table), [(line key, Line)] sorted), in shift, table order; and
+    its floor lines [(line key, Line merged over tables and shifts)], sorted."""
     kinds: dict = {}
-    for (day, shift, table, *lk), line in c.lines.items():
-        kinds.setdefault((day, table, tuple(lk)), Line()).merge(line)
     by_shift: dict = {}
-    for (day, shift, table, *lk), line in c.lines.items():
-        by_shift.setdefault((day, shift, table), []).append((tuple(lk), line))
-    order = {n: i for i, n in enumerate(cal.shift_names())}
-    shifts = [(key, sorted(parts)) for key, parts in
-              sorted(by_shift.items(), key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2]))]
-
-    def gather(pairs) -> list:
-        out: dict = {}
-        for lk, line in pairs:
-            out.setdefault(lk, Line()).merge(line)
-        return sorted(out.items())
-
-    # Floor totals: each day of the period, the period, month to date, year to date. Each line is
-    # merged once, into its day's; the longer scopes are sums of days (lines merge by adding).
-    by_day: dict = {}
-    for (day, shift, table, *lk), line in c.lines.items():
-        by_day.setdefault(day, []).append((tuple(lk), line))
-    day_lines = {day: gather(pairs) for day, pairs in by_day.items()}
-    scopes = [(f"day:{day.isoformat()}", day_lines.get(day, [])) for day in period.days()]
-    if period.kind == "range":
-        scopes.append(("period", gather(pair for lines in day_lines.values() for pair in lines)))
-    last = period.last
-    for name, first in (("month_to_date", last.replace(day=1)), ("year_to_date", last.replace(month=1, day=1))):
-        scopes.append((name, gather([(tuple(k[1:]), v) for k, v in c.before.items() if k[0] >= first]
-                                    + [pair for day, lines in day_lines.items() if day >= first for pair in lines])))
-    return Grains(sorted(kinds.items()), shifts, scopes, days <= LATTICE_DAYS_KINDS, days == 1)
+    floor: dict = {}
+    for (_, shift, table, *lk), line in day_lines(c.lines, c.left, day).items():
+        lk = tuple(lk)
+        kinds.setdefault((table, lk), Line()).merge(line)
+        by_shift.setdefault((shift, table), []).append((lk, line))
+        floor.setdefault(lk, Line()).merge(line)
+    shifts = [(key, sorted(parts)) for key, parts in sorted(by_shift.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))]
+    return sorted(kinds.items()), shifts, sorted(floor.items())
 
 
 def _figures(c: Collected, rows: Rows, g: Grains) -> tuple[list, list, list, list]:
-    """The rows of the four grains: kinds, tables, shifts, floor."""
-    kind_rows, by_table = [], {}
-    for (day, table, lk), line in g.kinds:
-        row = rows.line_row(lk, line, g.lattice_kinds)
-        kind_rows.append({"gaming_day": day.isoformat(), "table_id": table, "wager": lk[0], "paytable": lk[1],
-                          "reading": lk[2], **row})
-        by_table.setdefault((day, table), []).append((lk, line, row["p_value"]))
-    table_rows = []
-    for (day, table), parts in sorted(by_table.items()):
-        table_rows.append({"gaming_day": day.isoformat(), "table_id": table,
-                           **rows.total_row([(lk, line) for lk, line, _ in parts], [p for *_, p in parts])})
-    shift_rows = []
-    for (day, shift, table), parts in g.shifts:
-        ps = [rows.line_row(lk, line, g.lattice_shifts)["p_value"] for lk, line in parts]
-        shift_rows.append({"gaming_day": day.isoformat(), "shift": shift, "table_id": table,
-                           **rows.total_row(parts, ps)})
-    floor_rows = []
-    for name, lines in g.scopes:
+    """The rows of the four grains: kinds, tables, shifts, floor; a gaming day at a time (its lines
+    read then: days.py), the floor's longer scopes (the period, month to date, year to date) summed
+    from its days' lines, which merge by adding."""
+    cal, period = c.settings.calendar, c.settings.period
+    order = {n: i for i, n in enumerate(cal.shift_names())}
+    last = period.last
+    month, year = last.replace(day=1), last.replace(month=1, day=1)
+    longer: dict = {"period": {}, "month_to_date": {}, "year_to_date": {}}
+    for (day, *lk), line in c.before.items():
+        for name, first in (("month_to_date", month), ("year_to_date", year)):
+            if day >= first:
+                longer[name].setdefault(tuple(lk), Line()).merge(line)
+    kind_rows, table_rows, shift_rows, floor_rows = [], [], [], []
+
+    def floor_scope(name: str, lines) -> None:
         parts, ps = [], []
         for lk, line in lines:
             row = rows.line_row(lk, line)
@@ -188,6 +176,32 @@ def _figures(c: Collected, rows: Rows, g: Grains) -> tuple[list, list, list, lis
             ps.append(row["p_value"])
         floor_rows.append({"scope": name, "wager": "all", "paytable": "", "reading": "",
                            **rows.total_row(parts, ps)})
+
+    for day in g.days:
+        kinds, shifts, floor = _day(c, day, order)
+        iso = day.isoformat()
+        by_table: dict = {}
+        for (table, lk), line in kinds:
+            row = rows.line_row(lk, line, g.lattice_kinds)
+            kind_rows.append({"gaming_day": iso, "table_id": table, "wager": lk[0], "paytable": lk[1],
+                              "reading": lk[2], **row})
+            by_table.setdefault(table, []).append((lk, line, row["p_value"]))
+        for table, parts in sorted(by_table.items()):
+            table_rows.append({"gaming_day": iso, "table_id": table,
+                               **rows.total_row([(lk, line) for lk, line, _ in parts], [p for *_, p in parts])})
+        for (shift, table), parts in shifts:
+            ps = [rows.line_row(lk, line, g.lattice_shifts)["p_value"] for lk, line in parts]
+            shift_rows.append({"gaming_day": iso, "shift": shift, "table_id": table, **rows.total_row(parts, ps)})
+        floor_scope(f"day:{iso}", floor)
+        for name, first in (("period", None), ("month_to_date", month), ("year_to_date", year)):
+            if first is None or day >= first:
+                into = longer[name]
+                for lk, line in floor:
+                    into.setdefault(lk, Line()).merge(line)
+    if period.kind == "range":
+        floor_scope("period", sorted(longer["period"].items()))
+    for name in ("month_to_date", "year_to_date"):
+        floor_scope(name, sorted(longer[name].items()))
     return kind_rows, table_rows, shift_rows, floor_rows
 
 
@@ -244,11 +258,13 @@ def shares_tails(g: Grains) -> bool:
     tails) reported in 5.2 s with its tails shared and 5.6 s without; a day or two of 40 tables (a
     few hundred, 0.12 to 0.2 s of tails) and a month (only the floor's lines take the lattice)
     took more CPU shared and no less wall time."""
-    lattice = sum(len(lines) for _, lines in g.scopes)
+    # the floor's scopes (each day's, the period's, month and year to date): a line per wager kind
+    # and paytable each, at most
+    lattice = (len(g.days) + 3) * g.line_keys
     if g.lattice_kinds:
-        lattice += len(g.kinds)
+        lattice += g.kind_lines
     if g.lattice_shifts:
-        lattice += sum(len(parts) for _, parts in g.shifts)
+        lattice += g.lines
     return lattice >= SHARED_LATTICE_LINES
 
 

@@ -17,6 +17,7 @@ import copy
 
 from craps_streams.archive import iter_archive_batches, partition_groups
 from craps_streams.report.build import Collected, ReportPass, ReportSettings
+from craps_streams.report.days import LeftDays
 
 
 def consecutive_groups(spec: str, settings: ReportSettings, until: int | None) -> list[tuple] | None:
@@ -43,25 +44,35 @@ def collect_in_processes(spec: str, settings: ReportSettings, groups: list[tuple
     `(settlements or None, tally)` (None unless `riding`)."""
     from craps_streams.replay.parallel import in_group_jobs
 
-    parts = in_group_jobs(_collect_group, groups, jobs, args=(spec, settings, tags, watch, riding), tick=tick,
-                          each=None if done is None else (lambda i, part: done(part[1][2])))
-    return merge_collected([c for c, _ in parts]), merge_riding([r for _, r in parts])
+    left = LeftDays()
+    try:
+        parts = in_group_jobs(_collect_group, groups, jobs, args=(spec, settings, tags, watch, riding, left.shared()),
+                              tick=tick, each=None if done is None else (lambda i, part: done(part[1][2])))
+    except BaseException:
+        left.close()
+        raise
+    collected = merge_collected([c for c, _ in parts])
+    left.written = sum(c.left.written for c, _ in parts)
+    collected.left = left  # the jobs' lines written out, in the directory this process removes
+    return collected, merge_riding([r for _, r in parts])
 
 
 def _collect_group(partitions: tuple, spec: str, settings: ReportSettings, tags, watch,
-                   riding: bool) -> tuple[Collected, tuple | None]:
+                   riding: bool, days_dir: str) -> tuple[Collected, tuple | None]:
     """One group's pass (in a job): `book_partitions` with its own copy of the tag check, whose
-    count of untagged events is this group's."""
+    count of untagged events is this group's, writing the lines of the days it leaves behind in
+    `days_dir` (the parent's: days.py)."""
     from craps_streams.replay.parallel import count_read
 
     if tags is not None:
         tags = copy.copy(tags)
         tags.untagged = 0
-    return book_partitions(spec, settings, partitions, tags=tags, watch=watch, riding=riding, tick=count_read)
+    return book_partitions(spec, settings, partitions, tags=tags, watch=watch, riding=riding, tick=count_read,
+                           left=LeftDays(days_dir))
 
 
 def book_partitions(spec: str, settings: ReportSettings, partitions, *, tags=None, watch=None,
-                    riding: bool = False, tick=None) -> tuple[Collected, tuple | None]:
+                    riding: bool = False, tick=None, left: LeftDays | None = None) -> tuple[Collected, tuple | None]:
     """The report's pass over an archive's `partitions`, partition after partition: its books, and
     `riding` what an audit riding on it needs, `(settlements or None, the replay's tally, the
     lines' segments)`: the settlement lines of each partition, then, once the books are finished,
@@ -70,16 +81,28 @@ def book_partitions(spec: str, settings: ReportSettings, partitions, *, tags=Non
     `(length, digest)` (`LineDigest`), in the order partition, its tail, the next partition. None
     for the settlements when the replay gave an id twice or what the period left is not each
     table's tail: the audit then runs on its own."""
-    from craps_streams.archive import after_slice, iter_archive_after, load_index
-    from craps_streams.replay.agreement import LineDigest, SettlementLines, settled_of
-    from craps_streams.replay.run import batch_gc
+    from craps_streams.archive import load_index
+    from craps_streams.replay.agreement import SettlementLines
 
     lines = SettlementLines(None) if riding else None
-    rp = ReportPass(settings, tags, watch=watch, settled=lines)
+    rp = ReportPass(settings, tags, watch=watch, settled=lines, left=left)
     tables = set(settings.tables) if settings.tables is not None else None
     until = rp.slice.until
     index = load_index(spec) if lines is not None else None
     kept: dict = {}  # (partition, tail) -> LineDigest
+    try:
+        return _book(spec, partitions, rp, lines, index, kept, tables, until, tick)
+    except BaseException:
+        rp.c.left.close()  # what it wrote out (a job's: the parent's directory, removed there)
+        raise
+
+
+def _book(spec: str, partitions, rp: ReportPass, lines, index, kept: dict, tables, until,
+          tick) -> tuple[Collected, tuple | None]:
+    from craps_streams.archive import after_slice, iter_archive_after
+    from craps_streams.replay.agreement import LineDigest, settled_of
+    from craps_streams.replay.run import batch_gc
+
     with batch_gc():
         for p in partitions:
             if lines is not None:

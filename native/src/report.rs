@@ -45,6 +45,7 @@ struct Sums {
 struct Line {
     key: O,
     sums: Sums,
+    start: i64, // its segment's start (a line before the period: its day's number)
 }
 
 struct Segment {
@@ -334,7 +335,7 @@ impl ReportBook {
                 Some(&i) => i,
                 None => {
                     let key = self.line_key(&[self.segments[seg].day.p()], lk)?;
-                    self.before.push(Line { key, sums: Sums::default() });
+                    self.before.push(Line { key, sums: Sums::default(), start: day_number });
                     self.before_at.insert((day_number, lk), self.before.len() - 1);
                     self.before.len() - 1
                 }
@@ -348,7 +349,7 @@ impl ReportBook {
             None => {
                 let s = &self.segments[seg];
                 let key = self.line_key(&[s.day.p(), s.shift.p(), table], lk)?;
-                self.lines.push(Line { key, sums: Sums::default() });
+                self.lines.push(Line { key, sums: Sums::default(), start: seg_start });
                 self.line_at.insert((seg_start, t, lk), self.lines.len() - 1);
                 self.lines.len() - 1
             }
@@ -544,6 +545,43 @@ impl ReportBook {
             self.table[t].kinds.clear();
         }
         Ok(())
+    }
+
+    /// The start of the shift of the latest settlement booked (None before any).
+    fn current(&self) -> Option<i64> {
+        self.segments.get(self.last_segment).map(|s| s.start)
+    }
+
+    /// How many of the period's lines the book holds.
+    fn held(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// The period's lines whose shift began before `low` or at or after `high`, as `rows()` gives
+    /// them (in the order first met), taken out of the book: a line met again after this starts
+    /// from nothing, and its parts add up (books.py `Line.merge`).
+    fn take_lines(&mut self, py: Python<'_>, low: i64, high: i64) -> PyResult<Py<PyAny>> {
+        let taken = PyList::empty(py);
+        let mut kept = Vec::with_capacity(self.lines.len());
+        for line in self.lines.drain(..) {
+            if line.start < low || line.start >= high {
+                taken.append(line.sums.row(py, &line.key)?)?;
+            } else {
+                kept.push(line);
+            }
+        }
+        self.lines = kept;
+        // The index again, of the lines kept: (segment's start, table, lk) -> position.
+        let mut at = FxHashMap::default();
+        for (&k, &i) in self.line_at.iter() {
+            if k.0 >= low && k.0 < high {
+                at.insert(k, i);
+            }
+        }
+        let mut order: Vec<((i64, usize, usize), usize)> = at.into_iter().collect();
+        order.sort_by_key(|&(_, i)| i);
+        self.line_at = order.into_iter().enumerate().map(|(n, (k, _))| (k, n)).collect();
+        Ok(taken.into_any().unbind())
     }
 
     /// The books as plain data, each list in the order its entries were first met: `(lines,

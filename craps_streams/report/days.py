@@ -1,0 +1,122 @@
+"""The lines of the gaming days a report's pass has left behind, kept on disk until the figures
+read them back one gaming day at a time.
+
+A report's pass books a line per gaming day, shift, table, wager kind and paytable
+(craps_streams/report/build.py). Held until the figures are made, a range of many days would keep
+them all: some 30 MB a day for 300 tables, a year's range more than this machine's memory. So
+once the pass holds more than `SPILL_LINES` lines, it writes those of the shifts it has left
+behind (`LeftDays.write_days`) to a directory of its own (pickled, a file per gaming day and writing),
+and the figures take each day's lines (`day_lines`) when they come to that day. A report then
+holds about three gaming days of lines, whatever the range.
+
+A line can be written in parts: its shift met again after it was written (a history out of time
+order, an archive read partition after partition, a job of `--jobs` writing its own). The parts
+are added back together (`Line.merge`: every figure of a line is a sum), so the figures are those
+of the line booked whole; tests/report/test_report_days.py holds reports written in parts to the
+report held whole, byte for byte.
+
+The files are the pass's own: a directory made with `tempfile.mkdtemp` (mode 0700), read only by
+the process that made it or the jobs it started, and removed with the report (`close`).
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import tempfile
+from datetime import date
+
+from craps_streams.report.books import Line
+
+SPILL_LINES = 20_000  # lines the pass holds before it writes those of the days left behind
+_KEPT_MS = 36 * 3_600_000  # the lines kept on each side of the latest shift booked
+
+
+class LeftDays:
+    """The days' lines written out so far: `write_days` (in the pass), `days` and `day` (the figures).
+    `directory`: one shared with jobs (each writes its own files there); None: made at the first
+    `write_days`, removed by `close`."""
+
+    def __init__(self, directory: str | None = None):
+        self.directory = directory
+        self.owned = directory is None
+        self.written = 0  # lines written out by this process (a line written in parts: each part)
+
+    def shared(self) -> str:
+        """The directory (made now if it was not), for jobs to write theirs in (`LeftDays(it)`)."""
+        if self.directory is None:
+            self.directory = tempfile.mkdtemp(prefix="craps-report-days-")
+        return self.directory
+
+    def write_days(self, by_day: dict) -> None:
+        """Write `by_day` ({day: [(key, Line)]}), a file per day."""
+        if not by_day:
+            return
+        directory = self.shared()
+        for day, pairs in by_day.items():
+            # a name of its own (jobs write in the same directory, a job may book several groups)
+            fd, _ = tempfile.mkstemp(prefix=f"{day.isoformat()}.", suffix=".lines", dir=directory)
+            with open(fd, "wb") as fo:
+                pickle.dump(pairs, fo, protocol=pickle.HIGHEST_PROTOCOL)
+            self.written += len(pairs)
+
+    def days(self) -> set:
+        """The gaming days with lines written out (by any process sharing the directory)."""
+        if self.directory is None:
+            return set()
+        return {date.fromisoformat(name.split(".", 1)[0]) for name in os.listdir(self.directory)
+                if name.endswith(".lines")}
+
+    def day(self, day: date, into: dict) -> dict:
+        """Add the lines written out for `day` into `into` ({key: Line}, merged by adding)."""
+        if self.directory is None:
+            return into
+        prefix = day.isoformat() + "."
+        for name in sorted(os.listdir(self.directory)):
+            if name.startswith(prefix) and name.endswith(".lines"):
+                with open(os.path.join(self.directory, name), "rb") as fo:
+                    pairs = pickle.load(fo)
+                for key, line in pairs:
+                    known = into.get(key)
+                    if known is None:
+                        into[key] = line
+                    else:
+                        known.merge(line)
+        return into
+
+    def close(self) -> None:
+        """Remove the directory, where this made it."""
+        if self.owned and self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+
+def by_day(pairs) -> dict:
+    """{day: [(key, Line)]} of (key, Line) pairs keyed (day, shift, table, *lk)."""
+    out: dict = {}
+    for key, line in pairs:
+        out.setdefault(key[0], []).append((key, line))
+    return out
+
+
+def day_lines(held: dict, left: LeftDays | None, day: date) -> dict:
+    """A gaming day's lines ({(day, shift, table, *lk): Line}): those held, and those written out
+    for it, added together (copies: the held lines stay as they are)."""
+    lines: dict = {}
+    for key, line in held.items():
+        if key[0] == day:
+            lines[key] = line.copy()
+    if left is not None:
+        left.day(day, lines)
+    return lines
+
+
+def all_days(held: dict, left: LeftDays | None) -> list:
+    """The gaming days with lines, held or written out, in order."""
+    days = {key[0] for key in held}
+    if left is not None:
+        days |= left.days()
+    return sorted(days)
+
+
+__all__ = ["SPILL_LINES", "LeftDays", "Line", "all_days", "by_day", "day_lines"]
