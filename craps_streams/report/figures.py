@@ -21,6 +21,7 @@ from craps_streams.report.books import Line
 from craps_streams.report.build import Collected
 from craps_streams.report.calendar import utc_iso
 from craps_streams.report.days import day_lines
+from craps_streams.report.rows import ROWS_HELD, Discarded, RowFile
 from craps_streams.jobs import in_processes
 from craps_streams.report.statistics import NO_TAIL, Tail, bonferroni, line_tail, spectra_kept
 from craps_streams.rules.board import board_of_record
@@ -152,10 +153,11 @@ def _day(c: Collected, day, order: dict) -> tuple[list, list, list]:
     return sorted(kinds.items()), shifts, sorted(floor.items())
 
 
-def _figures(c: Collected, rows: Rows, g: Grains) -> tuple[list, list, list, list]:
-    """The rows of the four grains: kinds, tables, shifts, floor; a gaming day at a time (its lines
-    read then: days.py), the floor's longer scopes (the period, month to date, year to date) summed
-    from its days' lines, which merge by adding."""
+def _figures(c: Collected, rows: Rows, g: Grains, out: tuple) -> None:
+    """The rows of the four grains, appended to `out` (kinds, tables, shifts, floor: lists or
+    rows.py's `RowFile`s); a gaming day at a time (its lines read then: days.py), the floor's
+    longer scopes (the period, month to date, year to date) summed from its days' lines, which
+    merge by adding."""
     cal, period = c.settings.calendar, c.settings.period
     order = {n: i for i, n in enumerate(cal.shift_names())}
     last = period.last
@@ -165,7 +167,7 @@ def _figures(c: Collected, rows: Rows, g: Grains) -> tuple[list, list, list, lis
         for name, first in (("month_to_date", month), ("year_to_date", year)):
             if day >= first:
                 longer[name].setdefault(tuple(lk), Line()).merge(line)
-    kind_rows, table_rows, shift_rows, floor_rows = [], [], [], []
+    kind_rows, table_rows, shift_rows, floor_rows = out
 
     def floor_scope(name: str, lines) -> None:
         parts, ps = [], []
@@ -202,18 +204,21 @@ def _figures(c: Collected, rows: Rows, g: Grains) -> tuple[list, list, list, lis
         floor_scope("period", sorted(longer["period"].items()))
     for name in ("month_to_date", "year_to_date"):
         floor_scope(name, sorted(longer[name].items()))
-    return kind_rows, table_rows, shift_rows, floor_rows
 
 
 def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
     """The report from what the pass booked; with `jobs` > 1, where the lines' tails are long to
     compute (`shares_tails`), they are computed in that many processes first
     (`tails_in_processes`). The lattice's transforms are kept while the tails are computed
-    (`spectra_kept`: many lines share them)."""
+    (`spectra_kept`: many lines share them). Each grain's rows are a list, or past `ROWS_HELD`
+    rows in all a `RowFile` (rows.py: the rows on disk, read back by each pass over them)."""
     g = grains(c)
+    budget = [ROWS_HELD]
+    out = tuple(RowFile(budget) for _ in range(4))
     with spectra_kept():
         tail = tails_in_processes(c, g, jobs) if jobs > 1 and shares_tails(g) else line_tail
-        kind_rows, table_rows, shift_rows, floor_rows = _figures(c, Rows(c, tail), g)
+        _figures(c, Rows(c, tail), g, out)
+    kind_rows, table_rows, shift_rows, floor_rows = (grain.rows() for grain in out)
     s = c.settings
     cal, period = s.calendar, s.period
     start, end = c.start_ms, c.end_ms
@@ -279,7 +284,7 @@ def tails_in_processes(c: Collected, g: Grains, jobs: int):
         asked.setdefault((odds, tuple(sorted(stakes.items())), house_win_cents, lattice), None)
         return NO_TAIL
 
-    _figures(c, _Noting(c, note), g)
+    _figures(c, _Noting(c, note), g, (Discarded(),) * 4)
     keys = list(asked)
     tails = dict(zip(keys, in_processes(_one_tail, keys, jobs)))
 

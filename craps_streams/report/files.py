@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from craps_streams.report.figures import COLUMNS
+from craps_streams.report.rows import RowFile
 from craps_streams.rules.wording import WAGER_NAMES
 from craps_streams.metrics.unusual import p_text
 
@@ -50,26 +51,55 @@ def write_csv(report: dict, out_dir) -> list[Path]:
     return written
 
 
-def write_json(report: dict, path) -> Path:
-    """The report as `json.dumps(report, indent=1)` writes it, byte for byte: encoded in one line by
-    the json module's C encoder (its own numbers and escapes), then laid out one value a line by
-    msgspec's formatter, which keeps every token as it is. json.dumps with an indent is the module's
-    pure-Python encoder, several times slower; a report with a NaN (not JSON, which the formatter
-    refuses) is written by it. The text is written as the formatter's bytes (ASCII: json.dumps
-    escapes the rest), so at most two copies of it are held at once, the line and the layout."""
+def laid_out(value) -> bytes:
+    """`json.dumps(value, indent=1)`, byte for byte: encoded in one line by the json module's C
+    encoder (its own numbers and escapes), then laid out one value a line by msgspec's formatter,
+    which keeps every token as it is. json.dumps with an indent is the module's pure-Python
+    encoder, several times slower; a value with a NaN (not JSON, which the formatter refuses) is
+    written by it. ASCII (json.dumps escapes the rest)."""
     import msgspec
 
-    path = Path(path)
-    line = json.dumps(report).encode()
+    line = json.dumps(value).encode()
     try:
-        text = msgspec.json.format(line, indent=1)
+        return msgspec.json.format(line, indent=1)
     except msgspec.DecodeError:
-        text = json.dumps(report, indent=1).encode()
-    del line
+        return json.dumps(value, indent=1).encode()
+
+
+def write_json(report: dict, path) -> Path:
+    """The report as `json.dumps(report, indent=1)` writes it, byte for byte (`laid_out`). A grain
+    whose rows are on disk (rows.py `RowFile`) is written a chunk of rows at a time, each chunk
+    laid out and set one level deeper, so the document is never whole in memory; the rest of the
+    report is laid out in one piece (at most two copies of its text held at once)."""
+    path = Path(path)
     with open(path, "wb") as fo:
-        fo.write(text)
+        if not any(isinstance(v, RowFile) for v in report.values()):
+            fo.write(laid_out(report))
+        else:
+            fo.write(b"{")
+            for i, (key, value) in enumerate(report.items()):
+                fo.write(b"\n " if i == 0 else b",\n ")
+                fo.write(json.dumps(key).encode() + b": ")
+                if isinstance(value, RowFile):
+                    _write_rows(fo, value)
+                else:
+                    fo.write(laid_out(value).replace(b"\n", b"\n "))
+            fo.write(b"\n}" if report else b"}")
         fo.write(b"\n")
     return path
+
+
+def _write_rows(fo, rows: RowFile) -> None:
+    """A list of rows as the value of a top-level key: `[`, its items one level deeper than
+    `laid_out` of a chunk sets them (each line of the chunk's body one space further in), `]`."""
+    if not len(rows):
+        fo.write(b"[]")
+        return
+    fo.write(b"[")
+    for i, chunk in enumerate(rows.chunks()):
+        body = laid_out(chunk)[1:-2]  # "\n {...},\n {...}" without "[" and "\n]"
+        fo.write(body.replace(b"\n", b"\n ") if i == 0 else b"," + body.replace(b"\n", b"\n "))
+    fo.write(b"\n ]")
 
 
 def dollars(cents) -> str:
@@ -166,6 +196,12 @@ def _template_cache(directory: str | None = None):
 
 
 def render_html(report: dict) -> str:
+    return "".join(_page(report))
+
+
+def _page(report: dict):
+    """The page's text, a piece at a time (Jinja2's `generate`): a report whose rows are on disk
+    (rows.py) is read a chunk at a time as the page is written, never whole."""
     import jinja2
 
     here = resources.files("craps_streams.report")
@@ -176,14 +212,16 @@ def render_html(report: dict) -> str:
     env.filters.update(dollars=dollars, pct=pct, prob=p_text, wager=lambda kind: WAGER_NAMES.get(kind, kind))
     template = env.get_template("report.html")
     series = plot_series(report)
-    return template.render(r=report, plots=series, json=json, plot_data=script_json(series),
-                           chart_js=chart_js(), plots_js=here.joinpath("report-plots.js").read_text(encoding="utf-8"))
+    return template.generate(r=report, plots=series, json=json, plot_data=script_json(series),
+                             chart_js=chart_js(), plots_js=here.joinpath("report-plots.js").read_text(encoding="utf-8"))
 
 
 def write_html(report: dict, path) -> Path:
     """The page, with its plots' data and the script that draws them (RuntimeError without Chart.js)."""
     path = Path(path)
-    path.write_text(render_html(report), encoding="utf-8")
+    pieces = _page(report)  # Chart.js read first: without it, no file
+    with open(path, "w", encoding="utf-8") as fo:
+        fo.writelines(pieces)
     return path
 
 

@@ -142,3 +142,32 @@ def test_a_lines_parts_add_back_to_the_line(tmp_path, monkeypatch):
     shared.close()
     assert list(tmp_path.iterdir())
     assert days.SPILL_LINES > 0
+
+
+def test_rows_written_out_make_the_same_files(history, monkeypatch, tmp_path):
+    """Past `ROWS_HELD` a grain's rows are on disk (rows.py): the CSV, the JSON (a chunk of rows at
+    a time) and the page are the files of the rows held, byte for byte."""
+    from craps_streams.report import figures, files, rows
+
+    path, _ = history
+
+    def written(name: str) -> dict:
+        rep = report(path, FIRST, LAST)
+        out = tmp_path / name
+        files.write_csv(rep, out)
+        files.write_json(rep, out / "report.json")
+        files.write_html(rep, out / "report.html")
+        return rep, {p.name: p.read_bytes() for p in out.iterdir()}
+
+    held, held_files = written("held")
+    assert all(type(held[grain]) is list for grain in figures.COLUMNS)
+    monkeypatch.setattr(figures, "ROWS_HELD", 0)
+    monkeypatch.setattr(rows, "CHUNK", 7)
+    spilled, spilled_files = written("written-out")
+    assert all(isinstance(spilled[grain], rows.RowFile) and spilled[grain].written for grain in figures.COLUMNS)
+    assert len(spilled["kinds"]) > 7 * 3  # several chunks
+    for grain in figures.COLUMNS:
+        assert spilled[grain] == held[grain] and list(spilled[grain]) == held[grain]
+    assert spilled_files.keys() == held_files.keys() and len(spilled_files) == 6
+    for name in spilled_files:
+        assert spilled_files[name] == held_files[name], name
