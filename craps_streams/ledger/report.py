@@ -35,7 +35,7 @@ from sqlalchemy.engine import Engine
 from craps_streams.ledger import schema, views
 from craps_streams.ledger.books import DICE_DECIDED, UNIT, sum_if, total
 from craps_streams.report.books import Line
-from craps_streams.report.build import HOUR_MS, Collected, HistorySeen, ReportSettings
+from craps_streams.report.build import HOUR_MS, Collected, HistorySeen, ReportSettings, add_hourly
 from craps_streams.report.calendar import GamingCalendar, utc_iso
 from craps_streams.report.figures import build_figures
 from craps_streams.report.statistics import odds_of
@@ -242,7 +242,7 @@ def books(conn, settings: ReportSettings) -> Collected:
     hour = ((s.c.ts - c.start_ms) // HOUR_MS).label("hour")
     for row in conn.execute(select(s.c.table_id, hour, total(s.c.stake_cents).label("handle"))
                             .where(*period_where).group_by(s.c.table_id, hour)):
-        c.hourly[(row.table_id, row.hour)] = row.handle
+        add_hourly(c, row.table_id, row.hour, row.handle)
     _exceptions(conn, c, settings.tables)
     _rules_in_force(c, regimes)
     c.seen = _seen(conn)

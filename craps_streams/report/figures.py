@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from craps_streams.authenticity.tags import REASONS as AUTHENTICITY_REASONS
 from craps_streams.report.books import Line
-from craps_streams.report.build import Collected
+from craps_streams.report.build import Collected, hours_of
 from craps_streams.report.calendar import utc_iso
 from craps_streams.report.days import day_lines
 from craps_streams.report.rows import ROWS_HELD, Discarded, RowFile
@@ -365,16 +365,14 @@ def plot_data(c: Collected) -> dict:
                         "hold_percent": percent(w, h), "theoretical_hold_percent": round(100 * e / h, 4) if h else None,
                         "band_percent": round(100 * 1.96 * v ** 0.5 / h, 4) if h else None}
                        for ts, h, w, e, v in points]
-    hours = int((c.end_ms - c.start_ms + 3_599_999) // 3_600_000)
+    hours = hours_of(c)
     by_hour = [0] * hours
-    tables_by_hour: dict = {}
-    for (table, hour), cents in c.hourly.items():
-        if 0 <= hour < hours:
-            by_hour[hour] += cents
-            tables_by_hour.setdefault(table, [0] * hours)[hour] += cents
+    for cents in c.hourly.values():  # each table's: an array of the period's hours (build.py `add_hourly`)
+        by_hour = [a + b for a, b in zip(by_hour, cents)]
     handle = {"hours": [cal.iso(c.start_ms + h * 3_600_000) for h in range(hours)],
               "labels": [cal.local_label(c.start_ms + h * 3_600_000, "%m-%d %H:%M") for h in range(hours)],
-              "floor_cents": by_hour, "tables_cents": dict(sorted(tables_by_hour.items()))}
+              "floor_cents": by_hour,
+              "tables_cents": {table: list(cents) for table, cents in sorted(c.hourly.items())}}
     outcomes = []
     for lk, counts in sorted(c.outcomes.items()):
         unit = unit_distribution(c.odds[lk])

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 
 from craps_streams.archive import iter_archive_batches, partition_groups
-from craps_streams.report.build import Collected, ReportPass, ReportSettings
+from craps_streams.report.build import Collected, ReportPass, ReportSettings, add_hourly
 from craps_streams.report.days import LeftDays
 
 
@@ -172,8 +172,13 @@ def merge_collected(parts: list[Collected]) -> Collected:
             known = out.outcomes.setdefault(lk, {})
             for v, n in counts.items():
                 known[v] = known.get(v, 0) + n
-        for key, handle in c.hourly.items():
-            out.hourly[key] = out.hourly.get(key, 0) + handle
+        for table, cents in c.hourly.items():  # a table's own (in one group), added all the same
+            if table not in out.hourly:
+                out.hourly[table] = cents
+                continue
+            for hour, v in enumerate(cents):
+                if v:
+                    add_hourly(out, table, hour, v)
         for name in ("series", "rules", "held"):  # a table's own, in one group only
             mine, theirs = getattr(out, name), getattr(c, name)
             if mine.keys() & theirs.keys():

@@ -22,7 +22,7 @@ use crate::watch::GroupMoney;
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use rustc_hash::FxHashMap;
 
 /// One line's sums (books.py `Line`, its `HoldLine` money first).
@@ -109,8 +109,9 @@ pub struct ReportBook {
     before_at: FxHashMap<(i64, usize), usize>, // (day number, lk)
     outcomes: Vec<(usize, Vec<(i64, i64)>)>, // lk -> unit result -> wagers, in the order first met
     outcome_at: FxHashMap<usize, usize>,
-    hourly: Vec<((usize, i64), i128)>,
-    hourly_at: FxHashMap<(usize, i64), usize>,
+    hours: usize,                    // of the period, the last one begun
+    hourly: Vec<(usize, Vec<i128>)>, // table -> handle by hour of the period, tables in the order first met
+    hourly_at: FxHashMap<usize, usize>,
 }
 
 const OFF_NAMES: [&str; 9] =
@@ -380,14 +381,16 @@ impl ReportBook {
             }
             stake_squares = stake * stake;
         }
-        let hk = (t, (ts - self.start).div_euclid(self.hour));
-        match self.hourly_at.get(&hk) {
-            Some(&h) => self.hourly[h].1 += handle,
+        let h = match self.hourly_at.get(&t) {
+            Some(&h) => h,
             None => {
-                self.hourly.push((hk, handle));
-                self.hourly_at.insert(hk, self.hourly.len() - 1);
+                self.hourly.push((t, vec![0; self.hours]));
+                self.hourly_at.insert(t, self.hourly.len() - 1);
+                self.hourly.len() - 1
             }
-        }
+        };
+        // ts is in the period (start <= ts < end), so its hour is one of the period's
+        self.hourly[h].1[(ts - self.start).div_euclid(self.hour) as usize] += handle;
         // the table's hold through the period, against theory and its band
         let (start, bucket) = (self.start, self.bucket);
         if self.table[t].series.is_empty() {
@@ -486,6 +489,7 @@ impl ReportBook {
             before_at: FxHashMap::default(),
             outcomes: Vec::new(),
             outcome_at: FxHashMap::default(),
+            hours: ((bounds.1 - bounds.0).max(0) + bounds.4 - 1).div_euclid(bounds.4) as usize,
             hourly: Vec::new(),
             hourly_at: FxHashMap::default(),
         })
@@ -588,8 +592,9 @@ impl ReportBook {
     /// before, outcomes, hourly, series)`. A line is `(key, money, decisions, stakes)`: money
     /// `(settled, handle, returned, collected, won, wins, losses, pushes)` (`HoldLine`'s fields),
     /// decisions `(decisions, dice handle, dice house win)`, stakes a dict; an outcome `(lk,
-    /// {unit result: wagers})`; an hourly entry `((table, hour), handle)`; a series `(table,
-    /// [[ts, handle, house win, expected, variance], ...])`.
+    /// {unit result: wagers})`; an hourly entry `(table, handle by hour of the period)`, the handles
+    /// as bytes of 64-bit integers in the machine's order (a list of ints where one does not fit
+    /// 64 bits); a series `(table, [[ts, handle, house win, expected, variance], ...])`.
     fn rows(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let lines = PyList::empty(py);
         for l in &self.lines {
@@ -610,8 +615,15 @@ impl ReportBook {
             outcomes.append((b(&self.lks[*lk]), d))?;
         }
         let hourly = PyList::empty(py);
-        for ((t, h), v) in &self.hourly {
-            hourly.append(((b(&self.table[*t].id), *h), *v))?;
+        for (t, cents) in &self.hourly {
+            // 64-bit integers in the machine's order (Python's array('q')), or ints where one is wider
+            let table = b(&self.table[*t].id);
+            if cents.iter().all(|&c| i64::try_from(c).is_ok()) {
+                let bytes: Vec<u8> = cents.iter().flat_map(|&c| (c as i64).to_ne_bytes()).collect();
+                hourly.append((table, PyBytes::new(py, &bytes)))?;
+            } else {
+                hourly.append((table, PyList::new(py, cents.iter().copied())?))?;
+            }
         }
         let series = PyList::empty(py);
         for &t in &self.series_order {

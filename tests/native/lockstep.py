@@ -1041,6 +1041,8 @@ def report_books(rp) -> tuple:
     c = rp.c
     if rp.book is not None:
         lines, before, outcomes, hourly, series = rp.book.rows()
+        hourly = [(table, list(memoryview(cents).cast("q")) if type(cents) is bytes else cents)
+                  for table, cents in hourly]
     else:
         def rows(books: dict) -> list:
             return [(key, dataclasses.astuple(line.money), (line.decisions, line.dice_handle_cents,
@@ -1048,7 +1050,7 @@ def report_books(rp) -> tuple:
                     for key, line in books.items()]
 
         lines, before = rows(c.lines), rows(c.before)
-        outcomes, hourly = list(c.outcomes.items()), list(c.hourly.items())
+        outcomes, hourly = list(c.outcomes.items()), [(table, list(cents)) for table, cents in c.hourly.items()]
         series = [(table, [list(p) for p in points]) for table, points in c.series.items()]
     return (lines, before, outcomes, hourly, series, [o.id for o in c.alerts], [o.id for o in c.rejections])
 
