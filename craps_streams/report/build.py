@@ -34,6 +34,7 @@ from craps_streams.replay.sources import Slice
 from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, Line, book_group, unit_result
 from craps_streams.report.calendar import GamingCalendar, Period
 from craps_streams.report.days import _KEPT_MS, SPILL_LINES, LeftDays, by_day
+from craps_streams.report.noted import Noted
 from craps_streams.rules import EventRejected, SurveillanceAlerted, TableOpened, WagerSettled
 from craps_streams.rules.hold import HoldLine
 from craps_streams.report.statistics import INVESTIGATION_LEVEL, odds_of
@@ -43,7 +44,6 @@ HOUR_MS = 3_600_000
 # its least and greatest time before any (event times are epoch ms that fit Avro's long).
 _INLINE = frozenset(EVENT_TYPES - {TableOpened})
 _NO_LOW, _NO_HIGH = 1 << 64, -(1 << 64)
-SEQUENCE_ALERTS = ("sequence_gap", "sequence_resumed")
 SERIES_POINTS = 300  # points per table in a period's hold series (thinned by time)
 
 
@@ -100,7 +100,8 @@ class Collected:
     outcomes: dict = field(default_factory=dict)  # (wager, paytable, reading) -> {unit result: wagers}
     hourly: dict = field(default_factory=dict)  # table -> handle cents by hour of the period (`add_hourly`)
     series: dict = field(default_factory=dict)  # table -> [[ts, handle, house win, expected, variance]]
-    alerts: list = field(default_factory=list)
+    noted: Noted | None = None  # the period's exceptions, as a pass keeps them (noted.py)
+    alerts: list = field(default_factory=list)  # else (the ledger's) these
     rejections: list = field(default_factory=list)
     duplicates: list = field(default_factory=list)  # (table, seq, ts) of duplicates in the period
     rules: dict = field(default_factory=dict)  # table -> [(ts, table_kind, rules record)] openings
@@ -138,6 +139,7 @@ class ReportPass:
         self.c = Collected(settings, start, end, cal.day_bounds(last.replace(day=1))[0],
                            cal.day_bounds(date(last.year, 1, 1))[0])
         self.c.left = left if left is not None else LeftDays()
+        self.c.noted = Noted()
         self.spill_lines = SPILL_LINES if spill_lines is None else spill_lines
         self.slice = Slice(settings.tables, None, end - 1)
         self.topic_offsets = topic_offsets
@@ -418,7 +420,7 @@ class ReportPass:
         state = replay.tables.get(table) if type(table) is str else None
         if (before is not None and state is not None and state.duplicates > before and type(ts) is int
                 and self.c.start_ms <= ts < self.c.end_ms):
-            self.c.duplicates.append((table, seq, ts))
+            self.c.noted.duplicate((table, seq, ts))
         if opening and type(table) is str:
             state = replay.tables.get(table)
             own = outputs and type(outputs[0]) is EventRejected and outputs[0].seq == seq
@@ -471,10 +473,10 @@ class ReportPass:
         kind = type(o)
         if kind is SurveillanceAlerted:
             if self.c.start_ms <= o.ts < self.c.end_ms:
-                self.c.alerts.append(o)
+                self.c.noted.alerted(o)
         elif kind is EventRejected:
             if o.ts == 0 or not o.table_id or self.c.start_ms <= o.ts < self.c.end_ms:
-                self.c.rejections.append(o)
+                self.c.noted.rejected(o)
 
     def _kind(self, table: str, wager: str, paytable: str) -> tuple:
         rules = self.rules_of.get(table)

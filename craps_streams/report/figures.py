@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from craps_streams.authenticity.tags import REASONS as AUTHENTICITY_REASONS
 from craps_streams.report.books import Line
 from craps_streams.report.build import Collected, hours_of
 from craps_streams.report.calendar import utc_iso
 from craps_streams.report.days import day_lines
+from craps_streams.report.noted import Noted
 from craps_streams.report.rows import ROWS_HELD, Discarded, RowFile
 from craps_streams.jobs import in_processes
 from craps_streams.report.statistics import NO_TAIL, Tail, bonferroni, line_tail, spectra_kept
@@ -37,7 +37,6 @@ SHIFT_KEYS = ("gaming_day", "shift", "table_id")
 FLOOR_KEYS = ("scope", "wager", "paytable", "reading")
 COLUMNS = {"kinds": KIND_KEYS + FIGURES, "tables": TABLE_KEYS + FIGURES, "shifts": SHIFT_KEYS + FIGURES,
            "floor": FLOOR_KEYS + FIGURES}
-LISTED = 2000  # exceptions listed one by one (all are counted)
 LATTICE_DAYS_KINDS = 7  # the kind lines' tails use the lattice in reports of up to this many days
 # With --jobs, the lines' tails are computed in the jobs where at least this many lines take the
 # lattice (`shares_tails`): a lattice line's tails take a fraction of a millisecond to tens of
@@ -310,43 +309,29 @@ def _alert(o, cal) -> dict:
 
 def exceptions(c: Collected) -> dict:
     """Everything in the period that is not money: rejections by reason (dated ones on their
-    claimed gaming day; undecodable messages have no time and are listed as undated), alerts,
+    claimed gaming day; undated messages have no time and are listed as undated), alerts,
     sequence faults (gaps, resumptions, window overflows, duplicates, tables still suspended at
-    the end), and the forged events among the rejections. None of it is in the money: a rejected
+    the end), and the forged events among the rejections; each counted, the first `LISTED` of
+    each listed (noted.py: what the pass kept of them). None of it is in the money: a rejected
     event never reaches the rules core."""
     cal = c.settings.calendar
-    dated = [o for o in c.rejections if o.ts and o.table_id]
-    undated = sorted((o for o in c.rejections if not (o.ts and o.table_id)), key=lambda o: o.id)
-    by_reason: dict = {}
-    for o in dated:
-        by_reason[o.reason] = by_reason.get(o.reason, 0) + 1
-    undated_by_reason: dict = {}
-    for o in undated:
-        undated_by_reason[o.reason] = undated_by_reason.get(o.reason, 0) + 1
-    alerts = sorted(c.alerts, key=lambda a: (a.ts, a.table_id, a.seq, a.id))
-    by_alert: dict = {}
-    for a in alerts:
-        by_alert[a.alert] = by_alert.get(a.alert, 0) + 1
-    seq_alerts = [a for a in alerts if a.alert in ("sequence_gap", "sequence_resumed")]
-    window_full = [o for o in dated if o.reason == "sequence_window_full"]
-    forged = [o for o in dated if o.reason in AUTHENTICITY_REASONS]
-    dated.sort(key=lambda o: (o.ts, o.table_id, o.seq, o.id))
+    noted = c.noted if c.noted is not None else Noted.of(c.rejections, c.alerts, c.duplicates)
+    dated, undated, alerts, sequence = noted.rejections, noted.undated, noted.alerts, noted.sequence
     return {
-        "rejections": {"count": len(dated), "by_reason": dict(sorted(by_reason.items())),
-                       "listed": [_rejection(o, cal) for o in dated[:LISTED]]},
-        "undated_rejections": {"count": len(undated), "by_reason": dict(sorted(undated_by_reason.items())),
-                               "listed": [_rejection(o, cal) for o in undated[:LISTED]]},
-        "alerts": {"count": len(alerts), "by_kind": dict(sorted(by_alert.items())),
-                   "listed": [_alert(a, cal) for a in alerts[:LISTED]]},
-        "forged_events": {"count": len(forged), "listed": [_rejection(o, cal) for o in forged[:LISTED]]},
+        "rejections": {"count": dated.count, "by_reason": dict(sorted(dated.by.items())),
+                       "listed": [_rejection(o, cal) for o in dated.first()]},
+        "undated_rejections": {"count": undated.count, "by_reason": dict(sorted(undated.by.items())),
+                               "listed": [_rejection(o, cal) for o in undated.first()]},
+        "alerts": {"count": alerts.count, "by_kind": dict(sorted(alerts.by.items())),
+                   "listed": [_alert(a, cal) for a in alerts.first()]},
+        "forged_events": {"count": noted.forged.count, "listed": [_rejection(o, cal) for o in noted.forged.first()]},
         "sequence_faults": {
-            "gaps": sum(1 for a in seq_alerts if a.alert == "sequence_gap"),
-            "resumed": sum(1 for a in seq_alerts if a.alert == "sequence_resumed"),
-            "window_full": len(window_full),
-            "duplicates": len(c.duplicates),
-            "listed": [_alert(a, cal) for a in seq_alerts[:LISTED]],
-            "duplicates_listed": [{"table_id": t, "seq": s, "time": cal.iso(ts)}
-                                  for t, s, ts in sorted(c.duplicates, key=lambda d: (d[2], d[0], d[1]))[:LISTED]],
+            "gaps": sequence.by.get("sequence_gap", 0),
+            "resumed": sequence.by.get("sequence_resumed", 0),
+            "window_full": dated.by.get("sequence_window_full", 0),
+            "duplicates": noted.duplicates.count,
+            "listed": [_alert(a, cal) for a in sequence.first()],
+            "duplicates_listed": [{"table_id": t, "seq": s, "time": cal.iso(ts)} for t, s, ts in noted.duplicates.first()],
             "suspended_at_end": [{"table_id": t, "held": n, "waiting_for_seq": w}
                                  for t, (n, w) in sorted(c.held.items())],
         },

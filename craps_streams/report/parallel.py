@@ -184,9 +184,7 @@ def merge_collected(parts: list[Collected]) -> Collected:
             if mine.keys() & theirs.keys():
                 raise ValueError(f"tables booked in two groups ({name}): {sorted(mine.keys() & theirs.keys())[:5]}")
             mine.update(theirs)
-        out.alerts += c.alerts
-        out.rejections += c.rejections
-        out.duplicates += c.duplicates
+        out.noted.merge(c.noted)
         seen, more = out.seen, c.seen
         seen.items += more.items
         if more.min_ts is not None and (seen.min_ts is None or more.min_ts < seen.min_ts):

@@ -1052,7 +1052,9 @@ def report_books(rp) -> tuple:
         lines, before = rows(c.lines), rows(c.before)
         outcomes, hourly = list(c.outcomes.items()), [(table, list(cents)) for table, cents in c.hourly.items()]
         series = [(table, [list(p) for p in points]) for table, points in c.series.items()]
-    return (lines, before, outcomes, hourly, series, [o.id for o in c.alerts], [o.id for o in c.rejections])
+    noted = c.noted
+    return (lines, before, outcomes, hourly, series, [o.id for o in noted.alerts.items],
+            [o.id for o in noted.rejections.items + noted.undated.items])
 
 
 class ReportSide:
