@@ -28,7 +28,7 @@ from datetime import date
 
 from craps_streams.report.books import Line
 
-SPILL_LINES = 20_000  # lines the pass holds before it writes those of the days left behind
+SPILL_LINES = 4_000  # lines the pass holds before it writes those of the shifts left behind
 _KEPT_MS = 36 * 3_600_000  # the lines kept on each side of the latest shift booked
 
 

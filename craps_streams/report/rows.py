@@ -16,7 +16,7 @@ import pickle
 import tempfile
 from collections.abc import Iterator
 
-ROWS_HELD = 50_000  # rows a report keeps in memory, all grains together, before it writes them out
+ROWS_HELD = 10_000  # rows a report keeps in memory, all grains together, before it writes them out
 CHUNK = 2_000  # rows a chunk written out
 
 
