@@ -67,8 +67,9 @@ class LeftDays:
         return {date.fromisoformat(name.split(".", 1)[0]) for name in os.listdir(self.directory)
                 if name.endswith(".lines")}
 
-    def day(self, day: date, into: dict) -> dict:
-        """Add the lines written out for `day` into `into` ({key: Line}, merged by adding)."""
+    def day(self, day: date) -> dict:
+        """The lines written out for `day` ({key: Line}, a line's parts added together)."""
+        into: dict = {}
         if self.directory is None:
             return into
         prefix = day.isoformat() + "."
@@ -101,13 +102,17 @@ def by_day(pairs) -> dict:
 
 def day_lines(held: dict, left: LeftDays | None, day: date) -> dict:
     """A gaming day's lines ({(day, shift, table, *lk): Line}): those held, and those written out
-    for it, added together (copies: the held lines stay as they are)."""
-    lines: dict = {}
-    for key, line in held.items():
-        if key[0] == day:
-            lines[key] = line.copy()
+    for it, added together (a held line with parts on disk is copied first: the held lines stay as
+    they are, for the next pass over the figures)."""
+    lines = {key: line for key, line in held.items() if key[0] == day}
     if left is not None:
-        left.day(day, lines)
+        for key, part in left.day(day).items():
+            line = lines.get(key)
+            if line is None:
+                lines[key] = part
+            else:
+                lines[key] = line = line.copy()
+                line.merge(part)
     return lines
 
 
