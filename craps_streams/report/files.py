@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from craps_streams.report.figures import COLUMNS
-from craps_streams.report.rows import RowFile
+from craps_streams.report.rows import CHUNK, RowFile, chunks_of
 from craps_streams.rules.wording import WAGER_NAMES
 from craps_streams.metrics.unusual import p_text
 
@@ -67,36 +67,33 @@ def laid_out(value) -> bytes:
 
 
 def write_json(report: dict, path) -> Path:
-    """The report as `json.dumps(report, indent=1)` writes it, byte for byte (`laid_out`). A grain
-    whose rows are on disk (rows.py `RowFile`) is written a chunk of rows at a time, each chunk
-    laid out and set one level deeper, so the document is never whole in memory; the rest of the
-    report is laid out in one piece (at most two copies of its text held at once)."""
+    """The report as `json.dumps(report, indent=1)` writes it, byte for byte (`laid_out`), a
+    top-level value at a time, and a grain's rows a chunk of them at a time (on disk or not:
+    rows.py `RowFile`), each chunk laid out and set one level deeper: the document is never whole
+    in memory, nor are two copies of it."""
     path = Path(path)
     with open(path, "wb") as fo:
-        if not any(isinstance(v, RowFile) for v in report.values()):
-            fo.write(laid_out(report))
-        else:
-            fo.write(b"{")
-            for i, (key, value) in enumerate(report.items()):
-                fo.write(b"\n " if i == 0 else b",\n ")
-                fo.write(json.dumps(key).encode() + b": ")
-                if isinstance(value, RowFile):
-                    _write_rows(fo, value)
-                else:
-                    fo.write(laid_out(value).replace(b"\n", b"\n "))
-            fo.write(b"\n}" if report else b"}")
-        fo.write(b"\n")
+        fo.write(b"{")
+        for i, (key, value) in enumerate(report.items()):
+            fo.write(b"\n " if i == 0 else b",\n ")
+            fo.write(json.dumps(key).encode() + b": ")
+            if isinstance(value, RowFile) or (type(value) is list and len(value) > CHUNK):
+                _write_rows(fo, value)
+            else:
+                fo.write(laid_out(value).replace(b"\n", b"\n "))
+        fo.write(b"\n}\n" if report else b"}\n")
     return path
 
 
-def _write_rows(fo, rows: RowFile) -> None:
-    """A list of rows as the value of a top-level key: `[`, its items one level deeper than
-    `laid_out` of a chunk sets them (each line of the chunk's body one space further in), `]`."""
+def _write_rows(fo, rows) -> None:
+    """A list of rows (or a `RowFile`) as the value of a top-level key: `[`, its items one level
+    deeper than `laid_out` of a chunk sets them (each line of the chunk's body one space further
+    in), `]`."""
     if not len(rows):
         fo.write(b"[]")
         return
     fo.write(b"[")
-    for i, chunk in enumerate(rows.chunks()):
+    for i, chunk in enumerate(chunks_of(rows)):
         body = laid_out(chunk)[1:-2]  # "\n {...},\n {...}" without "[" and "\n]"
         fo.write(body.replace(b"\n", b"\n ") if i == 0 else b"," + body.replace(b"\n", b"\n "))
     fo.write(b"\n ]")

@@ -161,6 +161,10 @@ def test_rows_written_out_make_the_same_files(history, monkeypatch, tmp_path):
 
     held, held_files = written("held")
     assert all(type(held[grain]) is list for grain in figures.COLUMNS)
+    with monkeypatch.context() as small:  # the lists themselves written a few rows at a time
+        small.setattr(files, "CHUNK", 3)
+        small.setattr(rows, "CHUNK", 3)
+        assert written("chunked")[1] == held_files
     monkeypatch.setattr(figures, "ROWS_HELD", 0)
     monkeypatch.setattr(rows, "CHUNK", 7)
     spilled, spilled_files = written("written-out")
