@@ -33,7 +33,7 @@ from craps_streams.replay.jsonread import LineBatch
 from craps_streams.replay.sources import Slice
 from craps_streams.report.books import SURRENDER_DETAIL_END, TABLE_CLOSED_DETAIL, Line, book_group, unit_result
 from craps_streams.report.calendar import GamingCalendar, Period
-from craps_streams.report.days import _KEPT_MS, SPILL_LINES, LeftDays, by_day
+from craps_streams.report.days import KEPT_MS, SPILL_LINES, LeftDays, by_day
 from craps_streams.report.noted import Noted
 from craps_streams.rules import EventRejected, SurveillanceAlerted, TableOpened, WagerSettled
 from craps_streams.rules.hold import HoldLine
@@ -233,7 +233,7 @@ class ReportPass:
         return self.book.held() if self.book is not None else len(self.c.lines)
 
     def _leave(self) -> None:
-        """Write out the lines of the shifts more than `_KEPT_MS` from the latest one booked (days.py),
+        """Write out the lines of the shifts more than `KEPT_MS` from the latest one booked (days.py),
         and raise the bound to twice what is still held, so a floor whose shifts in hand hold more
         than it is not written out batch after batch."""
         if self.book is not None:
@@ -242,7 +242,7 @@ class ReportPass:
             latest = self.last_segment[0] if self.last_segment is not None else None
         if latest is None:
             return
-        low, high = latest - _KEPT_MS, latest + _KEPT_MS
+        low, high = latest - KEPT_MS, latest + KEPT_MS
         if self.book is not None:
             pairs = [(key, Line(HoldLine(*money), *decisions, stakes))
                      for key, money, decisions, stakes in self.book.take_lines(low, high)]

@@ -26,14 +26,12 @@ import shutil
 import tempfile
 from datetime import date
 
-from craps_streams.report.books import Line
-
 SPILL_LINES = 4_000  # lines the pass holds before it writes those of the shifts left behind
-_KEPT_MS = 36 * 3_600_000  # the lines kept on each side of the latest shift booked
+KEPT_MS = 36 * 3_600_000  # the lines kept on each side of the latest shift booked
 
 
 class LeftDays:
-    """The days' lines written out so far: `write_days` (in the pass), `days` and `day` (the figures).
+    """The days' lines written out so far: `write_days` (in the pass), `day` (the figures).
     `directory`: one shared with jobs (each writes its own files there); None: made at the first
     `write_days`, removed by `close`."""
 
@@ -59,13 +57,6 @@ class LeftDays:
             with open(fd, "wb") as fo:
                 pickle.dump(pairs, fo, protocol=pickle.HIGHEST_PROTOCOL)
             self.written += len(pairs)
-
-    def days(self) -> set:
-        """The gaming days with lines written out (by any process sharing the directory)."""
-        if self.directory is None:
-            return set()
-        return {date.fromisoformat(name.split(".", 1)[0]) for name in os.listdir(self.directory)
-                if name.endswith(".lines")}
 
     def day(self, day: date) -> dict:
         """The lines written out for `day` ({key: Line}, a line's parts added together)."""
@@ -116,12 +107,4 @@ def day_lines(held: dict, left: LeftDays | None, day: date) -> dict:
     return lines
 
 
-def all_days(held: dict, left: LeftDays | None) -> list:
-    """The gaming days with lines, held or written out, in order."""
-    days = {key[0] for key in held}
-    if left is not None:
-        days |= left.days()
-    return sorted(days)
-
-
-__all__ = ["SPILL_LINES", "LeftDays", "Line", "all_days", "by_day", "day_lines"]
+__all__ = ["KEPT_MS", "SPILL_LINES", "LeftDays", "by_day", "day_lines"]
