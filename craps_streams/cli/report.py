@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import time
 
-from craps_streams.cli.errors import CommandError, note
+from craps_streams.cli.errors import EXIT_FILE, CommandError, note
 from craps_streams.cli.history import dollars, tag_check
 from craps_streams.cli.options import KAFKA, KEYS, REPORT, RULES, Formatter, add_bootstrap, add_tag_options, epilog
 from craps_streams.cli.progress import Progress
@@ -41,6 +41,7 @@ def cmd_report(args, settings) -> int:
 
     from craps_streams.report import ReportSettings, make_report
     from craps_streams.report import files
+    from craps_streams.report.days import TemporaryFilesError
     from craps_streams.surveillance import HoldWatch
 
     if bool(args.files) + bool(args.from_topic) + (args.from_ledger is not None) != 1:
@@ -75,6 +76,8 @@ def cmd_report(args, settings) -> int:
         except (OSError, ValueError, TimeoutError) as e:
             if riding is not None:
                 riding.close()
+            if isinstance(e, TemporaryFilesError):
+                raise CommandError(e.strerror, EXIT_FILE) from None
             raise CommandError(f"cannot read {' '.join(args.files) or 'the topic'}: "
                                f"{getattr(e, 'strerror', None) or e}") from None
         progress.done()

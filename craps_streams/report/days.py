@@ -30,6 +30,16 @@ SPILL_LINES = 4_000  # lines the pass holds before it writes those of the shifts
 KEPT_MS = 36 * 3_600_000  # the lines kept on each side of the latest shift booked
 
 
+class TemporaryFilesError(OSError):
+    """The report's temporary files (days.py, rows.py) could not be written: a full or unwritable
+    temporary directory, said as such rather than as a history that cannot be read."""
+
+    @classmethod
+    def of(cls, e: OSError, where: str) -> "TemporaryFilesError":
+        return cls(e.errno, f"cannot write the report's temporary files in {where} (TMPDIR): "
+                            f"{e.strerror or e}")
+
+
 class LeftDays:
     """The days' lines written out so far: `write_days` (in the pass), `day` (the figures).
     `directory`: one shared with jobs (each writes its own files there); None: made at the first
@@ -43,20 +53,26 @@ class LeftDays:
     def shared(self) -> str:
         """The directory (made now if it was not), for jobs to write theirs in (`LeftDays(it)`)."""
         if self.directory is None:
-            self.directory = tempfile.mkdtemp(prefix="craps-report-days-")
+            try:
+                self.directory = tempfile.mkdtemp(prefix="craps-report-days-")
+            except OSError as e:
+                raise TemporaryFilesError.of(e, tempfile.gettempdir()) from e
         return self.directory
 
     def write_days(self, by_day: dict) -> None:
-        """Write `by_day` ({day: [(key, Line)]}), a file per day."""
+        """Write `by_day` ({day: [(key, Line)]}), a file per day; TemporaryFilesError where it cannot."""
         if not by_day:
             return
         directory = self.shared()
-        for day, pairs in by_day.items():
-            # a name of its own (jobs write in the same directory, a job may book several groups)
-            fd, _ = tempfile.mkstemp(prefix=f"{day.isoformat()}.", suffix=".lines", dir=directory)
-            with open(fd, "wb") as fo:
-                pickle.dump(pairs, fo, protocol=pickle.HIGHEST_PROTOCOL)
-            self.written += len(pairs)
+        try:
+            for day, pairs in by_day.items():
+                # a name of its own (jobs write in the same directory, a job may book several groups)
+                fd, _ = tempfile.mkstemp(prefix=f"{day.isoformat()}.", suffix=".lines", dir=directory)
+                with open(fd, "wb") as fo:
+                    pickle.dump(pairs, fo, protocol=pickle.HIGHEST_PROTOCOL)
+                self.written += len(pairs)
+        except OSError as e:
+            raise TemporaryFilesError.of(e, directory) from e
 
     def day(self, day: date) -> dict:
         """The lines written out for `day` ({key: Line}, a line's parts added together)."""
@@ -107,4 +123,4 @@ def day_lines(held: dict, left: LeftDays | None, day: date) -> dict:
     return lines
 
 
-__all__ = ["KEPT_MS", "SPILL_LINES", "LeftDays", "by_day", "day_lines"]
+__all__ = ["KEPT_MS", "SPILL_LINES", "LeftDays", "TemporaryFilesError", "by_day", "day_lines"]

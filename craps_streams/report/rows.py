@@ -16,6 +16,8 @@ import pickle
 import tempfile
 from collections.abc import Iterator
 
+from craps_streams.report.days import TemporaryFilesError
+
 ROWS_HELD = 10_000  # rows a report keeps in memory, all grains together, before it writes them out
 CHUNK = 2_000  # rows a chunk written out
 
@@ -40,15 +42,21 @@ class RowFile:
             return
         self.budget[0] -= 1
         if self.budget[0] < 0:
-            self.file = tempfile.TemporaryFile(prefix="craps-report-rows-")
+            try:
+                self.file = tempfile.TemporaryFile(prefix="craps-report-rows-")
+            except OSError as e:
+                raise TemporaryFilesError.of(e, tempfile.gettempdir()) from e
             self._write()
 
     def _write(self) -> None:
-        for k in range(0, len(self.held), CHUNK):
-            data = pickle.dumps(self.held[k:k + CHUNK], protocol=pickle.HIGHEST_PROTOCOL)
-            self.chunks_at.append((self.file.tell(), len(data)))
-            self.file.write(data)
-        self.file.flush()
+        try:
+            for k in range(0, len(self.held), CHUNK):
+                data = pickle.dumps(self.held[k:k + CHUNK], protocol=pickle.HIGHEST_PROTOCOL)
+                self.chunks_at.append((self.file.tell(), len(data)))
+                self.file.write(data)
+            self.file.flush()
+        except OSError as e:
+            raise TemporaryFilesError.of(e, tempfile.gettempdir()) from e
         self.written += len(self.held)
         self.held = []
 

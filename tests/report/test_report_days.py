@@ -174,3 +174,58 @@ def test_rows_written_out_make_the_same_files(history, monkeypatch, tmp_path):
     assert spilled_files.keys() == held_files.keys() and len(spilled_files) == 6
     for name in spilled_files:
         assert spilled_files[name] == held_files[name], name
+
+
+def test_the_pass_holds_about_three_days_of_lines(history, monkeypatch):
+    """Past `SPILL_LINES`, the pass holds the lines of the shifts within `KEPT_MS` of the latest:
+    over two and a half gaming days, never all of them."""
+    from craps_streams.authenticity import TagCheck
+    from craps_streams.replay.sources import jsonl_batches
+    from craps_streams.report import Period, ReportSettings
+    from tests.report.report_fixtures import NY, RING
+
+    path, _ = history
+    monkeypatch.setattr(build, "KEPT_MS", 8 * 3_600_000)  # a shift on each side, on a floor this short
+    rp = build.ReportPass(ReportSettings(NY, Period(FIRST, LAST)), TagCheck(RING), spill_lines=10)
+    most = []
+    real = build.ReportPass._leave
+
+    def leave(self) -> None:
+        real(self)
+        most.append(self.held())
+
+    monkeypatch.setattr(build.ReportPass, "_leave", leave)
+    rp.feed(jsonl_batches(path))
+    collected = rp.finish()
+    try:
+        held, written = len(collected.lines), collected.left.written
+        assert most and max(most) < (held + written) / 2  # never half of the period's lines held
+    finally:
+        collected.left.close()
+
+
+def test_a_full_temporary_directory_is_said_as_such(history, monkeypatch, capsys):
+    """No room for the report's temporary files: the command says so (exit 3), not that the history
+    cannot be read, and leaves nothing behind."""
+    import errno
+
+    from craps_streams.cli import main
+    from tests.report.report_fixtures import RING
+
+    path, _ = history
+    monkeypatch.setattr(build, "SPILL_LINES", 0)
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkstemp", full)
+    keys = pathlib.Path(path).with_name("keys.json")
+    from craps_streams.authenticity import keyfile
+
+    keyfile.save(RING, keys)
+    code = main(["report", path, "--keys", str(keys), "--from", FIRST.isoformat(), "--to", LAST.isoformat(),
+                 "--out", str(pathlib.Path(path).with_name("full")), "--no-html", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "cannot write the report's temporary files" in err and "No space left on device" in err
+    assert "cannot read" not in err
