@@ -146,6 +146,7 @@ class ReportPass:
         self.max_seq: dict = {}
         self.laned = False  # whether the lane has fed lines (then a table's cursor counts as fed)
         self.rules_of: dict = {}  # table -> the RulesSubmission in force
+        self._records: dict = {}  # RulesSubmission -> its record (`_rules_opened`)
         self.kinds: dict = {}  # (table, wager) -> (line key, house edge, variance) under its rules
         self.segments: list = []  # sorted [start, end, day, shift] of the shifts met so far
         self.starts: list = []
@@ -439,7 +440,12 @@ class ReportPass:
         opened = self.c.rules.setdefault(table, [])
         if opened and opened[-1][0] < self.c.start_ms and ts <= self.c.start_ms:
             opened.pop()
-        opened.append((ts, table_kind, rules.to_record()))
+        # One record of each Rules Submission, however many openings put it in force (a floor that
+        # opens its tables every gaming day: 110,000 openings a year of 300 tables).
+        record = self._records.get(rules)
+        if record is None:
+            record = self._records[rules] = rules.to_record()
+        opened.append((ts, table_kind, record))
 
     # ------------------------------------------------------------ booking
 

@@ -229,6 +229,15 @@ def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
                 "history_from": cal.iso(seen.min_ts) if seen.min_ts is not None else None,
                 "complete": covered}
 
+    boards: dict = {}
+
+    def board(record: dict) -> dict:
+        """`board_of_record`, once a record (the pass keeps one record of each Rules Submission)."""
+        known = boards.get(id(record))
+        if known is None:
+            known = boards[id(record)] = (record, board_of_record(record))
+        return known[1]
+
     report = {
         "title": f"Side wagers: {period.label()}",
         "period": {"kind": period.kind, "first_gaming_day": period.first.isoformat(),
@@ -245,7 +254,7 @@ def build_figures(c: Collected, provenance: dict, jobs: int = 1) -> dict:
         # Each opening's Rules Submission, with the layouts' numbers and its paytables in words
         # (craps_streams/rules/board.py), as the floor view's pages say them.
         "rules_in_force": {t: [{"since": cal.iso(ts) if ts else None, "table_kind": kind,
-                                "table_kind_words": table_kind_words(kind), "rules": r, "board": board_of_record(r)}
+                                "table_kind_words": table_kind_words(kind), "rules": r, "board": board(r)}
                                for ts, kind, r in opened]
                            for t, opened in sorted(c.rules.items()) if opened},
         "plots": plot_data(c),
