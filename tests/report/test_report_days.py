@@ -229,3 +229,30 @@ def test_a_full_temporary_directory_is_said_as_such(history, monkeypatch, capsys
     assert code == 3, err
     assert "cannot write the report's temporary files" in err and "No space left on device" in err
     assert "cannot read" not in err
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_audit_riding_on_a_pass_that_writes_its_days_out(history, written, tmp_path, jobs):
+    """`report --audit`: the pass by partition writes its days out as any other; the report is the
+    one held whole, and the riding audit meets every recorded settlement."""
+    from craps_streams.authenticity import TagCheck, keyfile
+    from craps_streams.replay.agreement import PassAudit
+    from craps_streams.report import Period, ReportSettings, make_report
+    from tests.conftest import craps_cli
+    from tests.report.report_fixtures import NY, RING
+
+    _, archive = history
+    keys = keyfile.save(RING, tmp_path / "keys.json")
+    recorded = tmp_path / "recorded.jsonl"
+    r = craps_cli("replay", archive, "--keys", str(keys), "--only", "settlements", "-o", str(recorded))
+    assert r.returncode == 0, r.stderr
+    audit = PassAudit(str(recorded))
+    try:
+        rep = make_report(ReportSettings(NY, Period(FIRST, LAST)), archive, tags=TagCheck(RING), jobs=jobs,
+                          audit=audit)
+    finally:
+        audit.close()
+    _, parts = written
+    assert parts and audit.settlements == len(recorded.read_text().splitlines())
+    rep.pop("provenance")
+    assert json.dumps(rep) == made(archive)  # the report without the audit
