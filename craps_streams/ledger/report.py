@@ -28,6 +28,7 @@ import bisect
 import json
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 
 from sqlalchemy import and_, case, func, or_, select, tuple_
 from sqlalchemy.engine import Engine
@@ -37,12 +38,15 @@ from craps_streams.ledger.books import DICE_DECIDED, UNIT, sum_if, total
 from craps_streams.report.books import Line
 from craps_streams.report.build import HOUR_MS, Collected, HistorySeen, ReportSettings, add_hourly
 from craps_streams.report.calendar import GamingCalendar, utc_iso
+from craps_streams.report.days import SPILL_LINES, LeftDays, by_day
+from craps_streams.report.noted import Noted
 from craps_streams.report.figures import build_figures
 from craps_streams.report.statistics import odds_of
 from craps_streams.rules.hold import HoldLine
 from craps_streams.rules.submission import DEFAULT_RULES, rules_from_record
 
 s = schema.settlements
+LEDGER_DAYS = 7  # gaming days of lines read at a time (`books`)
 
 
 class LedgerCalendarMismatch(ValueError):
@@ -150,12 +154,6 @@ class Regimes:
         return lk
 
 
-def collected_from_ledger(engine: Engine, settings: ReportSettings) -> Collected:
-    """The report's books of `settings.period` from the ledger's rows."""
-    with engine.connect() as conn:
-        return books(conn, settings)
-
-
 def _place(c: Collected, lo_day, order: dict):
     """Where a (gaming day, shift) line belongs: the period's lines, the year's before it, or
     neither (as the report from history books by the deciding event's time)."""
@@ -196,17 +194,53 @@ def books(conn, settings: ReportSettings) -> Collected:
             line = book[key] = Line()
         return line
 
+    # The lines a few gaming days at a time, each span's complete when its rows are read; the
+    # period's past `SPILL_LINES` written out (report/days.py), as the pass over a history does.
+    c.left = LeftDays()
+    try:
+        day = lo_day
+        while day <= last:
+            through = min(last, day + timedelta(days=LEDGER_DAYS - 1))
+            _span(conn, c, settings, regimes, place, book_line, day, through)
+            if len(c.lines) > SPILL_LINES:
+                c.left.write_days(by_day(c.lines.items()))
+                c.lines.clear()
+            day = through + timedelta(days=1)
+
+        # the gaming days as well as the instants: the settlements' (gaming_day, shift, table_id) index
+        period_where = [s.c.gaming_day >= period.first, s.c.gaming_day <= period.last, s.c.ts >= start,
+                        s.c.ts < end]
+        if settings.tables is not None:
+            period_where.append(s.c.table_id.in_(sorted(settings.tables)))
+        hour = ((s.c.ts - c.start_ms) // HOUR_MS).label("hour")
+        for row in conn.execute(select(s.c.table_id, hour, total(s.c.stake_cents).label("handle"))
+                                .where(*period_where).group_by(s.c.table_id, hour)):
+            add_hourly(c, row.table_id, row.hour, row.handle)
+        _exceptions(conn, c, settings.tables)
+        _rules_in_force(c, regimes)
+        c.seen = _seen(conn)
+        c.tally = LedgerTally(rejected=c.noted.rejections.count + c.noted.undated.count)
+    except BaseException:
+        c.left.close()
+        raise
+    return c
+
+
+def _span(conn, c: Collected, settings: ReportSettings, regimes: Regimes, place, book_line, day, through) -> None:
+    """The lines of the gaming days `day` to `through` (of those `place` keeps), and the period's
+    outcomes on them."""
+    period = settings.period
     t, st, oc = schema.line_totals, schema.line_stakes, schema.line_outcomes
 
     def chosen(table, first_day):
-        where = [table.c.gaming_day >= first_day, table.c.gaming_day <= last]
+        where = [table.c.gaming_day >= max(first_day, day), table.c.gaming_day <= through]
         if settings.tables is not None:
             where.append(table.c.table_id.in_(sorted(settings.tables)))
         return where
 
     keyed: dict = {}  # (day, shift, table, wager, paytable) -> (place, line key)
     spanning: set = set()  # (day, shift, table) whose lines are read from the settlements
-    rows = conn.execute(select(t).where(*chosen(t, lo_day))).all()
+    rows = conn.execute(select(t).where(*chosen(t, day))).all()
     for row in rows:
         where = place(row.gaming_day, row.shift)
         if where is None:
@@ -222,7 +256,7 @@ def books(conn, settings: ReportSettings) -> Collected:
         if got is not None and (row.gaming_day, row.shift, row.table_id) not in spanning:
             _money(book_line(got[0], row.gaming_day, row.shift, row.table_id, got[1]), row.settled,
                    row.handle_cents, row.returned_cents, row.collected_cents, row.won_cents, row.wins, row.losses)
-    for row in conn.execute(select(st).where(*chosen(st, lo_day), st.c.decisions != 0)):
+    for row in conn.execute(select(st).where(*chosen(st, day), st.c.decisions != 0)):
         got = keyed.get((row.gaming_day, row.shift, row.table_id, row.wager, row.paytable))
         if got is not None and (row.gaming_day, row.shift, row.table_id) not in spanning:
             line = book_line(got[0], row.gaming_day, row.shift, row.table_id, got[1])
@@ -235,19 +269,6 @@ def books(conn, settings: ReportSettings) -> Collected:
     if spanning:
         _from_settlements(conn, c, regimes, place, book_line, spanning)
 
-    # the gaming days as well as the instants: the settlements' (gaming_day, shift, table_id) index
-    period_where = [s.c.gaming_day >= period.first, s.c.gaming_day <= period.last, s.c.ts >= start, s.c.ts < end]
-    if settings.tables is not None:
-        period_where.append(s.c.table_id.in_(sorted(settings.tables)))
-    hour = ((s.c.ts - c.start_ms) // HOUR_MS).label("hour")
-    for row in conn.execute(select(s.c.table_id, hour, total(s.c.stake_cents).label("handle"))
-                            .where(*period_where).group_by(s.c.table_id, hour)):
-        add_hourly(c, row.table_id, row.hour, row.handle)
-    _exceptions(conn, c, settings.tables)
-    _rules_in_force(c, regimes)
-    c.seen = _seen(conn)
-    c.tally = LedgerTally(rejected=len(c.rejections))
-    return c
 
 
 def _money(line: Line, settled: int, handle: int, returned: int, collected: int, won: int, wins: int,
@@ -308,13 +329,16 @@ def _exceptions(conn, c: Collected, tables: frozenset | None) -> None:
     # A report of some tables reads only their events: the undated rejections (no table) are not theirs.
     rejected = or_(r.c.ts == 0, r.c.table_id == "", dated) if tables is None else \
         and_(r.c.table_id.in_(sorted(tables)), or_(r.c.ts == 0, dated))
-    c.rejections = conn.execute(select(r.c.id, r.c.table_id, r.c.seq, r.c.ts, r.c.reason, r.c.message)
-                                .where(rejected)).all()
+    # counted and the first of each kept as they are read (report/noted.py), not all held
+    c.noted = noted = Noted()
+    for row in conn.execute(select(r.c.id, r.c.table_id, r.c.seq, r.c.ts, r.c.reason, r.c.message).where(rejected)):
+        noted.rejected(row)
     alerts = select(a.c.id, a.c.table_id, a.c.seq, a.c.ts, a.c.alert, a.c.shooter_id, a.c.message) \
         .where(a.c.ts >= c.start_ms, a.c.ts < c.end_ms)
     if tables is not None:
         alerts = alerts.where(a.c.table_id.in_(sorted(tables)))
-    c.alerts = conn.execute(alerts).all()
+    for row in conn.execute(alerts):
+        noted.alerted(row)
 
 
 def _rules_in_force(c: Collected, regimes: Regimes) -> None:
@@ -379,8 +403,10 @@ def report_from_ledger(engine: Engine, settings: ReportSettings, provenance: dic
     with engine.connect() as conn:
         collected = books(conn, settings)
         history = ledger_block(conn)
-    seen = collected.seen
-
-    history.update(first_event_time=utc_iso(seen.min_ts) if seen.min_ts is not None else None,
-                   last_event_time=utc_iso(seen.max_ts) if seen.max_ts is not None else None)
-    return build_figures(collected, {"history": history, **provenance})
+    try:
+        seen = collected.seen
+        history.update(first_event_time=utc_iso(seen.min_ts) if seen.min_ts is not None else None,
+                       last_event_time=utc_iso(seen.max_ts) if seen.max_ts is not None else None)
+        return build_figures(collected, {"history": history, **provenance})
+    finally:
+        collected.left.close()  # the lines written out (report/days.py)

@@ -160,3 +160,34 @@ def test_the_command_refuses_a_ledger_that_is_not_there(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "no ledger at" in done.stderr, done.stderr
     assert not (tmp_path / "none.db").exists() and not (tmp_path / "r" / "kinds.csv").exists()
+
+
+def test_a_ledger_report_written_out_a_day_at_a_time_is_the_report_held_whole(history, ledger_url, tmp_path,
+                                                                            monkeypatch):
+    """The ledger's lines are read a few gaming days at a time (`LEDGER_DAYS`) and, past
+    `SPILL_LINES`, written out (report/days.py): the same report as its lines held whole, and
+    nothing left on disk."""
+    import tempfile
+
+    from craps_streams.ledger import report as ledger_report
+    from craps_streams.report.days import LeftDays
+
+    ledger = Ledger(open_engine(ledger_url))
+    ledger.migrate()
+    ledger.bind_calendar(CAL)
+    fill_from_history(ledger, history, CAL, batch_rows=500)
+    for name in ("range", "two tables"):
+        settings = ReportSettings(CAL, PERIODS[name][0], tables=PERIODS[name][1])
+        whole = report_from_ledger(ledger.engine, settings, {})
+        with monkeypatch.context() as m:
+            scratch = tmp_path / name
+            scratch.mkdir()
+            m.setattr(tempfile, "tempdir", str(scratch))
+            m.setattr(ledger_report, "SPILL_LINES", 0)
+            m.setattr(ledger_report, "LEDGER_DAYS", 1)
+            writes = []
+            real = LeftDays.write_days
+            m.setattr(LeftDays, "write_days", lambda self, by_day: writes.append(len(by_day)) or real(self, by_day))
+            written = report_from_ledger(ledger.engine, settings, {})
+        assert len(writes) >= 2 and written == whole, name
+        assert not list(scratch.iterdir())
