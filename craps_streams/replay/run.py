@@ -112,6 +112,11 @@ def output_lines(outputs: list, wanted: frozenset | None = None) -> str:
         text = native.lines(outputs, None if wanted is None else _classes(wanted))
         if text is not None:
             return text
+    return _python_lines(outputs, wanted)
+
+
+def _python_lines(outputs: list, wanted: frozenset | None) -> str:
+    """`output_lines` of a batch the native writer leaves (or where it is not in use)."""
     if wanted is not None:
         outputs = [o for o in outputs if type(o) in wanted]
     if outputs and EventRejected not in map(type, outputs):
@@ -143,16 +148,16 @@ class OutputFile:
         self.dirty = False  # text written to the stream since its last flush
 
     def put(self, outputs: list, wanted: frozenset | None = None) -> None:
-        fd = self.fd
-        if fd is not None and outputs and type(outputs) is list:
-            native = native_writer()
-            if native is not None:
-                if self.dirty:
-                    self.stream.flush()
-                    self.dirty = False
-                if native.write(outputs, fd, None if wanted is None else _classes(wanted)) is not None:
-                    return
-        text = output_lines(outputs, wanted)
+        native = native_writer() if self.fd is not None and outputs and type(outputs) is list else None
+        if native is None:
+            text = output_lines(outputs, wanted)
+        else:
+            if self.dirty:
+                self.stream.flush()
+                self.dirty = False
+            if native.write(outputs, self.fd, None if wanted is None else _classes(wanted)) is not None:
+                return
+            text = _python_lines(outputs, wanted)  # the native writer left it: not asked twice
         if text:
             self.stream.write(text)
             self.dirty = True

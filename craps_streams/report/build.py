@@ -584,9 +584,6 @@ class ReportPass:
                 else:
                     known.merge(line)
         c.outcomes.update(outcomes)
-        for table, cents in hourly:
-            if type(cents) is bytes:
-                cents, held = array("q"), cents
-                cents.frombytes(held)
-            c.hourly[table] = cents
+        for table, cents in hourly:  # bytes of 64-bit ints (an array's), or ints past 64 bits
+            c.hourly[table] = array("q", cents) if type(cents) is bytes else cents
         c.series.update(series)

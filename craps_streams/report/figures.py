@@ -161,9 +161,12 @@ def _figures(c: Collected, rows: Rows, g: Grains, out: tuple) -> None:
     order = {n: i for i, n in enumerate(cal.shift_names())}
     last = period.last
     month, year = last.replace(day=1), last.replace(month=1, day=1)
-    longer: dict = {"period": {}, "month_to_date": {}, "year_to_date": {}}
-    for (day, *lk), line in c.before.items():
-        for name, first in (("month_to_date", month), ("year_to_date", year)):
+    # (scope, its first gaming day): the period's own scope only for a range
+    scopes = ((("period", period.first),) if period.kind == "range" else ()) + \
+        (("month_to_date", month), ("year_to_date", year))
+    longer: dict = {name: {} for name, _ in scopes}
+    for (day, *lk), line in c.before.items():  # before the period: month and year to date only
+        for name, first in scopes:
             if day >= first:
                 longer[name].setdefault(tuple(lk), Line()).merge(line)
     kind_rows, table_rows, shift_rows, floor_rows = out
@@ -194,14 +197,12 @@ def _figures(c: Collected, rows: Rows, g: Grains, out: tuple) -> None:
             ps = [rows.line_row(lk, line, g.lattice_shifts)["p_value"] for lk, line in parts]
             shift_rows.append({"gaming_day": iso, "shift": shift, "table_id": table, **rows.total_row(parts, ps)})
         floor_scope(f"day:{iso}", floor)
-        for name, first in (("period", None), ("month_to_date", month), ("year_to_date", year)):
-            if first is None or day >= first:
+        for name, first in scopes:
+            if day >= first:
                 into = longer[name]
                 for lk, line in floor:
                     into.setdefault(lk, Line()).merge(line)
-    if period.kind == "range":
-        floor_scope("period", sorted(longer["period"].items()))
-    for name in ("month_to_date", "year_to_date"):
+    for name, _ in scopes:
         floor_scope(name, sorted(longer[name].items()))
 
 

@@ -95,7 +95,7 @@ def _write_rows(fo, rows) -> None:
     fo.write(b"[")
     for i, chunk in enumerate(chunks_of(rows)):
         body = laid_out(chunk)[1:-2]  # "\n {...},\n {...}" without "[" and "\n]"
-        fo.write(body.replace(b"\n", b"\n ") if i == 0 else b"," + body.replace(b"\n", b"\n "))
+        fo.write((b"," if i else b"") + body.replace(b"\n", b"\n "))
     fo.write(b"\n ]")
 
 

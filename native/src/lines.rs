@@ -142,7 +142,7 @@ impl LineWriter {
     #[pyo3(signature = (outputs, wanted=None))]
     fn lines(&self, py: Python<'_>, outputs: &Bound<PyList>, wanted: Option<&Bound<PyTuple>>)
              -> PyResult<Option<Py<PyAny>>> {
-        let mut buf: Vec<u8> = Vec::with_capacity(outputs.len() * 280);
+        let mut buf: Vec<u8> = Vec::new(); // `fill` reserves for the batch
         if !self.fill(&mut buf, outputs, wanted) {
             return Ok(None);
         }
